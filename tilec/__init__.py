@@ -1,0 +1,20 @@
+"""tilec: a portable tile-kernel compiler.
+
+Write a kernel with `@tilec.kernel` in the `tilec.language` (imported as `tl`,
+names as Triton's `tl.*`), launch it with `kernel[grid](*args)`.  Importing
+tilec does not import MLIR: the compiler loads only when a kernel must be
+compiled.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from tilec.errors import CompilerBugError, TilecError
+from tilec.jit import Kernel, __version__, kernel
+
+__all__ = ["kernel", "Kernel", "TilecError", "CompilerBugError", "cdiv", "__version__"]
+
+
+def cdiv(x: Any, y: Any) -> Any:
+    """Ceiling division: the number of blocks of size y that cover x."""
+    return -(-x // y)

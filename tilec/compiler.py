@@ -1,0 +1,139 @@
+"""The compiler driver: one kernel specialization -> artifacts of every stage.
+
+`compile_spec` runs the frontend, then the named steps of the target's
+pipeline, keeping the IR after each step when asked (`tilec ir
+--print-after-all`).  A failure inside a step that is not the user's mistake
+becomes a `CompilerBugError` with a reproducer (the IR before the step and the
+step's name) written to disk.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from mlir import ir
+
+from tilec.dialects import tile
+from tilec.errors import CompilerBugError, TilecError
+from tilec.frontend.codegen import KernelSpec, generate
+from tilec.targets import Target
+
+
+@dataclass
+class Step:
+    name: str
+    run: Callable[[ir.Module], None]
+
+
+@dataclass
+class CompileResult:
+    asm: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    ir_after: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _upstream(pipeline: str) -> Callable[[ir.Module], None]:
+    from mlir.passmanager import PassManager
+
+    def run(module: ir.Module) -> None:
+        PassManager.parse(pipeline).run(module.operation)
+    return run
+
+
+def tile_steps() -> list[Step]:
+    """The target-independent steps on tile-level IR."""
+    from tilec.passes import tile_dce, tile_verify
+    return [
+        Step(tile_verify.NAME, tile_verify.run),
+        Step("canonicalize,cse", _upstream("builtin.module(canonicalize,cse)")),
+        Step(tile_dce.NAME, tile_dce.run),
+    ]
+
+
+def cpu_steps() -> list[Step]:
+    from tilec.passes import convert_tile_to_cpu
+    from tilec.targets import cpu
+    return [Step(convert_tile_to_cpu.NAME, convert_tile_to_cpu.run),
+            Step("lower-to-llvm", cpu.lower_to_llvm_dialect)]
+
+
+def _reproducer(module_text: str, step: str, target: Target) -> str:
+    fd, path = tempfile.mkstemp(prefix="tilec-repro-", suffix=".mlir")
+    with os.fdopen(fd, "w") as f:
+        f.write(f"// tilec reproducer: step '{step}' failed for target {target.name}\n")
+        f.write(f"// run: tilec opt {os.path.basename(path)} --pass {step} --target {target.name}\n")
+        f.write(module_text)
+    return path
+
+
+def run_steps(module: ir.Module, steps: list[Step], target: Target, result: CompileResult,
+              keep_ir: bool) -> None:
+    for step in steps:
+        before = str(module) if True else ""
+        t0 = time.perf_counter()
+        try:
+            step.run(module)
+        except TilecError:
+            raise
+        except Exception as e:
+            path = _reproducer(before, step.name, target)
+            raise CompilerBugError(f"step '{step.name}' failed: {e}", path) from None
+        result.metadata.setdefault("step_seconds", {})[step.name] = time.perf_counter() - t0
+        if keep_ir:
+            result.ir_after.append((step.name, str(module)))
+
+
+def compile_spec(spec: KernelSpec, target: Target, num_warps: int = 4,
+                 keep_ir: bool = False, stop_after: str | None = None) -> CompileResult:
+    """Compile one specialization for `target`; return its artifacts."""
+    result = CompileResult()
+    ctx = tile.new_context()
+    ctx.enable_multithreading(False)
+    with ctx, ir.Location.unknown():
+        t0 = time.perf_counter()
+        module = generate(spec)
+        result.metadata["frontend_seconds"] = time.perf_counter() - t0
+        result.asm["tile"] = str(module)
+        if keep_ir:
+            result.ir_after.append(("frontend", result.asm["tile"]))
+        run_steps(module, tile_steps(), target, result, keep_ir)
+        result.asm["tile-opt"] = str(module)
+        if stop_after in ("tile", "tile-opt"):
+            return result
+        if target.vendor == "cpu":
+            _compile_cpu(module, target, result, keep_ir, stop_after)
+        else:
+            _compile_gpu(module, target, num_warps, result, keep_ir, stop_after)
+    return result
+
+
+def _compile_cpu(module: ir.Module, target: Target, result: CompileResult, keep_ir: bool,
+                 stop_after: str | None) -> None:
+    from tilec.targets import cpu
+    steps = cpu_steps()
+    run_steps(module, steps[:1], target, result, keep_ir)
+    result.asm["cpu"] = str(module)
+    if stop_after == "cpu":
+        return
+    run_steps(module, steps[1:], target, result, keep_ir)
+    try:
+        result.asm["llir"] = cpu.translate(module)
+    except Exception as e:
+        raise CompilerBugError(f"LLVM IR translation failed: {e}",
+                               _reproducer(str(module), "translate", target)) from None
+    if stop_after == "llir":
+        return
+    t0 = time.perf_counter()
+    out = cpu.codegen(result.asm["llir"])
+    result.metadata["step_seconds"]["llvm-codegen"] = time.perf_counter() - t0
+    result.asm.update(asm=out["asm"], so=out["so"])
+    result.metadata["host_cpu"] = list(cpu.host_cpu())
+
+
+def _compile_gpu(module: ir.Module, target: Target, num_warps: int, result: CompileResult,
+                 keep_ir: bool, stop_after: str | None) -> None:
+    raise TilecError(f"target '{target.name}' is not available in this build of tilec yet; "
+                     "use target='cpu'")

@@ -1,0 +1,284 @@
+"""Code generation rules for the `tl.*` builtins, one function per builtin.
+
+Each rule has the signature `rule(cg, node, *user_args, **user_kwargs)`;
+`REGISTRY` maps the builtin's name (its `__tilec_builtin__` tag) to its rule.
+A rule checks its arguments and raises `TilecError` at `node` for misuse.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from mlir import ir
+
+from tilec.frontend.semantic import TValue, broadcast_shapes, literal_dtype
+from tilec.language import core as tl
+
+if TYPE_CHECKING:
+    from tilec.frontend.codegen import CodeGen
+
+REGISTRY: dict[str, Callable[..., Any]] = {}
+
+
+def rule(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        REGISTRY[name] = fn
+        return fn
+    return deco
+
+
+def _constexpr_int(cg: CodeGen, node: Any, v: Any, what: str) -> int:
+    if isinstance(v, tl.constexpr):
+        v = v.value
+    if isinstance(v, TValue):
+        cg.err(node, f"{what} must be a compile-time constant, but it is a runtime value; "
+               "declare the parameter it comes from as `NAME: tl.constexpr`")
+    if not isinstance(v, int) or isinstance(v, bool):
+        cg.err(node, f"{what} must be an integer, got {cg.describe(v)}")
+    return v
+
+
+def _shape(cg: CodeGen, node: Any, shape: Any) -> tuple[int, ...]:
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    out = tuple(_constexpr_int(cg, node, d, "a tile dimension") for d in dims)
+    for d in out:
+        if d <= 0 or d & (d - 1):
+            cg.err(node, f"tile dimensions must be powers of two, got {list(out)}")
+    if len(out) > 2:
+        cg.err(node, f"tiles of rank {len(out)} are not supported yet (1-D and 2-D are)")
+    return out
+
+
+def _dtype(cg: CodeGen, node: Any, dt: Any) -> tl.dtype:
+    if not isinstance(dt, tl.dtype):
+        cg.err(node, f"expected a dtype such as tl.float32, got {cg.describe(dt)}")
+    return dt
+
+
+def _axis(cg: CodeGen, node: Any, axis: Any) -> int:
+    a = _constexpr_int(cg, node, axis, "the axis")
+    if a not in (0, 1, 2):
+        cg.err(node, f"the grid has axes 0, 1 and 2; got axis {a}")
+    return a
+
+
+@rule("program_id")
+def program_id(cg: CodeGen, node: Any, axis: Any) -> TValue:
+    a = _axis(cg, node, axis)
+    return cg.op1("tile.program_id", tl.int32, (), [],
+                  {"axis": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), a)})
+
+
+@rule("num_programs")
+def num_programs(cg: CodeGen, node: Any, axis: Any) -> TValue:
+    a = _axis(cg, node, axis)
+    return cg.op1("tile.num_programs", tl.int32, (), [],
+                  {"axis": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), a)})
+
+
+@rule("arange")
+def arange(cg: CodeGen, node: Any, start: Any, end: Any) -> TValue:
+    s = _constexpr_int(cg, node, start, "tl.arange's start")
+    e = _constexpr_int(cg, node, end, "tl.arange's end")
+    n = e - s
+    if n <= 0 or n & (n - 1):
+        cg.err(node, f"tl.arange({s}, {e}) has {n} elements; the length must be a positive "
+               "power of two")
+    i32 = ir.IntegerType.get_signless(32)
+    return cg.op1("tile.range", tl.int32, (n,), [],
+                  {"start": ir.IntegerAttr.get(i32, s), "end": ir.IntegerAttr.get(i32, e)})
+
+
+@rule("zeros")
+def zeros(cg: CodeGen, node: Any, shape: Any, dtype: Any) -> TValue:
+    return cg.constant(0, _dtype(cg, node, dtype), _shape(cg, node, shape))
+
+
+@rule("full")
+def full(cg: CodeGen, node: Any, shape: Any, value: Any, dtype: Any) -> TValue:
+    dt = _dtype(cg, node, dtype)
+    shp = _shape(cg, node, shape)
+    if isinstance(value, tl.constexpr):
+        value = value.value
+    if isinstance(value, TValue):
+        if value.is_block:
+            cg.err(node, "tl.full needs a scalar value")
+        return cg.broadcast_to(cg.cast(value, dt, node), shp, node)
+    if not isinstance(value, (int, float, bool)):
+        cg.err(node, f"tl.full needs a number, got {cg.describe(value)}")
+    return cg.constant(value, dt, shp)
+
+
+def _mask(cg: CodeGen, node: Any, mask: Any, shape: tuple[int, ...]) -> TValue | None:
+    if isinstance(mask, tl.constexpr):
+        mask = mask.value
+    if mask is None or mask is True:
+        return None
+    if isinstance(mask, bool):
+        mask = cg.to_value(mask, node)
+    if not isinstance(mask, TValue) or mask.is_ptr:
+        cg.err(node, f"a mask must be a boolean tile or scalar, got {cg.describe(mask)}")
+    if not mask.dtype.is_bool():
+        mask = cg.cast(mask, tl.int1, node)
+    return cg.broadcast_to(mask, shape, node)
+
+
+def _pointer(cg: CodeGen, node: Any, ptr: Any, fn: str) -> TValue:
+    if not isinstance(ptr, TValue) or not ptr.is_ptr:
+        cg.err(node, f"{fn} needs a pointer or a tile of pointers, got {cg.describe(ptr)}")
+    return ptr
+
+
+@rule("load")
+def load(cg: CodeGen, node: Any, pointer: Any, mask: Any = None, other: Any = None) -> TValue:
+    ptr = _pointer(cg, node, pointer, "tl.load")
+    shape = ptr.shape
+    if isinstance(mask, TValue) and mask.shape and mask.shape != shape:
+        try:
+            shape = broadcast_shapes(shape, mask.shape)
+        except ValueError:
+            cg.err(node, f"the mask's shape {list(mask.shape)} does not match the pointers' "
+                   f"shape {list(ptr.shape)}")
+        ptr = cg.broadcast_to(ptr, shape, node)
+    m = _mask(cg, node, mask, shape)
+    assert isinstance(ptr.elem, tl.pointer_type)
+    elem = ptr.elem.element_ty
+    if isinstance(other, tl.constexpr):
+        other = other.value
+    o = None
+    if other is not None:
+        if m is None:
+            cg.err(node, "tl.load got 'other' without a 'mask'")
+        ov = cg.to_value(other, node, elem if not isinstance(other, TValue) else None)
+        if ov.is_ptr:
+            cg.err(node, "'other' must be a number or a tile of numbers")
+        o = cg.broadcast_to(cg.cast(ov, elem, node), shape, node)
+    operands = [ptr.handle] + ([m.handle] if m else []) + ([o.handle] if o else [])
+    seg = ir.DenseI32ArrayAttr.get([1, int(m is not None), int(o is not None)])
+    return cg.op1("tile.load", elem, shape, operands, {"operandSegmentSizes": seg})
+
+
+@rule("store")
+def store(cg: CodeGen, node: Any, pointer: Any, value: Any, mask: Any = None) -> None:
+    ptr = _pointer(cg, node, pointer, "tl.store")
+    assert isinstance(ptr.elem, tl.pointer_type)
+    elem = ptr.elem.element_ty
+    val = cg.to_value(value, node, elem if not isinstance(value, TValue) else None)
+    if val.is_ptr:
+        cg.err(node, "storing pointers is not supported")
+    shape = ptr.shape
+    if val.shape != shape:
+        try:
+            shape = broadcast_shapes(shape, val.shape)
+        except ValueError:
+            cg.err(node, f"cannot store a value of shape {list(val.shape)} through pointers of "
+                   f"shape {list(ptr.shape)}")
+        if shape != ptr.shape:
+            if len(shape) != len(ptr.shape) and ptr.shape:
+                cg.err(node, f"cannot store a value of shape {list(val.shape)} through pointers "
+                       f"of shape {list(ptr.shape)}")
+            ptr = cg.broadcast_to(ptr, shape, node)
+    val = cg.broadcast_to(cg.cast(val, elem, node), shape, node)
+    m = _mask(cg, node, mask, shape)
+    operands = [ptr.handle, val.handle] + ([m.handle] if m else [])
+    seg = ir.DenseI32ArrayAttr.get([1, 1, int(m is not None)])
+    cg.create("tile.store", [], operands, {"operandSegmentSizes": seg})
+    return None
+
+
+@rule("where")
+def where(cg: CodeGen, node: Any, condition: Any, x: Any, y: Any) -> Any:
+    if isinstance(condition, tl.constexpr):
+        condition = condition.value
+    if not isinstance(condition, TValue):
+        return x if condition else y
+    if condition.is_ptr:
+        cg.err(node, "tl.where's condition must be boolean")
+    c = condition if condition.dtype.is_bool() else cg.cast(condition, tl.int1, node)
+    if isinstance(x, TValue) and x.is_ptr or isinstance(y, TValue) and y.is_ptr:
+        cg.err(node, "tl.where on pointers is not supported yet")
+    xv, yv = cg.unify(x, y, node)
+    shape = broadcast_shapes(broadcast_shapes(c.shape, xv.shape), yv.shape)
+    c, xv, yv = (cg.broadcast_to(v, shape, node) for v in (c, xv, yv))
+    return cg.op1("arith.select", xv.elem, shape, [c.handle, xv.handle, yv.handle])
+
+
+def _minmax(cg: CodeGen, node: Any, x: Any, y: Any, fmin: str, smin: str, umin: str) -> Any:
+    if not isinstance(x, TValue) and not isinstance(y, TValue):
+        return min(x, y) if fmin.endswith("minnumf") else max(x, y)
+    xv, yv = cg.unify(x, y, node)
+    dt = xv.dtype
+    name = fmin if dt.is_floating() else (smin if dt.kind == "int" else umin)
+    return cg.op1(name, dt, xv.shape, [xv.handle, yv.handle])
+
+
+@rule("minimum")
+def minimum(cg: CodeGen, node: Any, x: Any, y: Any) -> Any:
+    return _minmax(cg, node, x, y, "arith.minnumf", "arith.minsi", "arith.minui")
+
+
+@rule("maximum")
+def maximum(cg: CodeGen, node: Any, x: Any, y: Any) -> Any:
+    return _minmax(cg, node, x, y, "arith.maxnumf", "arith.maxsi", "arith.maxui")
+
+
+@rule("cdiv")
+def cdiv(cg: CodeGen, node: Any, x: Any, y: Any) -> Any:
+    if not isinstance(x, TValue) and not isinstance(y, TValue):
+        if not isinstance(x, int) or not isinstance(y, int) or y == 0:
+            cg.err(node, f"tl.cdiv needs integers and a non-zero divisor, got {x!r}, {y!r}")
+        return -(-x // y)
+    return cg.binary("//", cg.binary("-", cg.binary("+", x, y, node), 1, node), y, node)
+
+
+def _float_arg(cg: CodeGen, node: Any, x: Any, fn: str) -> TValue:
+    if isinstance(x, tl.constexpr):
+        x = x.value
+    if not isinstance(x, TValue):
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            return cg.constant(float(x), tl.float32)
+        cg.err(node, f"tl.{fn} needs a number or a tile, got {cg.describe(x)}")
+    if x.is_ptr or not x.dtype.is_floating():
+        cg.err(node, f"tl.{fn} needs a floating-point argument, got {x.type_str()}; convert "
+               "it with .to(tl.float32)")
+    return x
+
+
+def _unary_math(name: str, op: str) -> None:
+    def impl(cg: CodeGen, node: Any, x: Any) -> TValue:
+        v = _float_arg(cg, node, x, name)
+        return cg.op1(op, v.dtype, v.shape, [v.handle])
+    impl.__name__ = name
+    REGISTRY[name] = impl
+
+
+for _name, _op in (("exp", "math.exp"), ("exp2", "math.exp2"), ("log", "math.log"),
+                   ("log2", "math.log2"), ("sqrt", "math.sqrt"), ("rsqrt", "math.rsqrt"),
+                   ("sin", "math.sin"), ("cos", "math.cos"), ("floor", "math.floor"),
+                   ("ceil", "math.ceil")):
+    _unary_math(_name, _op)
+
+
+@rule("abs")
+def abs_(cg: CodeGen, node: Any, x: Any) -> Any:
+    if not isinstance(x, TValue):
+        return abs(x)
+    if x.is_ptr:
+        cg.err(node, "tl.abs needs numbers, not pointers")
+    if x.dtype.is_floating():
+        return cg.op1("math.absf", x.dtype, x.shape, [x.handle])
+    if x.dtype.kind in ("uint", "bool"):
+        return x
+    return cg.op1("math.absi", x.dtype, x.shape, [x.handle])
+
+
+@rule("fma")
+def fma(cg: CodeGen, node: Any, x: Any, y: Any, z: Any) -> TValue:
+    xv, yv = cg.unify(x, y, node)
+    xv, zv = cg.unify(xv, z, node)
+    xv, yv = cg.unify(xv, yv, node)
+    if not xv.dtype.is_floating():
+        cg.err(node, "tl.fma needs floating-point arguments")
+    return cg.op1("math.fma", xv.dtype, xv.shape, [xv.handle, yv.handle, zv.handle])
+
+
+__all__ = ["REGISTRY", "literal_dtype"]

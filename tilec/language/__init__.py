@@ -1,0 +1,148 @@
+"""`tilec.language` (imported as `tl`): what kernel code may call.
+
+Names follow Triton's `tl.*`.  The functions here only exist to be named in
+kernel code: the frontend recognises them by their `__tilec_builtin__` tag and
+emits IR for them.  Called from ordinary Python they raise.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, TypeVar
+
+from tilec.language.core import (  # noqa: F401  (re-exported names)
+    ALL_DTYPES, bfloat16, constexpr, dtype, float16, float32, float64, int1, int8, int16,
+    int32, int64, parse_type, pointer_type, uint8, uint16, uint32, uint64,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _builtin(fn: F) -> F:
+    name = fn.__name__
+
+    def outside_kernel(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"tl.{name} can only be called inside a @tilec.kernel function")
+
+    outside_kernel.__name__ = name
+    outside_kernel.__doc__ = fn.__doc__
+    outside_kernel.__tilec_builtin__ = name  # type: ignore[attr-defined]
+    return outside_kernel  # type: ignore[return-value]
+
+
+@_builtin
+def program_id(axis: int) -> Any:
+    """The index of this program instance along grid axis 0, 1 or 2 (int32)."""
+
+
+@_builtin
+def num_programs(axis: int) -> Any:
+    """The number of program instances along grid axis 0, 1 or 2 (int32)."""
+
+
+@_builtin
+def arange(start: int, end: int) -> Any:
+    """A 1-D int32 tile [start, end); end - start must be a power of two."""
+
+
+@_builtin
+def zeros(shape: Any, dtype: dtype) -> Any:
+    """A tile of zeros of the given constexpr shape and dtype."""
+
+
+@_builtin
+def full(shape: Any, value: Any, dtype: dtype) -> Any:
+    """A tile filled with `value`."""
+
+
+@_builtin
+def load(pointer: Any, mask: Any = None, other: Any = None) -> Any:
+    """Load from a pointer or a tile of pointers; masked-off lanes give `other`."""
+
+
+@_builtin
+def store(pointer: Any, value: Any, mask: Any = None) -> None:
+    """Store `value` through a pointer or a tile of pointers where `mask` holds."""
+
+
+@_builtin
+def where(condition: Any, x: Any, y: Any) -> Any:
+    """Elementwise `x if condition else y`."""
+
+
+@_builtin
+def minimum(x: Any, y: Any) -> Any:
+    """Elementwise minimum."""
+
+
+@_builtin
+def maximum(x: Any, y: Any) -> Any:
+    """Elementwise maximum."""
+
+
+@_builtin
+def fma(x: Any, y: Any, z: Any) -> Any:
+    """Fused multiply-add x * y + z."""
+
+
+@_builtin
+def cdiv(x: Any, y: Any) -> Any:
+    """Ceiling division of integers."""
+
+
+@_builtin
+def exp(x: Any) -> Any:
+    """e ** x."""
+
+
+@_builtin
+def exp2(x: Any) -> Any:
+    """2 ** x."""
+
+
+@_builtin
+def log(x: Any) -> Any:
+    """Natural logarithm."""
+
+
+@_builtin
+def log2(x: Any) -> Any:
+    """Base-2 logarithm."""
+
+
+@_builtin
+def sqrt(x: Any) -> Any:
+    """Square root."""
+
+
+@_builtin
+def rsqrt(x: Any) -> Any:
+    """1 / sqrt(x)."""
+
+
+@_builtin
+def abs(x: Any) -> Any:
+    """Absolute value."""
+
+
+@_builtin
+def sin(x: Any) -> Any:
+    """Sine."""
+
+
+@_builtin
+def cos(x: Any) -> Any:
+    """Cosine."""
+
+
+@_builtin
+def floor(x: Any) -> Any:
+    """Round toward negative infinity."""
+
+
+@_builtin
+def ceil(x: Any) -> Any:
+    """Round toward positive infinity."""
+
+
+# Builtin names the frontend implements, for error messages and checks.
+BUILTINS = frozenset(n for n, v in list(globals().items())
+                     if callable(v) and hasattr(v, "__tilec_builtin__"))

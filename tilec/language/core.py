@@ -1,0 +1,115 @@
+"""Types of the tilec language: scalar dtypes, pointer types, constexpr.
+
+These objects are what kernel code names (`tl.float32`, `tl.constexpr`); the
+frontend maps them to MLIR types.  Nothing here imports MLIR.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+class dtype:
+    """A scalar element type.  `kind` is 'float', 'int', 'uint' or 'bool'."""
+
+    __slots__ = ("name", "short", "kind", "bits")
+
+    def __init__(self, name: str, short: str, kind: str, bits: int) -> None:
+        self.name = name      # tl.<name>
+        self.short = short    # Triton's signature spelling: fp32, i32, u8, i1
+        self.kind = kind
+        self.bits = bits
+
+    @property
+    def itemsize(self) -> int:
+        return max(self.bits // 8, 1)
+
+    def is_floating(self) -> bool:
+        return self.kind == "float"
+
+    def is_int(self) -> bool:
+        return self.kind in ("int", "uint", "bool")
+
+    def is_bool(self) -> bool:
+        return self.kind == "bool"
+
+    def is_signed(self) -> bool:
+        return self.kind == "int"
+
+    def __repr__(self) -> str:
+        return f"tl.{self.name}"
+
+    def __reduce__(self) -> Any:
+        return (_dtype_by_name, (self.name,))
+
+
+class pointer_type:
+    """A pointer to elements of `element_ty` in global memory."""
+
+    __slots__ = ("element_ty",)
+
+    def __init__(self, element_ty: dtype) -> None:
+        self.element_ty = element_ty
+
+    @property
+    def short(self) -> str:
+        return "*" + self.element_ty.short
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, pointer_type) and other.element_ty is self.element_ty
+
+    def __hash__(self) -> int:
+        return hash(("ptr", self.element_ty.name))
+
+    def __repr__(self) -> str:
+        return f"tl.pointer_type({self.element_ty!r})"
+
+
+class constexpr:
+    """Marks a kernel parameter as a compile-time constant (`BLOCK: tl.constexpr`)."""
+
+    def __init__(self, value: Any = None) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"tl.constexpr({self.value!r})"
+
+
+int1 = dtype("int1", "i1", "bool", 1)
+int8 = dtype("int8", "i8", "int", 8)
+int16 = dtype("int16", "i16", "int", 16)
+int32 = dtype("int32", "i32", "int", 32)
+int64 = dtype("int64", "i64", "int", 64)
+uint8 = dtype("uint8", "u8", "uint", 8)
+uint16 = dtype("uint16", "u16", "uint", 16)
+uint32 = dtype("uint32", "u32", "uint", 32)
+uint64 = dtype("uint64", "u64", "uint", 64)
+float16 = dtype("float16", "fp16", "float", 16)
+bfloat16 = dtype("bfloat16", "bf16", "float", 16)
+float32 = dtype("float32", "fp32", "float", 32)
+float64 = dtype("float64", "fp64", "float", 64)
+
+ALL_DTYPES: tuple[dtype, ...] = (int1, int8, int16, int32, int64, uint8, uint16, uint32,
+                                 uint64, float16, bfloat16, float32, float64)
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_SHORT = {d.short: d for d in ALL_DTYPES}
+_BY_SHORT.update({"fp16": float16, "bf16": bfloat16, "fp32": float32, "fp64": float64,
+                  "f16": float16, "f32": float32, "f64": float64, "bool": int1})
+
+
+def _dtype_by_name(name: str) -> dtype:
+    return _BY_NAME[name]
+
+
+def parse_type(spelling: str) -> dtype | pointer_type:
+    """Parse Triton's signature spelling: 'fp32', 'i32', '*fp16', 'u8'."""
+    s = spelling.strip()
+    if s.startswith("*"):
+        inner = parse_type(s[1:])
+        if isinstance(inner, pointer_type):
+            raise ValueError(f"pointers to pointers are not supported: '{spelling}'")
+        return pointer_type(inner)
+    if s in _BY_SHORT:
+        return _BY_SHORT[s]
+    if s in _BY_NAME:
+        return _BY_NAME[s]
+    raise ValueError(f"unknown type '{spelling}'; expected e.g. 'fp32', 'i32', '*fp16'")

@@ -1,0 +1,124 @@
+"""Launch arguments: classify, check and convert (no MLIR import).
+
+`classify(value)` turns one launch argument into its specialization: the tilec
+type (`*fp32`, `i32`, `fp32`, ...), whether it is 16-aligned/divisible, and the
+raw value passed to the machine code (an address for arrays).  Anything that is
+not an array (NumPy, torch, or an object with `__array_interface__` /
+`__cuda_array_interface__`), a Python/NumPy scalar, is rejected.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tilec.errors import TilecError
+from tilec.language import core as tl
+
+_NP_TO_TL = {
+    "bool": tl.int1, "int8": tl.int8, "int16": tl.int16, "int32": tl.int32, "int64": tl.int64,
+    "uint8": tl.uint8, "uint16": tl.uint16, "uint32": tl.uint32, "uint64": tl.uint64,
+    "float16": tl.float16, "float32": tl.float32, "float64": tl.float64,
+    "bfloat16": tl.bfloat16,
+}
+_TORCH_TO_TL = {
+    "torch.bool": tl.int1, "torch.int8": tl.int8, "torch.int16": tl.int16,
+    "torch.int32": tl.int32, "torch.int64": tl.int64, "torch.uint8": tl.uint8,
+    "torch.uint16": tl.uint16, "torch.uint32": tl.uint32, "torch.uint64": tl.uint64,
+    "torch.float16": tl.float16, "torch.bfloat16": tl.bfloat16, "torch.float32": tl.float32,
+    "torch.float64": tl.float64,
+}
+
+
+@dataclass(frozen=True)
+class ArgInfo:
+    """What a launch argument specializes on, and what is passed to the kernel."""
+
+    type: tl.dtype | tl.pointer_type
+    divisible16: bool
+    raw: int | float
+    device: str = "cpu"        # 'cpu' or 'cuda' for arrays
+    writable: bool = True
+
+
+def _torch_info(v: Any) -> ArgInfo:
+    dt = _TORCH_TO_TL.get(str(v.dtype))
+    if dt is None:
+        raise TypeError(f"torch dtype {v.dtype} is not supported by tilec")
+    ptr = int(v.data_ptr())
+    return ArgInfo(tl.pointer_type(dt), ptr % 16 == 0, ptr, v.device.type)
+
+
+def classify(v: Any) -> ArgInfo:
+    """Classify one runtime argument; TypeError with a plain reason otherwise."""
+    if isinstance(v, bool):
+        return ArgInfo(tl.int1, False, int(v))
+    if isinstance(v, int):
+        if -(2 ** 31) <= v < 2 ** 31:
+            return ArgInfo(tl.int32, v % 16 == 0, v)
+        if -(2 ** 63) <= v < 2 ** 63:
+            return ArgInfo(tl.int64, v % 16 == 0, v)
+        if v < 2 ** 64:
+            return ArgInfo(tl.uint64, v % 16 == 0, v)
+        raise TypeError(f"the integer {v} does not fit in 64 bits")
+    if isinstance(v, float):
+        return ArgInfo(tl.float32, False, v)
+    mod = type(v).__module__
+    if mod == "torch" and hasattr(v, "data_ptr"):
+        return _torch_info(v)
+    ai = getattr(v, "__array_interface__", None)
+    if ai is not None:
+        shape = ai.get("shape", ())
+        if shape == () and mod == "numpy":  # a NumPy scalar
+            return _numpy_scalar(v)
+        typestr = getattr(v, "dtype", None)
+        name = str(typestr) if typestr is not None else ai["typestr"]
+        dt = _NP_TO_TL.get(name)
+        if dt is None:
+            raise TypeError(f"arrays of dtype {name} are not supported by tilec")
+        ptr, readonly = ai["data"]
+        return ArgInfo(tl.pointer_type(dt), ptr % 16 == 0, ptr, "cpu", not readonly)
+    if mod == "numpy":
+        return _numpy_scalar(v)
+    cai = getattr(v, "__cuda_array_interface__", None)
+    if cai is not None:
+        ptr = cai["data"][0]
+        name = getattr(v, "dtype", cai["typestr"])
+        dt = _NP_TO_TL.get(str(name))
+        if dt is None:
+            raise TypeError(f"arrays of dtype {name} are not supported by tilec")
+        return ArgInfo(tl.pointer_type(dt), ptr % 16 == 0, ptr, "cuda")
+    raise TypeError(f"a {type(v).__name__} cannot be passed to a kernel; pass NumPy arrays, "
+                    "torch tensors, ints, floats or bools")
+
+
+def _numpy_scalar(v: Any) -> ArgInfo:
+    name = str(v.dtype)
+    dt = _NP_TO_TL.get(name)
+    if dt is None:
+        raise TypeError(f"NumPy scalars of dtype {name} are not supported")
+    raw: int | float = float(v) if dt.is_floating() else int(v)
+    return ArgInfo(dt, (not dt.is_floating()) and int(v) % 16 == 0, raw)
+
+
+def check_declared(name: str, declared: tl.dtype | tl.pointer_type, got: ArgInfo) -> ArgInfo:
+    """Check an argument against its annotation; return the info to specialize on."""
+    if isinstance(declared, tl.pointer_type):
+        if not isinstance(got.type, tl.pointer_type):
+            raise TilecError(f"argument '{name}' is declared {declared.short} but got a scalar "
+                             f"of type {got.type.short}")
+        if got.type.element_ty is not declared.element_ty:
+            raise TilecError(f"argument '{name}' is declared {declared.short} but got an array of "
+                             f"{got.type.element_ty.name}")
+        return got
+    if isinstance(got.type, tl.pointer_type):
+        raise TilecError(f"argument '{name}' is declared {declared.short} but got an array")
+    if declared.is_floating():
+        return ArgInfo(declared, False, float(got.raw))
+    if got.type.is_floating():
+        raise TilecError(f"argument '{name}' is declared {declared.short} but got a float")
+    v = int(got.raw)
+    lo, hi = ((0, 2 ** declared.bits) if declared.kind in ("uint", "bool")
+              else (-(2 ** (declared.bits - 1)), 2 ** (declared.bits - 1)))
+    if not lo <= v < hi:
+        raise TilecError(f"argument '{name}' is declared {declared.short} but {v} does not fit")
+    return ArgInfo(declared, v % 16 == 0, v)

@@ -1,0 +1,84 @@
+"""CPU runtime: load a kernel's shared object and run its grid on a thread pool.
+
+The shared object exports `tilec_<name>(args..., g0, g1, g2, start, end)`,
+which runs the programs with linear ids [start, end).  ctypes releases the GIL
+during the call, so the programs of one launch run in parallel on the
+machine's cores (`TILEC_NUM_THREADS` caps the number of threads).  No MLIR is
+imported here.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Sequence
+
+from tilec.language import core as tl
+
+_CTYPE = {
+    "i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
+    "i64": ctypes.c_int64, "u8": ctypes.c_uint8, "u16": ctypes.c_uint16,
+    "u32": ctypes.c_uint32, "u64": ctypes.c_uint64, "fp32": ctypes.c_float,
+    "fp64": ctypes.c_double,
+}
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+# Launches with fewer programs than this run on the calling thread.
+_PARALLEL_MIN_PROGRAMS = 4
+
+
+def num_threads() -> int:
+    env = os.environ.get("TILEC_NUM_THREADS")
+    if env and env.isdigit() and int(env) > 0:
+        return int(env)
+    return os.cpu_count() or 1
+
+
+def _get_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=num_threads(), thread_name_prefix="tilec-cpu")
+        return _pool
+
+
+def ctype_for(t: tl.dtype | tl.pointer_type) -> Any:
+    if isinstance(t, tl.pointer_type):
+        return ctypes.c_void_p
+    ct = _CTYPE.get(t.short)
+    if ct is None:
+        raise TypeError(f"scalar arguments of type {t.short} are not supported on the CPU")
+    return ct
+
+
+class CpuKernel:
+    """A loaded CPU kernel: call `launch(grid, raw_args)`."""
+
+    def __init__(self, so_path: str, name: str, arg_types: Sequence[tl.dtype | tl.pointer_type]):
+        self.lib = ctypes.CDLL(so_path)
+        self.fn = getattr(self.lib, f"tilec_{name}")
+        self.fn.argtypes = [ctype_for(t) for t in arg_types] + [
+            ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int64, ctypes.c_int64]
+        self.fn.restype = None
+
+    def launch(self, grid: tuple[int, int, int], raw_args: Sequence[Any]) -> None:
+        g0, g1, g2 = grid
+        total = g0 * g1 * g2
+        if total <= 0:
+            return
+        fn: Callable[..., None] = self.fn
+        threads = min(num_threads(), total)
+        if threads <= 1 or total < _PARALLEL_MIN_PROGRAMS:
+            fn(*raw_args, g0, g1, g2, 0, total)
+            return
+        # Contiguous chunks, one per thread: neighbouring programs touch
+        # neighbouring memory, which keeps each core's stream sequential.
+        bounds = [total * i // threads for i in range(threads + 1)]
+        pool = _get_pool()
+        futures = [pool.submit(fn, *raw_args, g0, g1, g2, bounds[i], bounds[i + 1])
+                   for i in range(1, threads)]
+        fn(*raw_args, g0, g1, g2, bounds[0], bounds[1])
+        for f in futures:
+            f.result()

@@ -127,7 +127,7 @@ def register(context: ir.Context) -> None:
         return
     with context, ir.Location.unknown():
         irdl.load_dialects(ir.Module.parse(IRDL_SOURCE))
-    context._tilec_tile_loaded = True  # type: ignore[attr-defined]
+    setattr(context, "_tilec_tile_loaded", True)
 
 
 def new_context() -> ir.Context:

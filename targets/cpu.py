@@ -81,6 +81,6 @@ def codegen(llir: str, opt_level: int = 3) -> dict[str, bytes | str]:
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise TilecError(f"linking the CPU kernel failed: {' '.join(cmd)}\n{proc.stderr}")
-        with open(so_path, "rb") as f:
-            so = f.read()
+        with open(so_path, "rb") as fin:
+            so = fin.read()
     return {"asm": asm, "obj": obj, "so": so}

@@ -93,7 +93,7 @@ class Kernel:
     def __init__(self, fn: Callable[..., Any]) -> None:
         self.fn = fn
         self.name = fn.__name__
-        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        functools.update_wrapper(self, fn)
         sig = inspect.signature(fn)
         params = []
         for p in sig.parameters.values():

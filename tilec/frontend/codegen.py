@@ -566,7 +566,7 @@ class CodeGen:
                                    regions=2, loc=loc, ip=self.ip)
         for k, region in enumerate(real.regions):
             block = region.blocks.append()
-            vals = [t[1 + k].handle for t in typed]
+            vals = [(a if k == 0 else b).handle for _, a, b in typed]
             y = ir.Operation.create("scf.yield", results=[], operands=vals, loc=loc,
                                     ip=ir.InsertionPoint(block))
             for op in list(blocks[k].operations):

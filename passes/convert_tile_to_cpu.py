@@ -31,6 +31,12 @@ from tilec.passes import axis_info as ai
 
 NAME = "convert-tile-to-cpu"
 MAX_CHUNKS = 256  # beyond this many contiguous pieces, a gather is cheaper to compile
+# Strip-mining width (elements) for purely elementwise 1-D kernels: a few SIMD
+# registers' worth per value, so values stay in registers and LLVM compiles
+# small vectors instead of tile-wide ones.
+STRIP_WIDTH = 64
+_STRIP_TILE_OPS = frozenset({"tile.range", "tile.addptr", "tile.load", "tile.store",
+                             "tile.program_id", "tile.num_programs"})
 
 
 def _flat(t: ir.Type) -> int:
@@ -51,6 +57,8 @@ class _Lowering:
         self.llvm_ptr = ir.Type.parse("!llvm.ptr")
         self.pids: list[ir.Value] = []
         self.nprogs: list[ir.Value] = []
+        self.width: int | None = None          # strip-mining width, when strip-mining
+        self.chunk_start: ir.Value | None = None
 
     # ---------------------------------------------------------------- types
     def scalar(self, t: ir.Type) -> ir.Type:
@@ -58,7 +66,8 @@ class _Lowering:
 
     def convert(self, t: ir.Type) -> ir.Type:
         if isinstance(t, ir.RankedTensorType):
-            return ir.VectorType.get([_flat(t)], self.scalar(tile.element_type(t)))
+            n = self.width if self.width is not None else _flat(t)
+            return ir.VectorType.get([n], self.scalar(tile.element_type(t)))
         return self.scalar(t)
 
     # ---------------------------------------------------------------- helpers
@@ -131,8 +140,39 @@ class _Lowering:
         self.pids = args[len(arg_types):len(arg_types) + 3]
         self.nprogs = args[len(arg_types) + 3:]
         self.ip = ir.InsertionPoint(entry)
-        self.lower_block(src_entry)
+        width = _strip_width(src_entry)
+        if width is None:
+            self.lower_block(src_entry)
+        else:
+            self._lower_stripmined(src_entry, width)
         self._grid_function(module_body, name, arg_types, fn.location)
+
+    def _lower_stripmined(self, block: ir.Block, width: int) -> None:
+        """Scalar ops first (they never depend on tiles here), then every tile op
+        inside one loop over chunks of `width` elements."""
+        ops = [v.operation for v in block.operations]
+        is_tile = [_touches_tiles(op) for op in ops]
+        for op, t in zip(ops, is_tile):
+            if not t and op.name != "func.return":
+                self.lower_op(op)
+        n = next(_flat(r.type) for op in ops for r in list(op.results) + list(op.operands)
+                 if isinstance(r.type, ir.RankedTensorType))
+        i32 = ir.IntegerType.get_signless(32)
+        self.loc = self.src.location
+        loop = self.make("scf.for", [], [self.const_int(i32, 0), self.const_int(i32, n),
+                                         self.const_int(i32, width)], regions=1)
+        body = loop.regions[0].blocks.append(i32)
+        saved = self.ip
+        self.ip = ir.InsertionPoint(body)
+        self.width, self.chunk_start = width, body.arguments[0]
+        for op, t in zip(ops, is_tile):
+            if t:
+                self.lower_op(op)
+        self.loc = self.src.location
+        self.make("scf.yield", [], [])
+        self.width, self.chunk_start = None, None
+        self.ip = saved
+        self.lower_op(ops[-1])  # func.return
 
     def _grid_function(self, module_body: ir.Block, name: str, arg_types: list[ir.Type],
                        loc: ir.Location) -> None:
@@ -168,13 +208,15 @@ class _Lowering:
 
     def lower_block(self, block: ir.Block) -> None:
         for view in block.operations:
-            op = view.operation
-            self.loc = op.location
-            rule = _RULES.get(op.name)
-            if rule is None:
-                self.generic(op)
-            else:
-                rule(self, op)
+            self.lower_op(view.operation)
+
+    def lower_op(self, op: ir.Operation) -> None:
+        self.loc = op.location
+        rule = _RULES.get(op.name)
+        if rule is None:
+            self.generic(op)
+        else:
+            rule(self, op)
 
     def mapped(self, v: ir.Value) -> ir.Value:
         return self.vmap[v]
@@ -226,8 +268,13 @@ def _range(lw: _Lowering, op: ir.Operation) -> None:
     start = ir.IntegerAttr(op.attributes["start"]).value
     end = ir.IntegerAttr(op.attributes["end"]).value
     vt = lw.convert(op.result.type)
-    attr = ir.Attribute.parse(f"dense<[{', '.join(map(str, range(start, end)))}]> : {vt}")
-    lw.bind(op.result, lw.make("arith.constant", [vt], [], {"value": attr}).result)
+    count = ir.VectorType(vt).shape[0]
+    attr = ir.Attribute.parse(f"dense<[{', '.join(map(str, range(start, start + count)))}]> : {vt}")
+    value = lw.make("arith.constant", [vt], [], {"value": attr}).result
+    if lw.chunk_start is not None:
+        offset = lw.make("vector.broadcast", [vt], [lw.chunk_start]).result
+        value = lw.make("arith.addi", [vt], [value, offset]).result
+    lw.bind(op.result, value)
 
 
 @_rule("arith.constant")
@@ -486,6 +533,35 @@ def _if(lw: _Lowering, op: ir.Operation) -> None:
     lw.ip = saved
     for o, n in zip(op.results, new.results):
         lw.bind(o, n)
+
+
+def _touches_tiles(op: ir.Operation) -> bool:
+    return any(isinstance(v.type, ir.RankedTensorType)
+               for v in list(op.results) + list(op.operands))
+
+
+def _strip_width(block: ir.Block) -> int | None:
+    """The strip-mining width if the body is purely elementwise over one 1-D
+    tile shape (no control flow, broadcasts or scalar memory accesses)."""
+    n = None
+    for view in block.operations:
+        op = view.operation
+        name = op.name
+        if len(op.regions) or not (name.startswith(("arith.", "math.")) or
+                                   name in _STRIP_TILE_OPS or
+                                   name in ("tensor.splat", "func.return")):
+            return None
+        if name in ("tile.load", "tile.store") and not _touches_tiles(op):
+            return None
+        for v in list(op.results) + list(op.operands):
+            if isinstance(v.type, ir.RankedTensorType):
+                shape = tile.shape_of(v.type)
+                if len(shape) != 1 or (n is not None and shape[0] != n):
+                    return None
+                n = shape[0]
+    if n is None or n <= STRIP_WIDTH or n % STRIP_WIDTH:
+        return None
+    return STRIP_WIDTH
 
 
 def run(module: ir.Module) -> None:

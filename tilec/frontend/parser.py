@@ -33,8 +33,20 @@ class _PythonIndenter(Indenter):
 @functools.lru_cache(maxsize=1)
 def _parser() -> Lark:
     grammar = (Path(__file__).parent / "grammar.lark").read_text()
-    return Lark(grammar, parser="lalr", start="file_input", postlex=_PythonIndenter(),
-                propagate_positions=True, maybe_placeholders=True)
+    options: dict[str, Any] = dict(parser="lalr", start="file_input", postlex=_PythonIndenter(),
+                                   propagate_positions=True, maybe_placeholders=True)
+    # Building the LALR tables takes ~0.3 s; lark caches them in a file keyed by
+    # the grammar and lark's version.  The cache directory holds tilec's own
+    # compiled kernels, so it is trusted like them.
+    try:
+        from tilec.cache import default_cache_dir
+        cache_dir = default_cache_dir()
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        import hashlib
+        tag = hashlib.sha256(grammar.encode()).hexdigest()[:16]
+        return Lark(grammar, cache=str(cache_dir / f"lark-grammar-{tag}.cache"), **options)
+    except OSError:
+        return Lark(grammar, **options)
 
 
 @dataclass

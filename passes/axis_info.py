@@ -164,6 +164,12 @@ class _Analysis:
             self.run_op(op.operation)
 
     def run_op(self, op: ir.Operation) -> None:
+        if op.name == "scf.for":
+            _run_for(self, op)
+            return
+        if op.name == "scf.if":
+            _run_if(self, op)
+            return
         rule = _RULES.get(op.name)
         infos = rule(self, op) if rule is not None else None
         if infos is None and op.name.split(".")[0] in ("arith", "math") and len(op.results) == 1:
@@ -414,15 +420,67 @@ def _broadcast(a: _Analysis, op: ir.Operation) -> list[AxisInfo]:
     return [AxisInfo(tuple(contig), tuple(div), tuple(const))]
 
 
-@_rule("scf.for")
-def _for(a: _Analysis, op: ir.Operation) -> None:
-    # Iteration arguments and results stay conservative; the induction variable
-    # is lb + k * step.
+def meet(x: AxisInfo, y: AxisInfo, unit: int) -> AxisInfo:
+    """What holds for a value that is either `x` or `y` (`unit`: bytes per
+    element for pointers, 1 for integers)."""
+    contig, div = [], []
+    for d in range(x.rank):
+        c = math.gcd(x.contiguity[d], y.contiguity[d])
+        contig.append(c)
+        div.append(math.gcd(_restrict_div(x.divisibility[d], x.contiguity[d], c, unit),
+                            _restrict_div(y.divisibility[d], y.contiguity[d], c, unit)))
+    const = tuple(math.gcd(p, q) for p, q in zip(x.constancy, y.constancy))
+    return AxisInfo(tuple(contig), tuple(div), const)
+
+
+def _terminator(block: ir.Block) -> ir.Operation:
+    return list(block.operations)[-1].operation
+
+
+_MAX_ITERATIONS = 32
+
+
+def _run_for(a: _Analysis, op: ir.Operation) -> None:
+    """Iteration arguments: the fixed point of (init meet yielded), reached by
+    iterating from the initial values (the lattice only descends).  The
+    induction variable is lb + k * step."""
     body = op.regions[0].blocks[0]
     lb, step = a.info(op.operands[0]), a.info(op.operands[2])
     d = math.gcd(_every_div(lb, 1), _every_div(step, 1))
     a.map.set(body.arguments[0], AxisInfo((1,), (d,), (1,)))
-    return None
+    carried = list(body.arguments)[1:]
+    units = [pointee_bytes(v.type) or 1 for v in carried]
+    state = [a.info(v) for v in list(op.operands)[3:]]
+    for _ in range(_MAX_ITERATIONS):
+        for arg, info in zip(carried, state):
+            a.map.set(arg, info)
+        a.run_block(body)
+        yielded = [a.info(v) for v in _terminator(body).operands]
+        new = [meet(s, y, u) for s, y, u in zip(state, yielded, units)]
+        if new == state:
+            break
+        state = new
+    else:
+        state = [conservative(v.type) for v in carried]
+        for arg, info in zip(carried, state):
+            a.map.set(arg, info)
+        a.run_block(body)
+    for r, info in zip(op.results, state):
+        a.map.set(r, info)
+
+
+def _run_if(a: _Analysis, op: ir.Operation) -> None:
+    """Results: the meet of what the two branches yield."""
+    yielded: list[list[AxisInfo]] = []
+    for region in op.regions:
+        for block in region.blocks:
+            a.run_block(block)
+            yielded.append([a.info(v) for v in _terminator(block).operands])
+    if len(yielded) != 2:
+        return
+    for r, x, y in zip(op.results, *yielded):
+        a.map.set(r, meet(x, y, pointee_bytes(r.type) or 1))
+
 
 
 def _func_args(a: _Analysis, func_op: ir.Operation) -> None:

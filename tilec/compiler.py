@@ -133,7 +133,43 @@ def _compile_cpu(module: ir.Module, target: Target, result: CompileResult, keep_
     result.metadata["host_cpu"] = list(cpu.host_cpu())
 
 
+def gpu_steps(target: Target, num_warps: int) -> list[Step]:
+    """Tiling (layouts) and distribution onto threads, for a GPU target."""
+    from tilec.passes import convert_tile_to_gpu, tile_layout
+    return [
+        Step("tile-layout", lambda m: tile_layout.run(m, target, num_warps)),
+        Step("convert-tile-to-gpu", lambda m: convert_tile_to_gpu.run(m, target, num_warps)),
+    ]
+
+
+# Back-end stage functions by vendor: the only place a vendor selects code;
+# everything inside them reads the target record.
+def _backend(target: Target) -> Callable[[ir.Module, Target], dict[str, Any]]:
+    if target.vendor == "nvidia":
+        from tilec.targets.nvidia import compile_nvidia
+        return compile_nvidia
+    from tilec.targets.amd import compile_amd
+    return compile_amd
+
+
 def _compile_gpu(module: ir.Module, target: Target, num_warps: int, result: CompileResult,
                  keep_ir: bool, stop_after: str | None) -> None:
-    raise TilecError(f"target '{target.name}' is not available in this build of tilec yet; "
-                     "use target='cpu'")
+    if num_warps not in (1, 2, 4, 8, 16) or num_warps * target.warp_size > target.max_threads:
+        raise TilecError(f"num_warps={num_warps} is not valid for {target.name}: use 1, 2, 4, 8 "
+                         f"or 16 with at most {target.max_threads} threads "
+                         f"({target.warp_size} per warp)")
+    layout_step, distribute_step = gpu_steps(target, num_warps)
+    run_steps(module, [layout_step], target, result, keep_ir)
+    result.asm["tiled"] = str(module)
+    if stop_after == "tiled":
+        return
+    run_steps(module, [distribute_step], target, result, keep_ir)
+    result.asm["gpu"] = str(module)
+    if stop_after == "gpu":
+        return
+    t0 = time.perf_counter()
+    out = _backend(target)(module, target)
+    result.metadata["step_seconds"]["backend"] = time.perf_counter() - t0
+    meta = out.pop("metadata", {})
+    result.asm.update({k: v for k, v in out.items() if v is not None})
+    result.metadata.update(meta)

@@ -146,8 +146,11 @@ def compile_kernel(kernel: Kernel, target_name: str, signature: Any,
     res = compile_spec(spec, target, num_warps, keep_ir=keep_ir, stop_after=stop_after)
     ck = CompiledKernel(kernel.name, target.name, [(k, t.short) for k, (t, _) in sig.items()],
                         dict(spec.constexprs), num_warps, res.asm, res.metadata, res.ir_after)
-    ck.metadata.update(name=kernel.name, target=target.name, num_warps=num_warps,
-                       shared=0, stored_args=_stored_args(res.asm.get("tile", ""),
+    meta = ck.metadata
+    meta.update(name=kernel.name, target=target.name, num_warps=num_warps,
+                shared=meta.get("shared_bytes") or meta.get("lds_bytes") or 0,
+                registers=meta.get("registers", meta.get("vgpr_count")),
+                stored_args=_stored_args(res.asm.get("tile", ""),
                                                           [k for k, (t, _) in sig.items()
                                                            if isinstance(t, tl.pointer_type)]))
     return ck

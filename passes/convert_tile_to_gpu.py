@@ -1,0 +1,712 @@
+"""`convert-tile-to-gpu`: distribute laid-out tile kernels over the threads of a block.
+
+Input: the output of `tile-layout`: `func.func` kernels whose tensors all carry
+`#tile.blocked`/`#tile.slice` encodings, with `tile.convert_layout` where
+encodings change.
+Output: every kernel becomes `gpu.func @name(...) kernel` with
+`known_block_size = [num_warps * warp_size, 1, 1]` inside `gpu.module @tilec`
+(the enclosing module gets `gpu.container_module`); the `func.func` is erased.
+  * `!tile.ptr<T>` arguments become `!llvm.ptr<1>`; scalars keep their types;
+    `tile.*` argument and function attributes are dropped.
+  * Each tile value becomes the calling thread's fragment: one or more 1-D
+    `vector<k x T>` values (`layouts.Distribution` says which elements);
+    tiles of pointers become `vector<k x !llvm.ptr<1>>`.
+  * `tile.program_id`/`num_programs` -> `gpu.block_id`/`gpu.grid_dim`;
+    `tile.range` -> thread index arithmetic from `gpu.thread_id x`;
+    splat/broadcast/expand_dims -> vector broadcasts or nothing;
+    `arith`/`math` ops are copied chunk by chunk with vector types;
+    `tile.addptr` -> `llvm.getelementptr` on pointer vectors;
+    `tile.load`/`tile.store` -> `llvm.load`/`llvm.store` of `vector<w x T>` with
+    the width and alignment axis info proves (w * sizeof(T) <=
+    `target.vector_bytes`), under an `scf.if` per access when masked (the mask
+    must be constant over the access, which axis info also proves, else w = 1);
+    `tile.convert_layout` -> a round trip through workgroup memory
+    (`llvm.mlir.global` in address space 3) between two `gpu.barrier`s;
+    `scf.for`/`scf.if`/`scf.yield` carry flattened fragments.
+  * Only upstream dialects remain, and every op carries the location of the
+    tile op it came from (the thread-id prologue carries the kernel's).
+
+Nearest upstream analogue: `convert-vector-to-gpu`/`vector-distribution`
+(warp distribution of vector ops); Triton's TritonGPU -> LLVM conversion.
+"""
+from __future__ import annotations
+
+import math
+import re
+import sys
+from typing import Callable, Sequence, Union
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, gpu, llvm, scf, vector
+
+from tilec.dialects import tile
+from tilec.errors import CompilerBugError, SourceLoc, TilecError
+from tilec.passes import axis_info
+from tilec.passes.layouts import Distribution, log2
+from tilec.targets import Target
+
+Lowered = Union[ir.Value, list[ir.Value]]
+_DYNAMIC_INDEX = -2147483648   # kDynamicIndex of llvm.getelementptr
+_GLOBAL_ADDRSPACE = 1
+_SHARED_ADDRSPACE = 3
+
+
+def source_loc(loc: ir.Location) -> SourceLoc | None:
+    """The user's file:line:col a location names, if any."""
+    m = re.search(r'loc\("([^"]*)":(\d+):(\d+)', str(loc))
+    return SourceLoc(m.group(1), int(m.group(2)), int(m.group(3))) if m else None
+
+
+def _i32() -> ir.IntegerType:
+    return ir.IntegerType.get_signless(32)
+
+
+def _is_tile(t: ir.Type) -> bool:
+    return isinstance(t, ir.RankedTensorType)
+
+
+def _int_attr(op: ir.Operation, name: str) -> int:
+    return int(ir.IntegerAttr(op.attributes[name]).value)
+
+
+def _is_i1(t: ir.Type) -> bool:
+    return isinstance(t, ir.IntegerType) and t.width == 1
+
+
+# ---------------------------------------------------------------- rule registry
+
+Rule = Callable[["_FuncLowering", ir.Operation], None]
+_RULES: dict[str, Rule] = {}
+
+
+def lowering(*names: str) -> Callable[[Rule], Rule]:
+    """Register the per-thread lowering of the tile-level ops `names`."""
+    def register(fn: Rule) -> Rule:
+        for n in names:
+            _RULES[n] = fn
+        return fn
+    return register
+
+
+class ConvertTileToGPU:
+    """See the module docstring."""
+
+    name = "convert-tile-to-gpu"
+
+    def run(self, module: ir.Module, target: Target, num_warps: int) -> None:
+        funcs = [op.operation for op in module.body.operations if op.operation.name == "func.func"]
+        if not funcs:
+            return
+        with module.context, ir.Location.unknown():
+            module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
+            gmod = self._gpu_module(module)
+            for f in funcs:
+                _FuncLowering(f, gmod, target, num_warps).run()
+                f.erase()
+
+    @staticmethod
+    def _gpu_module(module: ir.Module) -> ir.Block:
+        for op in module.body.operations:
+            if op.operation.name == "gpu.module":
+                return op.operation.regions[0].blocks[0]
+        with ir.InsertionPoint(module.body):
+            gm = gpu.GPUModuleOp("tilec")
+        return gm.bodyRegion.blocks.append()
+
+
+class _FuncLowering:
+    def __init__(self, func: ir.Operation, gmod: ir.Block, target: Target, num_warps: int) -> None:
+        self.func = func
+        self.gmod = gmod
+        self.target = target
+        self.num_warps = num_warps
+        self.values: dict[ir.Value, Lowered] = {}
+        self.axis = axis_info.analyze(func)
+        self.tid: ir.Value | None = None
+        self.shared_count = 0
+
+    # -- types
+    def scalar_type(self, t: ir.Type) -> ir.Type:
+        if tile.is_ptr(t):
+            return llvm.PointerType.get(_GLOBAL_ADDRSPACE)
+        return t
+
+    def dist(self, t: ir.Type) -> Distribution:
+        layout = tile.layout_of(t)
+        if layout is None:
+            raise CompilerBugError(f"convert-tile-to-gpu needs laid-out tiles, got {t}")
+        return Distribution.of(layout, tuple(t.shape))
+
+    def frag_types(self, t: ir.Type) -> list[ir.Type]:
+        if not _is_tile(t):
+            return [self.scalar_type(t)]
+        d = self.dist(t)
+        return [ir.VectorType.get([d.vec_len], self.scalar_type(t.element_type))] * d.num_chunks
+
+    # -- values
+    def get(self, v: ir.Value) -> ir.Value:
+        r = self.values[v]
+        if isinstance(r, list):
+            raise CompilerBugError(f"expected a scalar for {v.get_name()}")
+        return r
+
+    def frag(self, v: ir.Value) -> list[ir.Value]:
+        r = self.values[v]
+        if not isinstance(r, list):
+            raise CompilerBugError(f"expected a tile for {v.get_name()}")
+        return r
+
+    def flat(self, vs: Sequence[ir.Value]) -> list[ir.Value]:
+        out: list[ir.Value] = []
+        for v in vs:
+            r = self.values[v]
+            out.extend(r if isinstance(r, list) else [r])
+        return out
+
+    def bind_flat(self, olds: Sequence[ir.Value], news: Sequence[ir.Value]) -> None:
+        news = list(news)
+        i = 0
+        for v in olds:
+            n = len(self.frag_types(v.type))
+            self.values[v] = news[i:i + n] if _is_tile(v.type) else news[i]
+            i += n
+
+    # -- driver
+    def run(self) -> None:
+        f = self.func
+        name = ir.StringAttr(f.attributes["sym_name"]).value
+        entry = f.regions[0].blocks[0]
+        arg_types = [self.scalar_type(a.type) for a in entry.arguments]
+        for a in entry.arguments:
+            if _is_tile(a.type):
+                raise TilecError(f"kernel '{name}': tile arguments are not supported",
+                                 source_loc(f.location))
+        with ir.InsertionPoint(self.gmod):
+            gf = gpu.GPUFuncOp(ir.FunctionType.get(arg_types, []), sym_name=name, kernel=True,
+                               known_block_size=[self.num_warps * self.target.warp_size, 1, 1],
+                               loc=f.location)
+        self.gfunc = gf
+        block = gf.body.blocks.append(*arg_types, arg_locs=[a.location for a in entry.arguments])
+        for old, new in zip(entry.arguments, block.arguments):
+            self.values[old] = new
+        with ir.InsertionPoint(block), f.location:
+            tid = gpu.ThreadIdOp(gpu.Dimension.x).result
+            self.tid = arith.IndexCastOp(_i32(), tid).result
+        self.lower_block(entry, block)
+
+    def lower_block(self, old: ir.Block, new: ir.Block) -> None:
+        with ir.InsertionPoint(new):
+            for op in old.operations:
+                self.lower_op(op.operation)
+
+    def lower_op(self, op: ir.Operation) -> None:
+        rule = _RULES.get(op.name)
+        with op.location:
+            if rule is not None:
+                rule(self, op)
+            elif op.name.split(".")[0] in ("arith", "math"):
+                _elementwise(self, op)
+            else:
+                raise TilecError(f"no GPU lowering for '{op.name}' (target {self.target.name})",
+                                 source_loc(op.location))
+
+    # -- small builders (insert at the current point, with the current location)
+    def const_i32(self, v: int) -> ir.Value:
+        return arith.ConstantOp(_i32(), v).result
+
+    def const_vec(self, t: ir.VectorType, values: Sequence[int | float]) -> ir.Value:
+        et = t.element_type
+        if len(set(values)) == 1:
+            attr = ir.DenseElementsAttr.get_splat(t, self._scalar_attr(et, values[0]))
+        elif et == _i32():
+            attr = ir.DenseElementsAttr.get(np.asarray(values, dtype=np.int32), type=t)
+        else:
+            raise CompilerBugError(f"non-splat constant of {t}")
+        return arith.ConstantOp(t, attr).result
+
+    @staticmethod
+    def _scalar_attr(t: ir.Type, v: int | float) -> ir.Attribute:
+        if isinstance(t, ir.FloatType):
+            return ir.FloatAttr.get(t, float(v))
+        return ir.IntegerAttr.get(t, int(v))
+
+    def zero(self, t: ir.Type) -> ir.Value:
+        if isinstance(t, ir.VectorType):
+            return self.const_vec(t, [0] * t.shape[0])
+        return arith.ConstantOp(t, self._scalar_attr(t, 0)).result
+
+    def splat(self, scalar: ir.Value, n: int) -> ir.Value:
+        return vector.BroadcastOp(ir.VectorType.get([n], scalar.type), scalar).result
+
+    def extract(self, v: ir.Value, i: int) -> ir.Value:
+        return vector.ExtractOp(v, [], [i]).result
+
+    def slice(self, v: ir.Value, start: int, width: int) -> ir.Value:
+        """Elements [start, start+width) of a 1-D vector (a scalar for width 1)."""
+        n = ir.VectorType(v.type).shape[0]
+        if width == n:
+            return v
+        if width == 1:
+            return self.extract(v, start)
+        return vector.ShuffleOp(v, v, list(range(start, start + width))).result
+
+    def concat(self, pieces: list[ir.Value]) -> ir.Value:
+        if len(pieces) == 1:
+            return pieces[0]
+        if not isinstance(pieces[0].type, ir.VectorType):
+            return vector.FromElementsOp(ir.VectorType.get([len(pieces)], pieces[0].type),
+                                         pieces).result
+        while len(pieces) > 1:
+            merged = []
+            for a, b in zip(pieces[::2], pieces[1::2]):
+                n = ir.VectorType(a.type).shape[0]
+                merged.append(vector.ShuffleOp(a, b, list(range(2 * n))).result)
+            pieces = merged
+        return pieces[0]
+
+    # -- thread coordinates
+    def thread_base(self, d: Distribution, dim: int) -> ir.Value | int:
+        """Coordinate along `dim` of the calling thread's first element."""
+        assert self.tid is not None
+        lshift, lanes, wshift, warps = d.lane_split()[dim]
+        ws = self.target.warp_size
+        parts: list[tuple[ir.Value, int]] = []   # (index, shift of its bits)
+        if lanes > 1:
+            # lshift + log2(lanes) <= log2(warp_size): the bits lie inside the lane id.
+            lane = self.tid
+            if lshift:
+                lane = arith.ShRUIOp(lane, self.const_i32(lshift)).result
+            lane = arith.AndIOp(lane, self.const_i32(lanes - 1)).result
+            parts.append((lane, 0))
+        if warps > 1:
+            warp = arith.ShRUIOp(self.tid, self.const_i32(log2(ws) + wshift)).result
+            warp = arith.AndIOp(warp, self.const_i32(warps - 1)).result
+            parts.append((warp, log2(lanes)))
+        if not parts:
+            return 0
+        pt_shift = log2(d.blocked.per_thread[dim])
+        acc: ir.Value | None = None
+        for v, shift in parts:
+            if shift + pt_shift:
+                v = arith.ShLIOp(v, self.const_i32(shift + pt_shift)).result
+            acc = v if acc is None else arith.OrIOp(acc, v).result
+        assert acc is not None
+        if d.needs_wrap(dim):
+            acc = arith.AndIOp(acc, self.const_i32(d.shape[dim] - 1)).result
+        return acc
+
+    def coordinates(self, d: Distribution, dim: int, offset: int) -> list[ir.Value]:
+        """Per chunk: the vector of `offset + coordinate along dim` of its elements."""
+        base = self.thread_base(d, dim)
+        vt = ir.VectorType.get([d.vec_len], _i32())
+        dyn: ir.Value | None = None
+        if isinstance(base, ir.Value):
+            if offset:
+                base = arith.AddIOp(base, self.const_i32(offset)).result
+            dyn = self.splat(base, d.vec_len)
+            offset = 0
+        else:
+            offset += base
+        out = []
+        cache: dict[tuple[int, ...], ir.Value] = {}
+        for key in d.chunk_keys:
+            offs = tuple(offset + d.static_offset(dim, key[dim] + (i if dim == d.fast else 0))
+                         for i in range(d.vec_len))
+            if offs not in cache:
+                c = self.const_vec(vt, offs)
+                cache[offs] = c if dyn is None else arith.AddIOp(dyn, c).result
+            out.append(cache[offs])
+        return out
+
+    # -- memory access width
+    def access(self, ptr: ir.Value, mask: ir.Value | None, d: Distribution,
+               eb: int) -> tuple[int, int]:
+        """(elements per access, alignment in bytes) for a load/store of `ptr`."""
+        info = self.axis.get(ptr)
+        f = d.fast
+        if d.sliced_dim is not None:
+            if f == d.sliced_dim:
+                return 1, math.gcd(info.divisibility[0], eb)
+            f = f if f < d.sliced_dim else f - 1
+        w = min(d.vec_len, max(1, self.target.vector_bytes // eb), info.contiguity[f],
+                max(1, info.divisibility[f] // eb))
+        if mask is not None and _is_tile(mask.type):
+            w = min(w, self.axis.get(mask).constancy[f])
+        align = w * eb if w > 1 else math.gcd(info.divisibility[f], eb)
+        return w, align
+
+    def shared_buffer(self, elem: ir.Type, count: int) -> ir.Value:
+        """A pointer to a fresh workgroup-memory array of `count` elements."""
+        name = f"__tilec_smem_{ir.StringAttr(self.func.attributes['sym_name']).value}_{self.shared_count}"
+        self.shared_count += 1
+        # The llvm dialect's Python bindings have no ArrayType builder.
+        arr = ir.Type.parse(f"!llvm.array<{count} x {elem}>")
+        with ir.InsertionPoint(self.gfunc):
+            llvm.GlobalOp(arr, name, ir.Attribute.parse("#llvm.linkage<internal>"),
+                          addr_space=_SHARED_ADDRSPACE, alignment=16)
+        return llvm.AddressOfOp(llvm.PointerType.get(_SHARED_ADDRSPACE), name).result
+
+
+# ---------------------------------------------------------------- rules
+
+def _result(op: ir.Operation) -> ir.Value:
+    return op.results[0]
+
+
+@lowering("tile.program_id", "tile.num_programs")
+def _program_id(L: _FuncLowering, op: ir.Operation) -> None:
+    axis = _int_attr(op, "axis")
+    dim = (gpu.Dimension.x, gpu.Dimension.y, gpu.Dimension.z)[axis]
+    idx = (gpu.BlockIdOp(dim) if op.name == "tile.program_id" else gpu.GridDimOp(dim)).result
+    L.values[_result(op)] = arith.IndexCastOp(_i32(), idx).result
+
+
+@lowering("tile.range")
+def _range(L: _FuncLowering, op: ir.Operation) -> None:
+    d = L.dist(_result(op).type)
+    dim = 0 if d.sliced_dim is None else [i for i in range(d.rank) if i != d.sliced_dim][0]
+    L.values[_result(op)] = L.coordinates(d, dim, _int_attr(op, "start"))
+
+
+@lowering("tensor.splat")
+def _splat(L: _FuncLowering, op: ir.Operation) -> None:
+    d = L.dist(_result(op).type)
+    v = L.splat(L.get(op.operands[0]), d.vec_len)
+    L.values[_result(op)] = [v] * d.num_chunks
+
+
+@lowering("arith.constant")
+def _constant(L: _FuncLowering, op: ir.Operation) -> None:
+    t = _result(op).type
+    attr = op.attributes["value"]
+    if not _is_tile(t):
+        L.values[_result(op)] = arith.ConstantOp(t, attr).result
+        return
+    if not (isinstance(attr, ir.DenseElementsAttr) and attr.is_splat):
+        raise TilecError("non-splat tile constants are not supported on GPUs yet",
+                         source_loc(op.location))
+    d = L.dist(t)
+    (vt,) = set(L.frag_types(t))
+    c = arith.ConstantOp(vt, ir.DenseElementsAttr.get_splat(vt, attr.get_splat_value())).result
+    L.values[_result(op)] = [c] * d.num_chunks
+
+
+@lowering("tile.expand_dims")
+def _expand_dims(L: _FuncLowering, op: ir.Operation) -> None:
+    # A slice layout's fragment is the fragment of the expanded tile.
+    L.values[_result(op)] = L.frag(op.operands[0])
+
+
+@lowering("tile.broadcast")
+def _broadcast(L: _FuncLowering, op: ir.Operation) -> None:
+    src, res = op.operands[0], _result(op)
+    ds, dd = L.dist(src.type), L.dist(res.type)
+    if ds.blocked != dd.blocked:
+        raise CompilerBugError("tile.broadcast between different layouts")
+    frag = L.frag(src)
+    stretched = [s == 1 and r != 1 for s, r in zip(ds.shape, dd.shape)]
+    out, cache = [], {}
+    for key in dd.chunk_keys:
+        skey = tuple(0 if stretched[i] else k for i, k in enumerate(key))
+        v = frag[ds.chunk_index(skey)]
+        if ds.vec_len != dd.vec_len:
+            if skey not in cache:
+                cache[skey] = L.splat(L.extract(v, 0), dd.vec_len)
+            v = cache[skey]
+        out.append(v)
+    L.values[res] = out
+
+
+@lowering("tile.convert_layout")
+def _convert_layout(L: _FuncLowering, op: ir.Operation) -> None:
+    """Through workgroup memory: every thread stores its elements at their
+    row-major position, then loads the elements the new layout gives it."""
+    src, res = op.operands[0], _result(op)
+    ds, dd = L.dist(src.type), L.dist(res.type)
+    if ds == dd:
+        L.values[res] = L.frag(src)
+        return
+    elem = L.scalar_type(src.type.element_type)
+    mem_t = ir.IntegerType.get_signless(8) if _is_i1(elem) else elem
+    numel = math.prod(ds.shape)
+    buf = L.shared_buffer(mem_t, numel)
+
+    def linear(d: Distribution) -> list[ir.Value]:
+        strides = [math.prod(d.shape[i + 1:]) for i in range(d.rank)]
+        acc: list[ir.Value] | None = None
+        for dim in range(d.rank):
+            if d.shape[dim] == 1:
+                continue
+            coords = L.coordinates(d, dim, 0)
+            if strides[dim] != 1:
+                s = L.splat(L.const_i32(strides[dim]), d.vec_len)
+                coords = [arith.MulIOp(c, s).result for c in coords]
+            acc = coords if acc is None else [arith.AddIOp(a, c).result for a, c in zip(acc, coords)]
+        if acc is None:
+            acc = [L.zero(ir.VectorType.get([d.vec_len], _i32()))] * d.num_chunks
+        return acc
+
+    gpu.BarrierOp()
+    for chunk, idx in zip(L.frag(src), linear(ds)):
+        for i in range(ds.vec_len):
+            v = L.extract(chunk, i)
+            if mem_t != elem:
+                v = arith.ExtUIOp(mem_t, v).result
+            p = llvm.GEPOp(buf.type, buf, [L.extract(idx, i)], [_DYNAMIC_INDEX], mem_t,
+                           llvm.GEPNoWrapFlags.none).result
+            llvm.StoreOp(v, p)
+    gpu.BarrierOp()
+    out = []
+    for idx in linear(dd):
+        elems = []
+        for i in range(dd.vec_len):
+            p = llvm.GEPOp(buf.type, buf, [L.extract(idx, i)], [_DYNAMIC_INDEX], mem_t,
+                           llvm.GEPNoWrapFlags.none).result
+            v = llvm.LoadOp(mem_t, p).result
+            if mem_t != elem:
+                v = arith.TruncIOp(elem, v).result
+            elems.append(v)
+        out.append(L.concat(elems) if len(elems) > 1 else L.splat(elems[0], 1))
+    gpu.BarrierOp()
+    L.values[res] = out
+
+
+@lowering("tile.addptr")
+def _addptr(L: _FuncLowering, op: ir.Operation) -> None:
+    ptr, off = op.operands
+    elem = tile.pointee(ptr.type.element_type if _is_tile(ptr.type) else ptr.type)
+    mem_t = ir.IntegerType.get_signless(8) if _is_i1(elem) else elem
+    if not _is_tile(ptr.type):
+        L.values[_result(op)] = llvm.GEPOp(L.scalar_type(ptr.type), L.get(ptr), [L.get(off)],
+                                           [_DYNAMIC_INDEX], mem_t, llvm.GEPNoWrapFlags.none).result
+        return
+    d = L.dist(ptr.type)
+    offs = L.frag(off) if _is_tile(off.type) else [L.splat(L.get(off), d.vec_len)] * d.num_chunks
+    (pt,) = set(L.frag_types(ptr.type))
+    L.values[_result(op)] = [
+        llvm.GEPOp(pt, p, [o], [_DYNAMIC_INDEX], mem_t, llvm.GEPNoWrapFlags.none).result
+        for p, o in zip(L.frag(ptr), offs)]
+
+
+def _segments(op: ir.Operation) -> list[int]:
+    return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+
+
+@lowering("tile.load")
+def _load(L: _FuncLowering, op: ir.Operation) -> None:
+    seg = _segments(op)
+    ptr = op.operands[0]
+    mask = op.operands[1] if seg[1] else None
+    other = op.operands[1 + seg[1]] if seg[2] else None
+    res = _result(op)
+    elem = res.type.element_type if _is_tile(res.type) else res.type
+    mem_t = ir.IntegerType.get_signless(8) if _is_i1(elem) else elem
+    eb = axis_info.type_bytes(mem_t)
+
+    def from_mem(v: ir.Value) -> ir.Value:
+        if mem_t == elem:
+            return v
+        return arith.CmpIOp(arith.CmpIPredicate.ne, v, L.zero(v.type)).result
+
+    def to_mem(v: ir.Value) -> ir.Value:
+        return v if mem_t == elem else arith.ExtUIOp(
+            ir.VectorType.get(v.type.shape, mem_t) if isinstance(v.type, ir.VectorType) else mem_t,
+            v).result
+
+    def guarded(pred: ir.Value | None, t: ir.Type, p: ir.Value, align: int,
+                alt: Callable[[], ir.Value]) -> ir.Value:
+        if pred is None:
+            return llvm.LoadOp(t, p, alignment=align).result
+        if isinstance(t, ir.VectorType):
+            # A uniform-mask llvm.masked.load: LLVM turns it into one branch around
+            # the wide load, and lets the loads be scheduled together (ptxas
+            # needs 2 fewer registers for vector add than with an scf.if here).
+            mask_v = L.splat(pred, t.shape[0])
+            return llvm.MaskedLoadOp(t, p, mask_v, align, pass_thru=alt()).result
+        if_op = scf.IfOp(pred, [t], has_else=True)
+        with ir.InsertionPoint(if_op.then_block):
+            scf.YieldOp([llvm.LoadOp(t, p, alignment=align).result])
+        with ir.InsertionPoint(if_op.else_block):
+            scf.YieldOp([alt()])
+        return if_op.results[0]
+
+    if not _is_tile(res.type):
+        pred = L.get(mask) if mask is not None else None
+        v = guarded(pred, mem_t, L.get(ptr), math.gcd(L.axis.get(ptr).divisibility[0], eb),
+                    lambda: to_mem(L.get(other)) if other is not None else L.zero(mem_t))
+        L.values[res] = from_mem(v)
+        return
+    d = L.dist(res.type)
+    w, align = L.access(ptr, mask, d, eb)
+    piece_t = ir.VectorType.get([w], mem_t) if w > 1 else mem_t
+    pf = L.frag(ptr)
+    mf = (L.frag(mask) if _is_tile(mask.type) else None) if mask is not None else None
+    of = (L.frag(other) if _is_tile(other.type) else None) if other is not None else None
+    out = []
+    for ci in range(d.num_chunks):
+        pieces = []
+        for j in range(0, d.vec_len, w):
+            pred = None
+            if mask is not None:
+                pred = L.extract(mf[ci], j) if mf is not None else L.get(mask)
+
+            def alt(ci: int = ci, j: int = j) -> ir.Value:
+                if other is None:
+                    return L.zero(piece_t)
+                if of is None:
+                    s = L.get(other)
+                    return to_mem(L.splat(s, w) if w > 1 else s)
+                return to_mem(L.slice(of[ci], j, w))
+            pieces.append(guarded(pred, piece_t, L.extract(pf[ci], j), align, alt))
+        chunk = L.concat(pieces)
+        if not isinstance(chunk.type, ir.VectorType):
+            chunk = L.splat(chunk, 1)
+        out.append(from_mem(chunk))
+    L.values[res] = out
+
+
+@lowering("tile.store")
+def _store(L: _FuncLowering, op: ir.Operation) -> None:
+    seg = _segments(op)
+    ptr, value = op.operands[0], op.operands[1]
+    mask = op.operands[2] if seg[2] else None
+    elem = value.type.element_type if _is_tile(value.type) else value.type
+    mem_t = ir.IntegerType.get_signless(8) if _is_i1(elem) else elem
+    eb = axis_info.type_bytes(mem_t)
+
+    def store(pred: ir.Value | None, v: ir.Value, p: ir.Value, align: int) -> None:
+        if mem_t != elem:
+            t = ir.VectorType.get(v.type.shape, mem_t) if isinstance(v.type, ir.VectorType) else mem_t
+            v = arith.ExtUIOp(t, v).result
+        if pred is None:
+            llvm.StoreOp(v, p, alignment=align)
+            return
+        if_op = scf.IfOp(pred, [], has_else=False)
+        with ir.InsertionPoint(if_op.then_block):
+            llvm.StoreOp(v, p, alignment=align)
+            scf.YieldOp([])
+
+    if not _is_tile(ptr.type):
+        store(L.get(mask) if mask is not None else None, L.get(value), L.get(ptr),
+              math.gcd(L.axis.get(ptr).divisibility[0], eb))
+        return
+    d = L.dist(ptr.type)
+    w, align = L.access(ptr, mask, d, eb)
+    pf = L.frag(ptr)
+    vf = L.frag(value) if _is_tile(value.type) else None
+    mf = (L.frag(mask) if _is_tile(mask.type) else None) if mask is not None else None
+    for ci in range(d.num_chunks):
+        for j in range(0, d.vec_len, w):
+            pred = None
+            if mask is not None:
+                pred = L.extract(mf[ci], j) if mf is not None else L.get(mask)
+            if vf is not None:
+                v = L.slice(vf[ci], j, w)
+            else:
+                v = L.get(value)
+                v = L.splat(v, w) if w > 1 else v
+            store(pred, v, L.extract(pf[ci], j), align)
+
+
+def _elementwise(L: _FuncLowering, op: ir.Operation) -> None:
+    """Any arith/math op: copied per chunk (tiles) or once (scalars)."""
+    attrs = {n: op.attributes[n] for n in op.attributes}
+    if not any(_is_tile(r.type) for r in op.results):
+        new = ir.Operation.create(op.name, results=[L.scalar_type(r.type) for r in op.results],
+                                  operands=[L.get(o) for o in op.operands], attributes=attrs,
+                                  loc=op.location)
+        for old, r in zip(op.results, new.results):
+            L.values[old] = r
+        return
+    d = L.dist(op.results[0].type)
+    frags = [L.frag(o) if _is_tile(o.type) else [L.get(o)] * d.num_chunks for o in op.operands]
+    rtypes = [L.frag_types(r.type)[0] for r in op.results]
+    outs: list[list[ir.Value]] = [[] for _ in op.results]
+    for ci in range(d.num_chunks):
+        new = ir.Operation.create(op.name, results=rtypes, operands=[f[ci] for f in frags],
+                                  attributes=attrs, loc=op.location)
+        for k, r in enumerate(new.results):
+            outs[k].append(r)
+    for old, vals in zip(op.results, outs):
+        L.values[old] = vals
+
+
+@lowering("scf.for")
+def _for(L: _FuncLowering, op: ir.Operation) -> None:
+    lb, ub, step = (L.get(v) for v in list(op.operands)[:3])
+    inits = L.flat(list(op.operands)[3:])
+    new = scf.ForOp(lb, ub, step, inits)
+    old_body = op.regions[0].blocks[0]
+    L.values[old_body.arguments[0]] = new.induction_variable
+    L.bind_flat(list(old_body.arguments)[1:], list(new.inner_iter_args))
+    L.lower_block(old_body, new.body)
+    L.bind_flat(list(op.results), list(new.results))
+
+
+@lowering("scf.if")
+def _if(L: _FuncLowering, op: ir.Operation) -> None:
+    types: list[ir.Type] = []
+    for r in op.results:
+        types.extend(L.frag_types(r.type))
+    has_else = len(op.regions[1].blocks) > 0
+    new = scf.IfOp(L.get(op.operands[0]), types, has_else=has_else)
+    L.lower_block(op.regions[0].blocks[0], new.then_block)
+    if has_else:
+        L.lower_block(op.regions[1].blocks[0], new.else_block)
+    L.bind_flat(list(op.results), list(new.results))
+
+
+@lowering("scf.yield")
+def _yield(L: _FuncLowering, op: ir.Operation) -> None:
+    scf.YieldOp(L.flat(list(op.operands)))
+
+
+@lowering("func.return")
+def _return(L: _FuncLowering, op: ir.Operation) -> None:
+    if len(op.operands):
+        raise TilecError("kernels cannot return values", source_loc(op.location))
+    gpu.ReturnOp([])
+
+
+def run(module: ir.Module, target: Target, num_warps: int) -> None:
+    ConvertTileToGPU().run(module, target, num_warps)
+
+
+# ---------------------------------------------------------------- CLI (tests)
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m tilec.passes.convert_tile_to_gpu FILE --target T --num-warps N
+    --pass P [--pass P ...] [--debug-info]`: parse FILE (`-` for stdin), run the
+    named passes and print the module (what the lit tests in tests/lit/gpu use)."""
+    import argparse
+
+    from tilec.passes import tile_layout
+    from tilec.targets import get_target
+
+    passes: dict[str, Callable[[ir.Module, Target, int], None]] = {
+        tile_layout.TileLayout.name: tile_layout.run,
+        ConvertTileToGPU.name: run,
+    }
+    ap = argparse.ArgumentParser(prog="convert_tile_to_gpu")
+    ap.add_argument("file")
+    ap.add_argument("--target", default="sm90")
+    ap.add_argument("--num-warps", type=int, default=4)
+    ap.add_argument("--pass", dest="passes", action="append", default=[], choices=sorted(passes))
+    ap.add_argument("--debug-info", action="store_true")
+    args = ap.parse_args(argv)
+    text = sys.stdin.read() if args.file == "-" else open(args.file).read()
+    target = get_target(args.target)
+    with tile.new_context() as ctx:
+        ctx.allow_unregistered_dialects = False
+        module = ir.Module.parse(text)
+        for name in args.passes:
+            passes[name](module, target, args.num_warps)
+        if not module.operation.verify():
+            return 1
+        print(module.operation.get_asm(enable_debug_info=args.debug_info))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,321 @@
+"""`tile-layout`: give every tile a distribution over threads.
+
+Input: a `builtin.module` of tile-level kernels (`func.func`, tiles are ranked
+tensors without encodings, 1-D or 2-D, static power-of-two shapes).
+Output: the same IR where every tensor type carries a `#tile.blocked` or
+`#tile.slice` encoding, such that
+  * operands and results of every elementwise op, `tile.addptr`, `tile.load`,
+    `tile.store`, `tile.broadcast` and the carried values of `scf.for`/`scf.if`
+    have one and the same encoding;
+  * the operand of `tile.expand_dims {axis = a}` has `#tile.slice<a, P>` where P
+    is the encoding of its result (so expand_dims and broadcast move no data);
+  * where one value would need two encodings, an explicit `tile.convert_layout`
+    is inserted (only before an `expand_dims` whose source was already given a
+    different slice).  A 1-D index tile computed by a short chain of cheap ops
+    (range, splat, constant, add/sub/mul, ext) and expanded along two axes is
+    recomputed per axis instead, as Triton's rematerialization does.
+
+Choice of layouts (Triton's "coalesce" idea, done once per group of values that
+must share an encoding): each load/store proposes the blocked layout whose
+per-thread chunk along the pointer's most contiguous dimension is as wide as a
+single `target.vector_bytes` access that the axis info proves contiguous and
+aligned (fp32 -> 4, fp16 -> 8 for 16-byte accesses); lanes = `target.warp_size`
+and warps = `num_warps` are spread over the tile, fastest dimension first.  The
+widest proposal wins.  Groups without memory ops get a row-major default.
+
+Nearest upstream analogue: none in MLIR; Triton's `ConvertTritonToTritonGPU`
+plus `TritonGPUCoalesce` and the forward part of `RemoveLayoutConversions`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from mlir import ir
+
+from tilec.dialects import tile
+from tilec.dialects.tile import Blocked, Layout, Slice
+from tilec.errors import CompilerBugError, TilecError
+from tilec.passes import axis_info
+from tilec.passes.layouts import log2, make_blocked
+from tilec.targets import Target
+
+
+def _shape(t: ir.Type) -> tuple[int, ...]:
+    return tuple(t.shape) if isinstance(t, ir.RankedTensorType) else ()
+
+
+def _is_tile(v: ir.Value) -> bool:
+    return isinstance(v.type, ir.RankedTensorType)
+
+
+def _ops(block: ir.Block) -> Iterator[ir.Operation]:
+    """Pre-order walk of the ops in `block` and its nested regions."""
+    for op in block.operations:
+        op = op.operation
+        yield op
+        for region in op.regions:
+            for b in region.blocks:
+                yield from _ops(b)
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict[ir.Value, ir.Value] = {}
+
+    def add(self, v: ir.Value) -> None:
+        self.parent.setdefault(v, v)
+
+    def find(self, v: ir.Value) -> ir.Value:
+        self.add(v)
+        root = v
+        while self.parent[root] != root:
+            root = self.parent[root]
+        while self.parent[v] != root:
+            self.parent[v], v = root, self.parent[v]
+        return root
+
+    def union(self, a: ir.Value, b: ir.Value) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[rb] = ra
+
+
+@dataclass
+class _Proposal:
+    layout: Blocked
+    access_bytes: int
+
+
+def propose(ptr: ir.Value, mask: ir.Value | None, info: axis_info.AxisInfoMap,
+            target: Target, num_warps: int) -> _Proposal:
+    """The layout a load/store through the pointer tile `ptr` would like."""
+    shape = _shape(ptr.type)
+    pinfo = info.get(ptr)
+    eb = axis_info.pointee_bytes(ptr.type) or 1
+    rank = len(shape)
+    # Most contiguous dimension first; ties keep row-major order.
+    order = tuple(sorted(range(rank), key=lambda d: (-pinfo.contiguity[d], -d)))
+    f = order[0]
+    numel = 1
+    for s in shape:
+        numel *= s
+    threads = target.warp_size * num_warps
+    vec = min(pinfo.contiguity[f], max(1, pinfo.divisibility[f] // eb),
+              max(1, target.vector_bytes // eb), max(1, numel // threads), shape[f])
+    if mask is not None and _is_tile(mask):
+        vec = min(vec, info.get(mask).constancy[f])
+    layout = make_blocked(shape, order, vec, target.warp_size, num_warps)
+    return _Proposal(layout, vec * eb)
+
+
+def default_layout(shape: tuple[int, ...], target: Target, num_warps: int) -> Blocked:
+    numel = 1
+    for s in shape:
+        numel *= s
+    vec = max(1, min(4, numel // (target.warp_size * num_warps)))
+    order = tuple(reversed(range(len(shape))))
+    return make_blocked(shape, order, vec, target.warp_size, num_warps)
+
+
+class TileLayout:
+    """See the module docstring."""
+
+    name = "tile-layout"
+
+    def run(self, module: ir.Module, target: Target, num_warps: int) -> None:
+        log2(num_warps)
+        log2(target.warp_size)
+        for op in module.body.operations:
+            if op.operation.name == "func.func":
+                _LayoutFunc(op.operation, target, num_warps).run()
+
+
+class _LayoutFunc:
+    def __init__(self, func: ir.Operation, target: Target, num_warps: int) -> None:
+        self.func = func
+        self.target = target
+        self.num_warps = num_warps
+        self.uf = _UnionFind()
+        self.expands: list[ir.Operation] = []
+        self.anchors: dict[ir.Value, list[_Proposal]] = {}
+        self.members: dict[ir.Value, list[ir.Value]] = {}
+
+    def run(self) -> None:
+        info = axis_info.analyze(self.func)
+        entry = self.func.regions[0].blocks[0]
+        for arg in entry.arguments:
+            if _is_tile(arg):
+                raise TilecError("kernel arguments cannot be tiles")
+        _rematerialize_index_chains(list(_ops(entry)))
+        ops = list(_ops(entry))
+        for op in ops:
+            self._collect(op)
+        for op in ops:
+            if op.name in ("tile.load", "tile.store"):
+                ptr = op.operands[0]
+                if not _is_tile(ptr):
+                    continue
+                has_mask = _segment(op, 2 if op.name == "tile.store" else 1)
+                mask = op.operands[2 if op.name == "tile.store" else 1] if has_mask else None
+                self.anchors.setdefault(self.uf.find(ptr), []).append(
+                    propose(ptr, mask, info, self.target, self.num_warps))
+        for v in list(self.uf.parent):
+            self.members.setdefault(self.uf.find(v), []).append(v)
+        layouts = self._assign()
+        self._rewrite(layouts)
+
+    # -- grouping
+    def _collect(self, op: ir.Operation) -> None:
+        name = op.name
+        for r in op.results:
+            if _is_tile(r):
+                self.uf.add(r)
+        if name == "tile.expand_dims":
+            self.uf.add(op.operands[0])
+            self.expands.append(op)
+        elif name == "scf.for":
+            body = op.regions[0].blocks[0]
+            yield_op = _terminator(body)
+            for i, r in enumerate(op.results):
+                if _is_tile(r):
+                    self.uf.union(r, op.operands[3 + i])
+                    self.uf.union(r, body.arguments[1 + i])
+                    self.uf.union(r, yield_op.operands[i])
+        elif name == "scf.if":
+            for region in op.regions:
+                for b in region.blocks:
+                    y = _terminator(b)
+                    for i, r in enumerate(op.results):
+                        if _is_tile(r):
+                            self.uf.union(r, y.operands[i])
+        elif name in ("scf.yield", "func.return", "tile.convert_layout"):
+            pass
+        else:
+            tiles = [v for v in list(op.operands) + list(op.results) if _is_tile(v)]
+            for v in tiles[1:]:
+                self.uf.union(tiles[0], v)
+
+    # -- choice
+    def _assign(self) -> dict[ir.Value, Layout]:
+        layouts: dict[ir.Value, Layout] = {}
+        parents: dict[ir.Value, list[ir.Operation]] = {}
+        for e in self.expands:
+            parents.setdefault(self.uf.find(e.operands[0]), []).append(e)
+        roots = sorted(self.members, key=lambda r: -len(_shape(r.type)))
+        for root in roots:
+            edges = parents.get(root)
+            if edges:
+                first = edges[0]
+                parent = layouts[self.uf.find(first.results[0])]
+                if not isinstance(parent, Blocked):
+                    raise CompilerBugError("tile-layout supports tiles of rank <= 2 only")
+                layouts[root] = Slice(_axis(first), parent)
+                continue
+            shape = tuple(max(s) for s in zip(*(_shape(v.type) for v in self.members[root])))
+            props = self.anchors.get(root)
+            if props:
+                best = max(props, key=lambda p: p.access_bytes)
+                layouts[root] = best.layout
+            else:
+                layouts[root] = default_layout(shape, self.target, self.num_warps)
+        return layouts
+
+    # -- rewriting
+    def _rewrite(self, layouts: dict[ir.Value, Layout]) -> None:
+        for root, members in self.members.items():
+            layout = layouts[root]
+            for v in members:
+                v.set_type(tile.with_layout(v.type, layout))
+                owner = v.owner
+                if isinstance(owner, ir.OpView) or isinstance(owner, ir.Operation):
+                    op = owner.operation
+                    if op.name == "arith.constant":
+                        _retype_constant(op, v.type)
+        for e in self.expands:
+            src = e.operands[0]
+            want = Slice(_axis(e), _blocked(tile.layout_of(e.results[0].type)))
+            if tile.layout_of(src.type) != want:
+                with ir.InsertionPoint(e):
+                    cv = tile.convert_layout(src, tile.with_layout(src.type, want), loc=e.location)
+                e.operands[0] = cv
+
+
+_CHEAP_OPS = frozenset({"tile.range", "tensor.splat", "arith.constant", "arith.addi",
+                        "arith.subi", "arith.muli", "arith.extsi", "arith.extui"})
+_MAX_REMAT_OPS = 8
+
+
+def _cheap_chain(v: ir.Value, budget: list[int]) -> bool:
+    """True if `v` is computed from scalars by a few cheap pure tile ops."""
+    if not _is_tile(v):
+        return True
+    owner = v.owner
+    if not isinstance(owner, (ir.OpView, ir.Operation)):
+        return False
+    op = owner.operation
+    budget[0] -= 1
+    if op.name not in _CHEAP_OPS or budget[0] < 0:
+        return False
+    return all(_cheap_chain(o, budget) for o in op.operands)
+
+
+def _clone_chain(v: ir.Value, ip: ir.InsertionPoint) -> ir.Value:
+    if not _is_tile(v):
+        return v
+    op = v.owner.operation
+    operands = [_clone_chain(o, ip) for o in op.operands]
+    new = op.clone(ip=ip)
+    for i, o in enumerate(operands):
+        new.operands[i] = o
+    return new.results[0]
+
+
+def _rematerialize_index_chains(ops: list[ir.Operation]) -> None:
+    """A 1-D index tile expanded along two different axes (`r[:, None]` and
+    `r[None, :]`) would need two slice layouts: recompute it for each extra
+    axis instead of converting layouts, when it is a short chain of cheap ops."""
+    by_source: dict[ir.Value, dict[int, list[ir.Operation]]] = {}
+    for op in ops:
+        if op.name == "tile.expand_dims":
+            by_source.setdefault(op.operands[0], {}).setdefault(_axis(op), []).append(op)
+    for src, groups in by_source.items():
+        if len(groups) < 2 or not _cheap_chain(src, [_MAX_REMAT_OPS]):
+            continue
+        for expands in list(groups.values())[1:]:
+            ip = ir.InsertionPoint(expands[0])
+            clone = _clone_chain(src, ip)
+            for e in expands:
+                e.operands[0] = clone
+
+
+def _blocked(layout: Layout | None) -> Blocked:
+    if not isinstance(layout, Blocked):
+        raise CompilerBugError(f"expected a blocked layout, got {layout}")
+    return layout
+
+
+def _axis(op: ir.Operation) -> int:
+    return int(ir.IntegerAttr(op.attributes["axis"]).value)
+
+
+def _segment(op: ir.Operation, index: int) -> bool:
+    seg = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])
+    return bool(seg[index])
+
+
+def _terminator(block: ir.Block) -> ir.Operation:
+    ops = list(block.operations)
+    return ops[-1].operation
+
+
+def _retype_constant(op: ir.Operation, t: ir.Type) -> None:
+    attr = op.attributes["value"]
+    if isinstance(attr, ir.DenseElementsAttr) and attr.is_splat:
+        op.attributes["value"] = ir.DenseElementsAttr.get_splat(t, attr.get_splat_value())
+    else:
+        raise TilecError(f"non-splat tile constants are not supported yet: {attr}")
+
+
+def run(module: ir.Module, target: Target, num_warps: int) -> None:
+    TileLayout().run(module, target, num_warps)

@@ -1,0 +1,55 @@
+// RUN: %python -m tilec.passes.convert_tile_to_gpu %s --pass tile-layout --pass convert-tile-to-gpu --target sm90 --debug-info | %FileCheck %s
+// RUN: %python -m tilec.passes.convert_tile_to_gpu %s --pass tile-layout --pass convert-tile-to-gpu --target gfx942 | %FileCheck %s --check-prefix=AMD
+
+// fp32 vector add per thread: 8 elements as two vector<4xf32> chunks 512
+// apart, 128-bit accesses aligned to 16 bytes, one mask bit per chunk
+// (n % 16 == 0 makes the mask constant over 16 elements).  Every op keeps the
+// location of the tile op it came from.
+
+// CHECK: module attributes {gpu.container_module}
+// CHECK: gpu.module @tilec
+// CHECK: gpu.func @add(%{{.*}}: !llvm.ptr<1> loc({{.*}}), %{{.*}}: !llvm.ptr<1> loc({{.*}}), %{{.*}}: !llvm.ptr<1> loc({{.*}}), %{{.*}}: i32 loc({{.*}})) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// CHECK: gpu.thread_id x loc(#[[FUNC:loc[0-9]*]])
+// CHECK: gpu.block_id x loc(#[[PID:loc[0-9]*]])
+// CHECK: arith.constant dense<[0, 1, 2, 3]> : vector<4xi32>
+// CHECK: arith.constant dense<[512, 513, 514, 515]> : vector<4xi32>
+// CHECK: arith.cmpi slt, {{.*}} : vector<4xi32> loc(#[[MASK:loc[0-9]*]])
+// CHECK: llvm.getelementptr {{.*}} : (vector<4x!llvm.ptr<1>>, vector<4xi32>) -> vector<4x!llvm.ptr<1>>, f32
+// CHECK: vector.extract {{.*}}[0] : i1 from vector<4xi1>
+// CHECK: llvm.intr.masked.load {{.*}} {alignment = 16 : i32} : (!llvm.ptr<1>, vector<4xi1>, vector<4xf32>) -> vector<4xf32> loc(#[[LOADX:loc[0-9]*]])
+// CHECK: arith.addf {{.*}} : vector<4xf32> loc(#[[ADD:loc[0-9]*]])
+// CHECK: arith.addf {{.*}} : vector<4xf32>
+// CHECK: scf.if
+// CHECK-NEXT: llvm.store {{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK: gpu.return
+// CHECK-NOT: tile.
+// CHECK-DAG: #[[FUNC]] = loc("add.py":3:0)
+// CHECK-DAG: #[[PID]] = loc("add.py":5:10)
+// CHECK-DAG: #[[MASK]] = loc("add.py":7:11)
+// CHECK-DAG: #[[LOADX]] = loc("add.py":8:8)
+// CHECK-DAG: #[[ADD]] = loc("add.py":10:8)
+
+// AMD: gpu.func @add{{.*}} kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// AMD: llvm.intr.masked.load {{.*}} {alignment = 16 : i32} : (!llvm.ptr<1>, vector<4xi1>, vector<4xf32>) -> vector<4xf32>
+
+func.func @add(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %y: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %o: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32 {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
+  %0 = "tile.program_id"() {axis = 0 : i32} : () -> i32 loc("add.py":5:10)
+  %c = arith.constant 1024 : i32 loc("add.py":6:20)
+  %1 = arith.muli %0, %c : i32 loc("add.py":6:10)
+  %2 = "tile.range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32> loc("add.py":6:25)
+  %3 = tensor.splat %1 : tensor<1024xi32> loc("add.py":6:10)
+  %4 = arith.addi %3, %2 : tensor<1024xi32> loc("add.py":6:10)
+  %5 = tensor.splat %n : tensor<1024xi32> loc("add.py":7:18)
+  %6 = arith.cmpi slt, %4, %5 : tensor<1024xi32> loc("add.py":7:11)
+  %7 = tensor.splat %x : tensor<1024x!tile.ptr<f32>> loc("add.py":8:8)
+  %8 = "tile.addptr"(%7, %4) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>> loc("add.py":8:8)
+  %9 = "tile.load"(%8, %6) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi1>) -> tensor<1024xf32> loc("add.py":8:8)
+  %10 = tensor.splat %y : tensor<1024x!tile.ptr<f32>> loc("add.py":9:8)
+  %11 = "tile.addptr"(%10, %4) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>> loc("add.py":9:8)
+  %12 = "tile.load"(%11, %6) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi1>) -> tensor<1024xf32> loc("add.py":9:8)
+  %s = arith.addf %9, %12 : tensor<1024xf32> loc("add.py":10:8)
+  %13 = tensor.splat %o : tensor<1024x!tile.ptr<f32>> loc("add.py":11:4)
+  %14 = "tile.addptr"(%13, %4) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>> loc("add.py":11:4)
+  "tile.store"(%14, %s, %6) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xf32>, tensor<1024xi1>) -> () loc("add.py":11:4)
+  return loc("add.py":11:4)
+} loc("add.py":3:0)

@@ -557,7 +557,7 @@ def _load(L: _FuncLowering, op: ir.Operation) -> None:
                 if of is None:
                     s = L.get(other)
                     return to_mem(L.splat(s, w) if w > 1 else s)
-                return to_mem(L.slice(of[ci], j, w))
+                return to_mem(L.slice(of[ci], j, w) if w > 1 else L.extract(of[ci], j))
             pieces.append(guarded(pred, piece_t, L.extract(pf[ci], j), align, alt))
         chunk = L.concat(pieces)
         if not isinstance(chunk.type, ir.VectorType):

@@ -72,10 +72,13 @@ def _reproducer(module_text: str, step: str, target: Target) -> str:
 def run_steps(module: ir.Module, steps: list[Step], target: Target, result: CompileResult,
               keep_ir: bool) -> None:
     for step in steps:
-        before = str(module) if True else ""
+        before = str(module)
         t0 = time.perf_counter()
         try:
             step.run(module)
+            # Catch a pass that produced invalid IR here, with its reproducer,
+            # rather than in a later step that cannot say who broke it.
+            module.operation.verify()
         except TilecError:
             raise
         except Exception as e:

@@ -257,9 +257,9 @@ class Kernel:
             "versions": toolchain_versions(),
         })
 
-    def _load_or_compile(self, infos: Sequence[ArgInfo], constexprs: dict[str, Any], target: str,
-                         num_warps: int) -> Any:
-        from tilec.runtime.loaded import load_entry
+    def _cached_entry(self, infos: Sequence[ArgInfo], constexprs: dict[str, Any], target: str,
+                      num_warps: int) -> Any:
+        """The disk-cache entry of a specialization, compiled first on a miss."""
         cache = DiskCache()
         key = self.cache_key(infos, constexprs, target, num_warps)
         entry = cache.get(key)
@@ -268,7 +268,12 @@ class Kernel:
             entry = build_entry(self, cache, key, [i.type for i in infos],
                                 {n: 16 if i.divisible16 else 1 for n, i in
                                  zip(self.runtime_names(), infos)}, constexprs, target, num_warps)
-        return load_entry(entry)
+        return entry
+
+    def _load_or_compile(self, infos: Sequence[ArgInfo], constexprs: dict[str, Any], target: str,
+                         num_warps: int) -> Any:
+        from tilec.runtime.loaded import load_entry
+        return load_entry(self._cached_entry(infos, constexprs, target, num_warps))
 
     def runtime_names(self) -> list[str]:
         return [p.name for p in self.params if not p.constexpr]
@@ -297,7 +302,9 @@ class Kernel:
         values, options = self.bind(args, kwargs)
         infos, constexprs = self.specialize(values)
         num_warps = int(options.get("num_warps", 4))
-        self._load_or_compile(infos, constexprs, target, num_warps)
+        from tilec.targets import get_target
+        get_target(target)
+        self._cached_entry(infos, constexprs, target, num_warps)
 
 
 class _NoDefault:

@@ -16,6 +16,24 @@ upstream equivalent:
 | `tile.addptr`       | ptr-like, int-like -> ptr-like (offset in elements) | |
 | `tile.load`         | ptr-like [, mask] [, other] -> value | `operandSegmentSizes` |
 | `tile.store`        | ptr-like, value [, mask] -> () | `operandSegmentSizes` |
+| `tile.convert_layout` | tensor -> same tensor with another layout encoding | |
+| `tile.reduce`       | N tiles -> N tiles (or scalars) without dim `axis` | `axis`, `combine` |
+| `tile.scan`         | N tiles -> N tiles of the same types | `axis`, `combine`, `reverse` (unit) |
+| `tile.atomic_rmw`   | ptr-like, value [, mask] -> old value | `kind` (ATOMIC_KINDS), `operandSegmentSizes` |
+| `tile.atomic_cas`   | ptr-like, cmp, value -> old value | |
+| `tile.barrier`      | () -> () : all threads of a program, memory visible | |
+| `tile.warp_sync`    | () -> () : the lanes of a warp reconverge | |
+| `tile.reshape`      | tensor -> tensor with as many elements (row-major) | |
+| `tile.trans`        | 2-D tensor -> its transpose | |
+
+`combine` names a `func.func private` in the same module that takes 2N
+scalars (the running values, then the new values) and returns N scalars; IRDL
+ops cannot hold a region with a terminator, so the combine function is a
+symbol.  Lowerings clone its body (on scalars, vectors or shuffled lanes).
+`tile.reduce`/`tile.scan` take 1 to `MAX_COMBINE_OPERANDS` operands of
+possibly different types: IRDL binds one constraint variable to one type, so
+each operand (and result) is its own optional group, sized by
+`operandSegmentSizes`/`resultSegmentSizes` (`segment_attrs(n)`).
 
 IRDL checks op names and operand counts; the shape and element-type rules are
 checked by `verify` below (run by the `tile-verify` pass), which reports the
@@ -111,14 +129,97 @@ irdl.dialect @tile {
     irdl.operands(src: %s)
     irdl.results(result: %r)
   }
+  irdl.operation @reduce {
+    %s0 = irdl.any
+    %s1 = irdl.any
+    %s2 = irdl.any
+    %s3 = irdl.any
+    %r0 = irdl.any
+    %r1 = irdl.any
+    %r2 = irdl.any
+    %r3 = irdl.any
+    %a = irdl.any
+    %c = irdl.any
+    irdl.attributes {"axis" = %a, "combine" = %c}
+    irdl.operands(src0: %s0, src1: optional %s1, src2: optional %s2, src3: optional %s3)
+    irdl.results(res0: %r0, res1: optional %r1, res2: optional %r2, res3: optional %r3)
+  }
+  irdl.operation @scan {
+    %s0 = irdl.any
+    %s1 = irdl.any
+    %s2 = irdl.any
+    %s3 = irdl.any
+    %r0 = irdl.any
+    %r1 = irdl.any
+    %r2 = irdl.any
+    %r3 = irdl.any
+    %a = irdl.any
+    %c = irdl.any
+    irdl.attributes {"axis" = %a, "combine" = %c}
+    irdl.operands(src0: %s0, src1: optional %s1, src2: optional %s2, src3: optional %s3)
+    irdl.results(res0: %r0, res1: optional %r1, res2: optional %r2, res3: optional %r3)
+  }
+  irdl.operation @atomic_rmw {
+    %p = irdl.any
+    %v = irdl.any
+    %m = irdl.any
+    %r = irdl.any
+    %k = irdl.any
+    irdl.attributes {"kind" = %k}
+    irdl.operands(ptr: %p, value: %v, mask: optional %m)
+    irdl.results(result: %r)
+  }
+  irdl.operation @atomic_cas {
+    %p = irdl.any
+    %c = irdl.any
+    %v = irdl.any
+    %r = irdl.any
+    irdl.operands(ptr: %p, cmp: %c, value: %v)
+    irdl.results(result: %r)
+  }
+  irdl.operation @barrier {
+  }
+  irdl.operation @warp_sync {
+  }
+  irdl.operation @reshape {
+    %s = irdl.any
+    %r = irdl.any
+    irdl.operands(src: %s)
+    irdl.results(result: %r)
+  }
+  irdl.operation @trans {
+    %s = irdl.any
+    %r = irdl.any
+    irdl.operands(src: %s)
+    irdl.results(result: %r)
+  }
 }
 """
 
 # Ops without side effects: removed when unused by the `tile-dce` pass.
 PURE_OPS = frozenset({
     "tile.program_id", "tile.num_programs", "tile.range", "tile.broadcast",
-    "tile.expand_dims", "tile.addptr", "tile.load",
+    "tile.expand_dims", "tile.addptr", "tile.load", "tile.reduce", "tile.scan",
+    "tile.reshape", "tile.trans",
 })
+
+MAX_COMBINE_OPERANDS = 4
+
+
+def segment_attrs(n: int) -> dict[str, ir.Attribute]:
+    """operandSegmentSizes / resultSegmentSizes of a reduce or scan with n operands."""
+    if not 1 <= n <= MAX_COMBINE_OPERANDS:
+        raise ValueError(f"reduce/scan take 1 to {MAX_COMBINE_OPERANDS} operands, got {n}")
+    sizes = ir.DenseI32ArrayAttr.get([1] * n + [0] * (MAX_COMBINE_OPERANDS - n))
+    return {"operandSegmentSizes": sizes, "resultSegmentSizes": sizes}
+
+
+# Atomic read-modify-write kinds (`tile.atomic_rmw {kind}`) and the element
+# types each accepts: 'f' float, 'i' integer (signless), 'u' unsigned integer.
+ATOMIC_KINDS = {
+    "add": "i", "fadd": "f", "max": "i", "min": "i", "umax": "u", "umin": "u",
+    "fmax": "f", "fmin": "f", "xchg": "if", "and": "i", "or": "i", "xor": "i",
+}
 
 
 def register(context: ir.Context) -> None:

@@ -319,6 +319,16 @@ def _rem(a: _Analysis, op: ir.Operation) -> list[AxisInfo]:
     p = _const_int(op.operands[1])
     rank = lhs.rank
     const = tuple(math.gcd(x, y) for x, y in zip(lhs.constancy, rhs.constancy))
+    if p is None and rank and all(rc >= lc for rc, lc in zip(rhs.constancy, lhs.contiguity)):
+        # x % n with n uniform over each run of x and divisible by D: a run of x
+        # that starts at a multiple of D' = min(div(x), D) and is at most D'
+        # long cannot contain a multiple of n, so x % n stays contiguous there.
+        contig, div = [], []
+        for d in range(rank):
+            dd = min(lhs.divisibility[d], rhs.divisibility[d])
+            contig.append(min(lhs.contiguity[d], dd))
+            div.append(dd)
+        return [AxisInfo(tuple(contig), tuple(div), const)]
     if p is None or p <= 0 or p & (p - 1):
         return [AxisInfo((1,) * rank, (1,) * rank, const)]
     contig, div = [], []

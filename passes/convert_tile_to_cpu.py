@@ -178,7 +178,11 @@ class _Lowering:
                        loc: ir.Location) -> None:
         i32 = ir.IntegerType.get_signless(32)
         i64 = ir.IntegerType.get_signless(64)
-        ftype = ir.FunctionType.get(arg_types + [i32, i32, i32, i64, i64], [])
+        # fp16/bf16 scalars cross the C ABI as their bits (i16): callers such as
+        # ctypes have no 16-bit float type.
+        i16 = ir.IntegerType.get_signless(16)
+        abi_types = [i16 if isinstance(t, (ir.F16Type, ir.BF16Type)) else t for t in arg_types]
+        ftype = ir.FunctionType.get(abi_types + [i32, i32, i32, i64, i64], [])
         self.loc = loc
         grid_fn = ir.Operation.create("func.func", regions=1, loc=loc,
                                       ip=ir.InsertionPoint(module_body), attributes={
@@ -188,6 +192,8 @@ class _Lowering:
         a = list(entry.arguments)
         kargs, (g0, g1, g2, start, end) = a[:len(arg_types)], a[len(arg_types):]
         self.ip = ir.InsertionPoint(entry)
+        kargs = [self.make("arith.bitcast", [t], [v]).result if t != v.type else v
+                 for t, v in zip(arg_types, kargs)]
         one = self.const_int(i64, 1)
         loop = self.make("scf.for", [], [start, end, one], regions=1)
         block = loop.regions[0].blocks.append(i64)
@@ -368,14 +374,42 @@ def _scalar_masked(lw: _Lowering, mask: ir.Value, then: Callable[[], ir.Value | 
     return if_op.results[0] if result is not None else None
 
 
+def _is_bool(t: ir.Type) -> bool:
+    """Whether a scalar or vector type has i1 elements."""
+    et = ir.VectorType(t).element_type if isinstance(t, ir.VectorType) else t
+    return isinstance(et, ir.IntegerType) and ir.IntegerType(et).width == 1
+
+
+def _as_bytes(t: ir.Type) -> ir.Type:
+    """The in-memory type of an i1 scalar or vector: one byte per element."""
+    i8 = ir.IntegerType.get_signless(8)
+    return ir.VectorType.get(ir.VectorType(t).shape, i8) if isinstance(t, ir.VectorType) else i8
+
+
 @_rule("tile.load")
 def _load(lw: _Lowering, op: ir.Operation) -> None:
     seg = _segments(op)
     ptr_old = op.operands[0]
-    ptr = lw.mapped(ptr_old)
     mask = lw.mapped(op.operands[1]) if seg[1] else None
     other = lw.mapped(op.operands[1 + seg[1]]) if seg[2] else None
     rt = lw.convert(op.result.type)
+    if not _is_bool(rt):
+        lw.bind(op.result, _load_value(lw, ptr_old, mask, other, rt))
+        return
+    # Booleans live in memory as bytes (NumPy, torch, Triton), but LLVM packs a
+    # vector of i1 into bits: load bytes and compare them with zero.
+    bt = _as_bytes(rt)
+    if other is not None:
+        other = lw.make("arith.extui", [bt], [other]).result
+    raw = _load_value(lw, ptr_old, mask, other, bt)
+    zero = lw.zeros(bt) if isinstance(bt, ir.VectorType) else lw.scalar_zero(bt)
+    lw.bind(op.result, lw.make("arith.cmpi", [rt], [raw, zero], {"predicate": lw.i64(1)}).result)
+
+
+def _load_value(lw: _Lowering, ptr_old: ir.Value, mask: ir.Value | None, other: ir.Value | None,
+                rt: ir.Type) -> ir.Value:
+    """Load a value of (converted) type `rt` through the pointer(s) `ptr_old`."""
+    ptr = lw.mapped(ptr_old)
     if not isinstance(rt, ir.VectorType):
         ebytes = _elem_bytes(rt)
         align = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), ebytes)
@@ -383,13 +417,11 @@ def _load(lw: _Lowering, op: ir.Operation) -> None:
         def do_load() -> ir.Value:
             return lw.make("llvm.load", [rt], [ptr], {"alignment": align}).result
         if mask is None:
-            lw.bind(op.result, do_load())
-        else:
-            res = _scalar_masked(lw, mask, do_load,
-                                 lambda: other if other is not None else lw.scalar_zero(rt), rt)
-            assert res is not None
-            lw.bind(op.result, res)
-        return
+            return do_load()
+        res = _scalar_masked(lw, mask, do_load,
+                             lambda: other if other is not None else lw.scalar_zero(rt), rt)
+        assert res is not None
+        return res
     vt = ir.VectorType(rt)
     n = vt.shape[0]
     elem = vt.element_type
@@ -397,13 +429,12 @@ def _load(lw: _Lowering, op: ir.Operation) -> None:
     chunk, align = _chunking(lw, ptr_old, n, ebytes)
     passthru = other if other is not None else lw.zeros(rt)
     if chunk == 1 or n // chunk > MAX_CHUNKS:
-        m = mask if mask is not None else lw.make("arith.constant", [ir.VectorType.get([n], ir.IntegerType.get_signless(1))], [], {
-            "value": ir.DenseElementsAttr.get_splat(ir.VectorType.get([n], ir.IntegerType.get_signless(1)),
-                                                    ir.IntegerAttr.get(ir.IntegerType.get_signless(1), 1))}).result
-        res = lw.make("llvm.intr.masked.gather", [rt], [ptr, m, passthru],
-                      {"alignment": lw.i32(ebytes)}).result
-        lw.bind(op.result, res)
-        return
+        i1v = ir.VectorType.get([n], ir.IntegerType.get_signless(1))
+        m = mask if mask is not None else lw.make("arith.constant", [i1v], [], {
+            "value": ir.DenseElementsAttr.get_splat(i1v, ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(1), 1))}).result
+        return lw.make("llvm.intr.masked.gather", [rt], [ptr, m, passthru],
+                       {"alignment": lw.i32(ebytes)}).result
     acc = None
     ct = ir.VectorType.get([chunk], elem)
     for k in range(n // chunk):
@@ -419,7 +450,7 @@ def _load(lw: _Lowering, op: ir.Operation) -> None:
         else:
             acc = lw.insert_slice(piece, acc if acc is not None else lw.zeros(rt), k * chunk)
     assert acc is not None
-    lw.bind(op.result, acc)
+    return acc
 
 
 @_rule("tile.store")
@@ -429,6 +460,9 @@ def _store(lw: _Lowering, op: ir.Operation) -> None:
     ptr = lw.mapped(ptr_old)
     value = lw.mapped(op.operands[1])
     mask = lw.mapped(op.operands[2]) if seg[2] else None
+    if _is_bool(value.type):
+        # One byte (0 or 1) per boolean, as NumPy and torch store them.
+        value = lw.make("arith.extui", [_as_bytes(value.type)], [value]).result
     vt_ = value.type
     if not isinstance(vt_, ir.VectorType):
         align = lw.i64(_elem_bytes(vt_))
@@ -519,6 +553,23 @@ def _for(lw: _Lowering, op: ir.Operation) -> None:
         lw.bind(o, n)
 
 
+@_rule("scf.while")
+def _while(lw: _Lowering, op: ir.Operation) -> None:
+    new = lw.make("scf.while", [lw.convert(r.type) for r in op.results],
+                  [lw.mapped(v) for v in op.operands], regions=2)
+    saved = lw.ip
+    for old_region, region in zip(op.regions, new.regions):
+        old_block = old_region.blocks[0]
+        block = region.blocks.append(*[lw.convert(a.type) for a in old_block.arguments])
+        for o, n in zip(old_block.arguments, block.arguments):
+            lw.bind(o, n)
+        lw.ip = ir.InsertionPoint(block)
+        lw.lower_block(old_block)
+    lw.ip = saved
+    for o, n in zip(op.results, new.results):
+        lw.bind(o, n)
+
+
 @_rule("scf.if")
 def _if(lw: _Lowering, op: ir.Operation) -> None:
     new = lw.make("scf.if", [lw.convert(r.type) for r in op.results],
@@ -572,3 +623,8 @@ def run(module: ir.Module) -> None:
         info = ai.analyze(fn)
         _Lowering(fn, info).run(module.body)
         fn.erase()
+
+
+# Rules for reductions, scans, atomics, barriers, reshape and trans live in their
+# own module; importing it registers them in _RULES.
+from tilec.passes import lower_reduce_cpu  # noqa: E402,F401

@@ -96,6 +96,11 @@ class ConvertTileToGPU:
 
     def run(self, module: ir.Module, target: Target, num_warps: int) -> None:
         funcs = [op.operation for op in module.body.operations if op.operation.name == "func.func"]
+        # Private functions are combine functions of reduce/scan ops: their
+        # bodies are cloned where used, and they are erased once all kernels are.
+        private = [f for f in funcs if "sym_visibility" in f.attributes
+                   and ir.StringAttr(f.attributes["sym_visibility"]).value == "private"]
+        funcs = [f for f in funcs if f not in private]
         if not funcs:
             return
         with module.context, ir.Location.unknown():
@@ -103,6 +108,8 @@ class ConvertTileToGPU:
             gmod = self._gpu_module(module)
             for f in funcs:
                 _FuncLowering(f, gmod, target, num_warps).run()
+                f.erase()
+            for f in private:
                 f.erase()
 
     @staticmethod
@@ -125,6 +132,7 @@ class _FuncLowering:
         self.axis = axis_info.analyze(func)
         self.tid: ir.Value | None = None
         self.shared_count = 0
+        self.shared_bytes = 0
 
     # -- types
     def scalar_type(self, t: ir.Type) -> ir.Type:
@@ -340,6 +348,13 @@ class _FuncLowering:
         """A pointer to a fresh workgroup-memory array of `count` elements."""
         name = f"__tilec_smem_{ir.StringAttr(self.func.attributes['sym_name']).value}_{self.shared_count}"
         self.shared_count += 1
+        self.shared_bytes += count * max(1, axis_info.type_bytes(elem) if not isinstance(
+            elem, llvm.PointerType) else 8)
+        if self.shared_bytes > self.target.shared_bytes:
+            raise TilecError(f"kernel '{ir.StringAttr(self.func.attributes['sym_name']).value}' "
+                             f"needs {self.shared_bytes} bytes of workgroup memory; "
+                             f"{self.target.name} has {self.target.shared_bytes}",
+                             source_loc(ir.Location.current))
         # The llvm dialect's Python bindings have no ArrayType builder.
         arr = ir.Type.parse(f"!llvm.array<{count} x {elem}>")
         with ir.InsertionPoint(self.gfunc):
@@ -657,6 +672,27 @@ def _if(L: _FuncLowering, op: ir.Operation) -> None:
     L.bind_flat(list(op.results), list(new.results))
 
 
+@lowering("scf.while")
+def _while(L: _FuncLowering, op: ir.Operation) -> None:
+    inits = L.flat(list(op.operands))
+    types: list[ir.Type] = []
+    for r in op.results:
+        types.extend(L.frag_types(r.type))
+    new = scf.WhileOp(types, inits)
+    for old_region, region, arg_types in ((op.regions[0], new.before, [v.type for v in inits]),
+                                          (op.regions[1], new.after, types)):
+        old_block = old_region.blocks[0]
+        block = region.blocks.append(*arg_types)
+        L.bind_flat(list(old_block.arguments), list(block.arguments))
+        L.lower_block(old_block, block)
+    L.bind_flat(list(op.results), list(new.results))
+
+
+@lowering("scf.condition")
+def _condition(L: _FuncLowering, op: ir.Operation) -> None:
+    scf.ConditionOp(L.get(op.operands[0]), L.flat(list(op.operands)[1:]))
+
+
 @lowering("scf.yield")
 def _yield(L: _FuncLowering, op: ir.Operation) -> None:
     scf.YieldOp(L.flat(list(op.operands)))
@@ -669,8 +705,14 @@ def _return(L: _FuncLowering, op: ir.Operation) -> None:
     gpu.ReturnOp([])
 
 
+NAME = "convert-tile-to-gpu"
+
 def run(module: ir.Module, target: Target, num_warps: int) -> None:
     ConvertTileToGPU().run(module, target, num_warps)
+
+
+# Rule families kept in their own files register themselves on import.
+from tilec.passes import lower_atomic_gpu, lower_reduce_gpu  # noqa: E402,F401
 
 
 # ---------------------------------------------------------------- CLI (tests)
@@ -709,4 +751,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the package module's copy, whose registry the rule files filled.
+    from tilec.passes.convert_tile_to_gpu import main as _main
+    sys.exit(_main())

@@ -141,3 +141,67 @@ class Distribution:
             lshift += log2(b.lanes[d])
             wshift += log2(b.warps[d])
         return out
+
+    def thread_coords(self, tid: int, warp_size: int) -> dict[tuple[int, ...], tuple[int, ...]]:
+        """Pure-Python model of the ownership `convert-tile-to-gpu` emits: for the
+        thread `tid`, local element coordinates -> coordinates in the tile
+        (expanded shape).  Used to check index math without a GPU."""
+        lane, warp = tid % warp_size, tid // warp_size
+        bases = []
+        for d, (lshift, lanes, wshift, warps) in enumerate(self.lane_split()):
+            idx = ((warp >> wshift) % warps) * lanes + (lane >> lshift) % lanes
+            bases.append((idx * self.blocked.per_thread[d]) % self.shape[d])
+        out = {}
+        for local in itertools.product(*(range(n) for n in self.local)):
+            out[local] = tuple(b + self.static_offset(d, l) for d, (b, l) in enumerate(zip(bases, local)))
+        return out
+
+
+@dataclass(frozen=True)
+class AxisSpan:
+    """How the threads of a distribution spread over one dimension.
+
+    The thread position along the dimension is `(warp_d << log2(lanes_d)) | lane_d`
+    reduced modulo the number of distinct positions, so only its low bits tell
+    threads apart: `lane_bits` bits of the lane id starting at `lane_shift`,
+    then `warp_bits` bits of the warp id starting at `warp_shift`.  The other
+    lane/warp bits of that dimension select replicas (same elements)."""
+
+    lane_shift: int
+    lane_bits: int
+    warp_shift: int
+    warp_bits: int
+
+    @property
+    def lane_positions(self) -> int:
+        return 1 << self.lane_bits
+
+    @property
+    def warp_positions(self) -> int:
+        return 1 << self.warp_bits
+
+    def xor_offsets(self) -> list[int]:
+        """Butterfly lane offsets, largest first (16, 8, 4, 2, 1 for a full warp of 32)."""
+        return [1 << (self.lane_shift + k) for k in reversed(range(self.lane_bits))]
+
+
+def axis_span(d: Distribution, axis: int) -> AxisSpan:
+    lshift, lanes, wshift, _ = d.lane_split()[axis]
+    positions = max(1, d.shape[axis] // d.ept[axis] // d.reps[axis])
+    bits = log2(positions)
+    lane_bits = min(log2(lanes), bits)
+    return AxisSpan(lshift, lane_bits, wshift, bits - lane_bits)
+
+
+def replica_masks(d: Distribution) -> tuple[int, int]:
+    """(lane-id mask, warp-id mask) of the bits that only select replicas: a
+    thread whose id has these bits clear holds the canonical copy of its
+    elements."""
+    lane_mask = warp_mask = 0
+    for dim, (lshift, lanes, wshift, warps) in enumerate(d.lane_split()):
+        s = axis_span(d, dim)
+        for b in range(s.lane_bits, log2(lanes)):
+            lane_mask |= 1 << (lshift + b)
+        for b in range(s.warp_bits, log2(warps)):
+            warp_mask |= 1 << (wshift + b)
+    return lane_mask, warp_mask

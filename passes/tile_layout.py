@@ -9,9 +9,16 @@ Output: the same IR where every tensor type carries a `#tile.blocked` or
     have one and the same encoding;
   * the operand of `tile.expand_dims {axis = a}` has `#tile.slice<a, P>` where P
     is the encoding of its result (so expand_dims and broadcast move no data);
+  * the operands of `tile.reduce`/`tile.scan` share one encoding (scan results
+    too); a `tile.reduce {axis = a}` whose operands have encoding P gives its
+    tile results `#tile.slice<a, P>` (scalar results need none);
+  * `tile.atomic_rmw`/`tile.atomic_cas` operands and results share one
+    encoding, like loads and stores (the lowering goes element by element);
+  * `tile.reshape`/`tile.trans` results get their own encoding (the lowering
+    goes through workgroup memory);
   * where one value would need two encodings, an explicit `tile.convert_layout`
     is inserted (only before an `expand_dims` whose source was already given a
-    different slice).  A 1-D index tile computed by a short chain of cheap ops
+    different slice, e.g. a reduce result expanded along another axis).  A 1-D index tile computed by a short chain of cheap ops
     (range, splat, constant, add/sub/mul, ext) and expanded along two axes is
     recomputed per axis instead, as Triton's rematerialization does.
 
@@ -138,6 +145,7 @@ class _LayoutFunc:
         self.num_warps = num_warps
         self.uf = _UnionFind()
         self.expands: list[ir.Operation] = []
+        self.reduces: list[ir.Operation] = []
         self.anchors: dict[ir.Value, list[_Proposal]] = {}
         self.members: dict[ir.Value, list[ir.Value]] = {}
 
@@ -189,8 +197,20 @@ class _LayoutFunc:
                     for i, r in enumerate(op.results):
                         if _is_tile(r):
                             self.uf.union(r, y.operands[i])
-        elif name in ("scf.yield", "func.return", "tile.convert_layout"):
-            pass
+        elif name == "tile.reduce":
+            srcs = [v for v in op.operands if _is_tile(v)]
+            for v in srcs[1:]:
+                self.uf.union(srcs[0], v)
+            tiles = [r for r in op.results if _is_tile(r)]
+            for r in tiles[1:]:
+                self.uf.union(tiles[0], r)
+            if srcs and tiles:
+                self.reduces.append(op)
+        elif name in ("scf.yield", "func.return", "tile.convert_layout", "tile.reshape",
+                      "tile.trans"):
+            for v in op.operands:
+                if _is_tile(v):
+                    self.uf.add(v)
         else:
             tiles = [v for v in list(op.operands) + list(op.results) if _is_tile(v)]
             for v in tiles[1:]:
@@ -202,8 +222,17 @@ class _LayoutFunc:
         parents: dict[ir.Value, list[ir.Operation]] = {}
         for e in self.expands:
             parents.setdefault(self.uf.find(e.operands[0]), []).append(e)
+        reduced: dict[ir.Value, ir.Operation] = {}
+        for r in self.reduces:
+            reduced.setdefault(self.uf.find(_tile_results(r)[0]), r)
         roots = sorted(self.members, key=lambda r: -len(_shape(r.type)))
         for root in roots:
+            red = reduced.get(root)
+            if red is not None:
+                # The reduction leaves its results in the slice of its operand's
+                # layout; an expand_dims that wants another slice converts.
+                layouts[root] = Slice(_axis(red), _blocked(layouts[self.uf.find(red.operands[0])]))
+                continue
             edges = parents.get(root)
             if edges:
                 first = edges[0]
@@ -289,6 +318,10 @@ def _rematerialize_index_chains(ops: list[ir.Operation]) -> None:
                 e.operands[0] = clone
 
 
+def _tile_results(op: ir.Operation) -> list[ir.Value]:
+    return [r for r in op.results if _is_tile(r)]
+
+
 def _blocked(layout: Layout | None) -> Blocked:
     if not isinstance(layout, Blocked):
         raise CompilerBugError(f"expected a blocked layout, got {layout}")
@@ -316,6 +349,8 @@ def _retype_constant(op: ir.Operation, t: ir.Type) -> None:
     else:
         raise TilecError(f"non-splat tile constants are not supported yet: {attr}")
 
+
+NAME = "tile-layout"
 
 def run(module: ir.Module, target: Target, num_warps: int) -> None:
     TileLayout().run(module, target, num_warps)

@@ -112,7 +112,99 @@ def _store(op: ir.Operation) -> None:
         _mask_ok(op, op.operands[2], tile.shape_of(p))
 
 
+def _combine_func(op: ir.Operation) -> ir.Operation:
+    if "combine" not in op.attributes:
+        raise VerifyError(op, "requires attribute 'combine' (a function symbol)")
+    name = ir.FlatSymbolRefAttr(op.attributes["combine"]).value
+    parent = op
+    while parent.parent is not None and parent.name != "builtin.module":
+        parent = parent.parent
+    for view in parent.regions[0].blocks[0].operations:
+        f = view.operation
+        if f.name == "func.func" and ir.StringAttr(f.attributes["sym_name"]).value == name:
+            return f
+    raise VerifyError(op, f"combine function @{name} not found")
+
+
+def _reduce_like(op: ir.Operation, keeps_shape: bool) -> None:
+    srcs = list(op.operands)
+    if not srcs or len(srcs) != len(op.results):
+        raise VerifyError(op, "needs one result per operand and at least one operand")
+    shape = tile.shape_of(srcs[0].type)
+    axis = _attr_int(op, "axis")
+    if not shape or not 0 <= axis < len(shape):
+        raise VerifyError(op, f"axis {axis} out of range for operand shape {list(shape)}")
+    out_shape = shape if keeps_shape else shape[:axis] + shape[axis + 1:]
+    elems = []
+    for s, r in zip(srcs, op.results):
+        if tile.shape_of(s.type) != shape:
+            raise VerifyError(op, "all operands must have the same shape")
+        if tile.shape_of(r.type) != out_shape or tile.element_type(r.type) != tile.element_type(s.type):
+            raise VerifyError(op, f"result type {r.type} does not match operand {s.type}")
+        elems.append(tile.element_type(s.type))
+    ftype = ir.FunctionType(ir.TypeAttr(_combine_func(op).attributes["function_type"]).value)
+    if list(ftype.inputs) != elems + elems or list(ftype.results) != elems:
+        raise VerifyError(op, f"combine function must have type ({', '.join(map(str, elems * 2))})"
+                          f" -> ({', '.join(map(str, elems))}), got {ftype}")
+
+
+def _reduce(op: ir.Operation) -> None:
+    _reduce_like(op, keeps_shape=False)
+
+
+def _scan(op: ir.Operation) -> None:
+    _reduce_like(op, keeps_shape=True)
+
+
+def _atomic_rmw(op: ir.Operation) -> None:
+    seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    p, v, r = op.operands[0].type, op.operands[1].type, op.results[0].type
+    kind = ir.StringAttr(op.attributes["kind"]).value if "kind" in op.attributes else ""
+    allowed = tile.ATOMIC_KINDS.get(kind)
+    if allowed is None:
+        raise VerifyError(op, f"unknown atomic kind '{kind}'; valid: {', '.join(tile.ATOMIC_KINDS)}")
+    if not tile.is_ptr(tile.element_type(p)):
+        raise VerifyError(op, f"operand #0 must be a pointer or a tile of pointers, got {p}")
+    elem = tile.pointee(tile.element_type(p))
+    if tile.shape_of(v) != tile.shape_of(p) or tile.element_type(v) != elem or v != r:
+        raise VerifyError(op, f"value and result must be {elem} with the pointers' shape")
+    is_float = isinstance(elem, ir.FloatType)
+    if ("f" in allowed) != is_float and not ("i" in allowed and "f" in allowed):
+        raise VerifyError(op, f"atomic kind '{kind}' does not accept {elem}")
+    if seg[2]:
+        _mask_ok(op, op.operands[2], tile.shape_of(p))
+
+
+def _atomic_cas(op: ir.Operation) -> None:
+    p, c, v, r = (op.operands[0].type, op.operands[1].type, op.operands[2].type,
+                  op.results[0].type)
+    if not tile.is_ptr(tile.element_type(p)):
+        raise VerifyError(op, f"operand #0 must be a pointer or a tile of pointers, got {p}")
+    elem = tile.pointee(tile.element_type(p))
+    for t in (c, v, r):
+        if tile.shape_of(t) != tile.shape_of(p) or tile.element_type(t) != elem:
+            raise VerifyError(op, f"cmp, value and result must be {elem} with the pointers' shape")
+
+
+def _reshape(op: ir.Operation) -> None:
+    import math
+    s, r = op.operands[0].type, op.results[0].type
+    if math.prod(tile.shape_of(s)) != math.prod(tile.shape_of(r)) or \
+            tile.element_type(s) != tile.element_type(r):
+        raise VerifyError(op, f"cannot reshape {s} to {r}")
+
+
+def _trans(op: ir.Operation) -> None:
+    s, r = op.operands[0].type, op.results[0].type
+    ss = tile.shape_of(s)
+    if len(ss) != 2 or tile.shape_of(r) != (ss[1], ss[0]) or \
+            tile.element_type(s) != tile.element_type(r):
+        raise VerifyError(op, f"result must be the transpose of {s}, got {r}")
+
+
 _RULES: dict[str, Callable[[ir.Operation], None]] = {
+    "tile.reduce": _reduce, "tile.scan": _scan, "tile.atomic_rmw": _atomic_rmw,
+    "tile.atomic_cas": _atomic_cas, "tile.reshape": _reshape, "tile.trans": _trans,
     "tile.program_id": _axis, "tile.num_programs": _axis, "tile.range": _range,
     "tile.broadcast": _broadcast, "tile.expand_dims": _expand_dims, "tile.addptr": _addptr,
     "tile.load": _load, "tile.store": _store,

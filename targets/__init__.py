@@ -25,6 +25,8 @@ class Target:
     mma: tensor-core kind (`mma_sync`, `wgmma`, `tcgen05`, `mfma`, `wmma`) or None.
     features: capability flags asked for by passes.
     stages: ordered artifact stages this target produces.
+    atomic_scope: LLVM syncscope naming "all threads of the device" in the back
+        end's memory model (NVPTX `device`, AMDGPU `agent`).
     """
 
     name: str
@@ -39,6 +41,7 @@ class Target:
     ptx_version: str | None = None
     code_object_version: int | None = None
     stages: tuple[str, ...] = ()
+    atomic_scope: str | None = None
 
     def has(self, feature: str) -> bool:
         return feature in self.features
@@ -62,22 +65,22 @@ _AMD_COMMON = frozenset({"ds_swizzle", "ds_bpermute", "f16", "bf16"})
 
 TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("sm80", "nvidia", "sm_80", 32, 16, 166912, 1024, "mma_sync",
-           _NV_COMMON | {"cp_async"}, ptx_version="7.0", stages=_NV_STAGES),
+           _NV_COMMON | {"cp_async"}, ptx_version="7.0", stages=_NV_STAGES, atomic_scope="device"),
     Target("sm90", "nvidia", "sm_90a", 32, 16, 232448, 1024, "wgmma",
            _NV_COMMON | {"cp_async", "has_wgmma", "has_tma"}, ptx_version="8.0",
-           stages=_NV_STAGES),
+           stages=_NV_STAGES, atomic_scope="device"),
     Target("sm100", "nvidia", "sm_100a", 32, 16, 232448, 1024, "tcgen05",
            _NV_COMMON | {"cp_async", "has_tma", "has_tcgen05"}, ptx_version="8.6",
-           stages=_NV_STAGES),
+           stages=_NV_STAGES, atomic_scope="device"),
     Target("gfx90a", "amd", "gfx90a", 64, 16, 65536, 1024, "mfma",
-           _AMD_COMMON | {"dpp_row_bcast"}, code_object_version=5, stages=_AMD_STAGES),
+           _AMD_COMMON | {"dpp_row_bcast"}, code_object_version=5, stages=_AMD_STAGES, atomic_scope="agent"),
     Target("gfx942", "amd", "gfx942", 64, 16, 65536, 1024, "mfma",
-           _AMD_COMMON | {"dpp_row_bcast"}, code_object_version=5, stages=_AMD_STAGES),
+           _AMD_COMMON | {"dpp_row_bcast"}, code_object_version=5, stages=_AMD_STAGES, atomic_scope="agent"),
     Target("gfx950", "amd", "gfx950", 64, 16, 163840, 1024, "mfma",
            _AMD_COMMON | {"dpp_row_bcast", "permlane32_swap"}, code_object_version=5,
-           stages=_AMD_STAGES),
+           stages=_AMD_STAGES, atomic_scope="agent"),
     Target("gfx1100", "amd", "gfx1100", 32, 16, 65536, 1024, "wmma",
-           _AMD_COMMON, code_object_version=5, stages=_AMD_STAGES),
+           _AMD_COMMON, code_object_version=5, stages=_AMD_STAGES, atomic_scope="agent"),
     # The CPU: one "lane" per program instance; each program computes its whole
     # tile as vectors of the host's SIMD width, program ids run on a thread pool.
     Target("cpu", "cpu", "host", 1, 64, 1 << 20, 1, None,

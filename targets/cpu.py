@@ -51,27 +51,25 @@ def find_cc() -> str:
                      "install one, e.g. `apt-get install gcc`")
 
 
-def codegen(llir: str, opt_level: int = 3) -> dict[str, bytes | str]:
-    """LLVM IR -> {'asm': str, 'obj': bytes, 'so': bytes} for the host."""
+def codegen(llir: str, opt_level: int = 3, want_asm: bool = True) -> dict[str, bytes | str]:
+    """LLVM IR -> {'asm': str (when asked), 'obj': bytes, 'so': bytes} for the host.
+
+    The module is optimized once; the assembly text, when wanted, is emitted
+    from a re-parsed copy of the optimized IR (one emission per module)."""
     import llvmlite.binding as llb
     cpu, features = host_cpu()
     target = llb.Target.from_default_triple()
     tm = target.create_target_machine(cpu=cpu, features=features, opt=opt_level, reloc="pic",
                                       codemodel="default")
-
-    def optimized() -> llb.ModuleRef:
-        mod = llb.parse_assembly(llir)
-        mod.triple = target.triple
-        mod.data_layout = str(tm.target_data)
-        mod.verify()
-        pto = llb.PipelineTuningOptions(speed_level=opt_level)
-        pb = llb.create_pass_builder(tm, pto)
-        pb.getModulePassManager().run(mod, pb)
-        return mod
-
-    mod = optimized()
-    asm = tm.emit_assembly(mod)
-    obj = tm.emit_object(optimized())
+    mod = llb.parse_assembly(llir)
+    mod.triple = target.triple
+    mod.data_layout = str(tm.target_data)
+    mod.verify()
+    pto = llb.PipelineTuningOptions(speed_level=opt_level)
+    pb = llb.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(mod, pb)
+    asm = tm.emit_assembly(llb.parse_assembly(str(mod))) if want_asm else ""
+    obj = tm.emit_object(mod)
     with tempfile.TemporaryDirectory(prefix="tilec-cpu-") as d:
         o_path = os.path.join(d, "kernel.o")
         so_path = os.path.join(d, "kernel.so")
@@ -83,4 +81,7 @@ def codegen(llir: str, opt_level: int = 3) -> dict[str, bytes | str]:
             raise TilecError(f"linking the CPU kernel failed: {' '.join(cmd)}\n{proc.stderr}")
         with open(so_path, "rb") as fin:
             so = fin.read()
-    return {"asm": asm, "obj": obj, "so": so}
+    out: dict[str, bytes | str] = {"obj": obj, "so": so}
+    if want_asm:
+        out["asm"] = asm
+    return out

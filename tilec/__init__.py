@@ -12,7 +12,13 @@ from typing import Any
 from tilec.errors import CompilerBugError, TilecError
 from tilec.jit import Kernel, __version__, kernel
 
-__all__ = ["kernel", "Kernel", "TilecError", "CompilerBugError", "cdiv", "__version__"]
+__all__ = ["kernel", "Kernel", "TilecError", "CompilerBugError", "cdiv", "load", "__version__"]
+
+
+def load(manifest_path: Any) -> Any:
+    """Load a kernel compiled by `tilec compile` (no compiler needed)."""
+    from tilec.runtime.loaded import load as _load
+    return _load(manifest_path)
 
 
 def cdiv(x: Any, y: Any) -> Any:

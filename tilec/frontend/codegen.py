@@ -47,6 +47,9 @@ class KernelSpec:
     divisibility: dict[str, int]            # runtime param -> 16 (aligned/divisible)
     globals: dict[str, Any]
     used_globals: dict[str, Any] = field(default_factory=dict)
+    # Set by code generation: the runtime pointer parameters some tl.store may
+    # write through (the launch refuses read-only arrays for those only).
+    stored_params: list[str] | None = None
 
 
 class _Unassigned:
@@ -78,7 +81,11 @@ class CodeGen:
         self.ip: ir.InsertionPoint | None = None
         self.loc: ir.Location = ir.Location.unknown()
         from tilec.frontend import builtins as bi  # local: avoids an import cycle
+        from tilec.frontend import builtins_reduce  # noqa: F401  (registers its rules)
         self.builtins: dict[str, Callable[..., Any]] = bi.REGISTRY
+        self.module: ir.Module | None = None
+        self.functions: set[str] = set()        # private functions emitted into the module
+        self.returned: list[Any] | None = None  # set when generating a function with results
 
     # ------------------------------------------------------------ errors/locs
     def err(self, node: Node, msg: str) -> NoReturn:
@@ -160,6 +167,8 @@ class CodeGen:
         if src.is_floating() and dst.is_floating():
             if src.bits == dst.bits:  # fp16 <-> bf16 through fp32
                 return self.cast(self.cast(v, tl.float32, node), dst, node)
+            if src is tl.float64 and dst is tl.bfloat16:
+                return self.f64_to_bf16(v)
             return self.op1("arith.extf" if dst.bits > src.bits else "arith.truncf", dst, v.shape,
                             [v.handle])
         if src.is_int() and dst.is_int():
@@ -175,6 +184,36 @@ class CodeGen:
         # float -> int
         return self.op1("arith.fptosi" if dst.is_signed() else "arith.fptoui", dst, v.shape,
                         [v.handle])
+
+    def f64_to_bf16(self, v: TValue) -> TValue:
+        """fp64 -> bf16, rounded once to nearest even.
+
+        Targets lack a direct conversion (on the CPU it is a libgcc/compiler-rt
+        call that older runtimes do not have), and fp64 -> fp32 -> bf16 with two
+        round-to-nearest steps can round twice.  So round to odd in fp32 (round
+        to nearest, step back toward zero if that rounded away, set the last bit
+        if inexact), then to nearest even in bf16: that is exact rounding.
+        """
+        shape = v.shape
+        f = self.op1("arith.truncf", tl.float32, shape, [v.handle])
+        back = self.op1("arith.extf", tl.float64, shape, [f.handle])
+        i64 = ir.IntegerType.get_signless(64)
+
+        def cmpf(pred: int, a: TValue, b: TValue) -> TValue:
+            return self.op1("arith.cmpf", tl.int1, shape, [a.handle, b.handle],
+                            {"predicate": ir.IntegerAttr.get(i64, pred)})
+
+        def as_i32(b: TValue) -> ir.Value:
+            return self.op1("arith.extui", tl.int32, shape, [b.handle]).handle
+
+        away = cmpf(self._CMP_F[">"], self.op1("math.absf", tl.float64, shape, [back.handle]),
+                    self.op1("math.absf", tl.float64, shape, [v.handle]))
+        inexact = cmpf(self._CMP_F["!="], back, v)
+        bits = self.op1("arith.bitcast", tl.int32, shape, [f.handle])
+        bits = self.op1("arith.subi", tl.int32, shape, [bits.handle, as_i32(away)])
+        bits = self.op1("arith.ori", tl.int32, shape, [bits.handle, as_i32(inexact)])
+        odd = self.op1("arith.bitcast", tl.float32, shape, [bits.handle])
+        return self.op1("arith.truncf", tl.bfloat16, shape, [odd.handle])
 
     def broadcast_to(self, v: TValue, shape: tuple[int, ...], node: Node) -> TValue:
         if v.shape == shape:
@@ -210,13 +249,28 @@ class CodeGen:
                 self.err(node, f"expected a number or a tile, got {self.describe(x)}")
         if isinstance(a, TValue) and a.is_ptr or isinstance(b, TValue) and b.is_ptr:
             self.err(node, "this operation is not defined on pointers")
-        a_dt = a.dtype if isinstance(a, TValue) else literal_dtype(a)
-        b_dt = b.dtype if isinstance(b, TValue) else literal_dtype(b)
+        try:
+            a_dt = a.dtype if isinstance(a, TValue) else literal_dtype(a)
+            b_dt = b.dtype if isinstance(b, TValue) else literal_dtype(b)
+        except OverflowError as e:
+            self.err(node, str(e))
         try:
             dt = promote(a_dt, a_lit, b_dt, b_lit, div_or_mod) if arithmetic else \
                 promote(a_dt, a_lit, b_dt, b_lit)
         except TypeError as e:
             self.err(node, str(e))
+        for lit, x in ((a_lit, a), (b_lit, b)):
+            # Triton: a Python integer must fit the integer type it takes.
+            if lit and dt.is_int() and not dt.is_bool() and not isinstance(x, bool) \
+                    and isinstance(x, int):
+                if x < 0 and dt.kind == "uint":
+                    self.err(node, f"cannot combine a tile of {dt!r} with the negative number {x};"
+                             " convert one of them with .to(...)")
+                lo, hi = (0, 2 ** dt.bits - 1) if dt.kind == "uint" else \
+                    (-(2 ** (dt.bits - 1)), 2 ** (dt.bits - 1) - 1)
+                if not lo <= x <= hi:
+                    self.err(node, f"the number {x} is out of range for {dt!r} (the type of the "
+                             "other operand); convert that operand with .to(...)")
         av = self.cast(self.to_value(a, node, dt if a_lit else None), dt, node)
         bv = self.cast(self.to_value(b, node, dt if b_lit else None), dt, node)
         try:
@@ -337,6 +391,7 @@ class CodeGen:
     def generate(self) -> ir.Module:
         spec = self.spec
         module = ir.Module.create(loc=self.location(spec.tree))
+        self.module = module
         arg_names = [p for p in spec.params if p in spec.runtime_types]
         arg_types = [mlir_type(spec.runtime_types[p], ()) for p in arg_names]
         with ir.InsertionPoint(module.body):
@@ -362,6 +417,9 @@ class CodeGen:
         self.exec_suite(body, top_level=True)
         self.loc = self.location(spec.tree)
         self.create("func.return", [], [])
+        spec.stored_params = _stored_params(fop.operation, arg_names,
+                                            [isinstance(spec.runtime_types[p], tl.pointer_type)
+                                             for p in arg_names])
         return module
 
     # ------------------------------------------------------------ statements
@@ -381,16 +439,89 @@ class CodeGen:
                 if not top_level or i != len(stmts) - 1:
                     self.err(st, "'return' is only supported as the last statement of a kernel")
                 if st.children[0] is not None:
-                    self.err(st, "kernels cannot return a value; store results with tl.store")
+                    if self.returned is None:
+                        self.err(st, "kernels cannot return a value; store results with tl.store")
+                    value = self.eval(st.children[0])
+                    self.returned = list(value) if isinstance(value, tuple) else [value]
                 continue
             self.exec_stmt(st)
+
+    # ------------------------------------------------------------ functions
+    def emit_function(self, name: str, arg_types: list[tl.dtype],
+                      body: Callable[[list[TValue]], list[Any]], node: Node = None) -> str:
+        """Emit `func.func private @name` once into the module; its results are
+        what `body` returns for the arguments (scalars only)."""
+        if name in self.functions:
+            return name
+        assert self.module is not None
+        self.functions.add(name)
+        inputs = [mlir_scalar(t) for t in arg_types]
+        fop = ir.Operation.create("func.func", regions=1, loc=self.loc,
+                                  ip=ir.InsertionPoint.at_block_begin(self.module.body),
+                                  attributes={
+                                      "sym_name": ir.StringAttr.get(name),
+                                      "function_type": ir.TypeAttr.get(
+                                          ir.FunctionType.get(inputs, [])),
+                                      "sym_visibility": ir.StringAttr.get("private")})
+        block = fop.regions[0].blocks.append(*inputs)
+        saved = (self.ip, self.scope)
+        self.ip = ir.InsertionPoint(block)
+        try:
+            results = body([TValue(a, t) for a, t in zip(block.arguments, arg_types)])
+            values = []
+            for r, t in zip(results, arg_types):
+                v = self.to_value(r, node, t if not isinstance(r, TValue) else None)
+                if v.is_block or v.elem != t:
+                    self.err(node, f"a combine function must return scalars of type "
+                             f"{', '.join(x.short for x in arg_types[:len(results)])}; got "
+                             f"{v.type_str()}")
+                values.append(v.handle)
+            self.create("func.return", [], values)
+        finally:
+            self.ip, self.scope = saved
+        fop.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get(inputs, [v.type for v in values]))
+        return name
+
+    def emit_user_function(self, node: Node, kernel: Any, arg_types: list[tl.dtype],
+                           n_results: int) -> str:
+        """Emit a user's @tilec.kernel function (e.g. a combine_fn) as a private function."""
+        from tilec.frontend.parser import get_source, parse_source
+        params = [p.name for p in kernel.params]
+        if len(params) != len(arg_types):
+            self.err(node, f"combine function '{kernel.name}' must take {len(arg_types)} "
+                     f"arguments ({n_results} running values, then {n_results} new values); "
+                     f"it takes {len(params)}")
+        name = f"{kernel.name}_{'_'.join(t.short for t in arg_types)}"
+        if name in self.functions:
+            return name
+        if kernel._parsed is None:
+            src = get_source(kernel.fn)
+            kernel._parsed = (src, parse_source(src))
+        src, tree = kernel._parsed
+        spec = KernelSpec(name=name, source=src, tree=tree, params=params,
+                          runtime_types=dict(zip(params, arg_types)), constexprs={},
+                          divisibility={}, globals=kernel.fn.__globals__)
+        sub = CodeGen(spec)
+        sub.module, sub.functions = self.module, self.functions
+
+        def body(args: list[TValue]) -> list[Any]:
+            sub.scope = dict(zip(params, args))
+            sub.ip = self.ip
+            sub.returned = []
+            sub.exec_suite(tree.children[-1], top_level=True)
+            if len(sub.returned) != n_results:
+                sub.err(tree, f"combine function '{kernel.name}' must return {n_results} "
+                        f"value(s), it returns {len(sub.returned)}")
+            return sub.returned
+
+        return self.emit_function(name, arg_types, body, node)
 
     def exec_stmt(self, st: Tree) -> None:
         self.loc = self.location(st)
         handler = getattr(self, f"stmt_{st.data}", None)
         if handler is None:
             what = {
-                "while_stmt": "while loops are not supported yet; use for ... in range(...)",
                 "try_stmt": "try/except is not supported in kernels",
                 "with_stmt": "'with' is not supported in kernels",
                 "funcdef": "nested function definitions are not supported in kernels",
@@ -628,20 +759,7 @@ class CodeGen:
         else:
             lb, ub = lo, hi
             stp = self.cast(self.to_value(step, iter_node, ity), ity, iter_node)
-        carried = [n for n in _assigned_names(body) if n in self.scope
-                   and not isinstance(self.scope[n], _Unassigned)]
-        init: list[TValue] = []
-        names: list[str] = []
-        for n in carried:
-            v = self.scope[n]
-            if isinstance(v, tl.constexpr):
-                v = v.value
-            if not isinstance(v, TValue):
-                if not _is_number(v):
-                    continue  # a non-number constexpr reassigned in the loop: checked below
-                v = self.to_value(v, st)
-            init.append(v)
-            names.append(n)
+        names, init = self._carried(body, st)
         loop = self.create("scf.for", [mlir_type(v.elem, v.shape) for v in init],
                            [lb.handle, ub.handle, stp.handle] + [v.handle for v in init], regions=1)
         block = loop.regions[0].blocks.append(lb.handle.type, *[v.handle.type for v in init])
@@ -655,6 +773,81 @@ class CodeGen:
         for n, v, arg in zip(names, init, list(block.arguments)[1:]):
             self.scope[n] = TValue(arg, v.elem, v.shape)
         self.exec_suite(body)
+        yields = self._loop_yields(names, init, st)
+        self.loc = self.location(st)
+        self.create("scf.yield", [], yields)
+        after_body = self.scope
+        self.ip = ip_saved
+        self.scope = before
+        self._forget_loop_locals(body, names, before, after_body, st)
+        for n, v, r in zip(names, init, loop.results):
+            self.scope[n] = TValue(r, v.elem, v.shape)
+
+    # ---- while
+    def stmt_while_stmt(self, st: Tree) -> None:
+        cond_node, body, else_suite = st.children
+        if else_suite is not None:
+            self.err(st, "while ... else is not supported in kernels")
+        probe = self.eval(cond_node)
+        if not isinstance(probe, TValue):
+            if probe:
+                self.err(cond_node, "this while loop never ends: its condition is a true "
+                         "compile-time constant")
+            return
+        names, init = self._carried(body, st)
+        types = [mlir_type(v.elem, v.shape) for v in init]
+        loc = self.location(st)
+        loop = ir.Operation.create("scf.while", results=types, operands=[v.handle for v in init],
+                                   regions=2, loc=loc, ip=self.ip)
+        before_blk = loop.regions[0].blocks.append(*types)
+        after_blk = loop.regions[1].blocks.append(*types)
+        outer, ip_saved = dict(self.scope), self.ip
+        # before: evaluate the condition on the carried values
+        self.scope = dict(outer)
+        self.ip = ir.InsertionPoint(before_blk)
+        for n, v, a in zip(names, init, before_blk.arguments):
+            self.scope[n] = TValue(a, v.elem, v.shape)
+        cond = self.eval(cond_node)
+        cond = self.to_value(cond, cond_node)
+        if cond.is_block or cond.is_ptr:
+            self.err(cond_node, "a while condition must be a scalar")
+        cond = cond if cond.dtype.is_bool() else self.cast(cond, tl.int1, cond_node)
+        ir.Operation.create("scf.condition", results=[], operands=[cond.handle] +
+                            list(before_blk.arguments), loc=loc, ip=self.ip)
+        # after: the body
+        self.scope = dict(outer)
+        self.ip = ir.InsertionPoint(after_blk)
+        for n, v, a in zip(names, init, after_blk.arguments):
+            self.scope[n] = TValue(a, v.elem, v.shape)
+        self.exec_suite(body)
+        yields = self._loop_yields(names, init, st)
+        self.loc = loc
+        self.create("scf.yield", [], yields)
+        after_body = self.scope
+        self.ip, self.scope = ip_saved, outer
+        self._forget_loop_locals(body, names, outer, after_body, st)
+        for n, v, r in zip(names, init, loop.results):
+            self.scope[n] = TValue(r, v.elem, v.shape)
+
+    def _carried(self, body: Tree, st: Tree) -> tuple[list[str], list[TValue]]:
+        """Names a loop body reassigns that exist before it, with their initial values."""
+        names: list[str] = []
+        init: list[TValue] = []
+        for n in _assigned_names(body):
+            v = self.scope.get(n)
+            if v is None or isinstance(v, _Unassigned):
+                continue
+            if isinstance(v, tl.constexpr):
+                v = v.value
+            if not isinstance(v, TValue):
+                if not _is_number(v):
+                    continue
+                v = self.to_value(v, st)
+            names.append(n)
+            init.append(v)
+        return names, init
+
+    def _loop_yields(self, names: list[str], init: list[TValue], st: Tree) -> list[ir.Value]:
         yields = []
         for n, v in zip(names, init):
             new = self.scope.get(n)
@@ -669,13 +862,12 @@ class CodeGen:
                          f"but {new.type_str()} at the end of the body; give it its final type "
                          "before the loop (e.g. with .to(...))")
             yields.append(new.handle)
-        self.loc = self.location(st)
-        self.create("scf.yield", [], yields)
-        after_body = self.scope
-        self.ip = ip_saved
-        self.scope = before
+        return yields
+
+    def _forget_loop_locals(self, body: Tree, carried: list[str], before: dict[str, Any],
+                            after_body: dict[str, Any], st: Tree) -> None:
         for n in _assigned_names(body):
-            if n in names:
+            if n in carried:
                 continue
             if n in before and not isinstance(after_body.get(n), TValue) and \
                     after_body.get(n) == before[n]:
@@ -685,8 +877,6 @@ class CodeGen:
                 self.err(st, f"'{n}' is a compile-time value that the loop body changes")
             self.scope[n] = _Unassigned(f"'{n}' is assigned inside a loop body and is not "
                                         "visible after the loop; assign it before the loop")
-        for n, v, r in zip(names, init, loop.results):
-            self.scope[n] = TValue(r, v.elem, v.shape)
 
     # ------------------------------------------------------------ expressions
     def eval(self, node: Node) -> Any:
@@ -779,6 +969,8 @@ class CodeGen:
         try:
             v = getattr(base, name)
         except AttributeError:
+            if getattr(base, "__name__", None) == "tilec.language":
+                self.err(node, f"tl.{name} is not part of tilec.language")
             self.err(node, f"{self.describe(base)} has no attribute '{name}'")
         return v.value if isinstance(v, tl.constexpr) else v
 
@@ -845,15 +1037,25 @@ class CodeGen:
             self.err(node, "range() can only be used as the iterable of a for loop")
         if getattr(callee, "__tilec_kernel__", False):
             self.err(node, "calling another @tilec.kernel function is not supported yet")
-        self.err(node, f"cannot call {self.describe(callee)} in a kernel; only tl.* functions "
+        what = self.describe(callee)
+        if callable(callee) and hasattr(callee, "__qualname__"):
+            what = f"{getattr(callee, '__module__', None) or '?'}.{callee.__qualname__}"
+        self.err(node, f"cannot call {what} in a kernel; only tl.* functions "
                  "and a few Python builtins on constexprs can be called")
 
     def _bad_call(self, node: Node, tag: str, impl: Callable[..., Any], args: Sequence[Any],
                   kwargs: dict[str, Any]) -> NoReturn:
         import inspect
         sig = inspect.signature(impl)
-        params = [p for p in list(sig.parameters)[2:]]
-        self.err(node, f"wrong arguments for tl.{tag}; expected tl.{tag}({', '.join(params)})")
+        params = [p.name if p.default is p.empty else f"{p.name}={p.default!r}"
+                  for p in list(sig.parameters.values())[2:]]
+        try:
+            sig.bind(None, None, *args, **kwargs)
+            why = ""
+        except TypeError as e:  # e.g. "got an unexpected keyword argument 'msk'"
+            why = f" ({e})"
+        self.err(node, f"wrong arguments for tl.{tag}{why}; expected "
+                 f"tl.{tag}({', '.join(params)})")
 
     def method_to(self, v: TValue, args: Sequence[Any], kwargs: dict[str, Any], node: Node) -> TValue:
         bitcast = bool(kwargs.pop("bitcast", False))
@@ -1008,6 +1210,64 @@ def _assigned_names(node: Tree) -> list[str]:
         elif sub.data == "for_stmt":
             targets(sub.children[0])
     return list(dict.fromkeys(out))
+
+
+def _stored_params(func_op: ir.Operation, names: list[str], is_ptr: list[bool]) -> list[str]:
+    """The parameters that the pointers of the kernel's stores and atomics derive from.
+
+    Follows each written pointer back through addptr, splat, broadcast,
+    expand_dims, reshape, trans, select and the results and iteration arguments
+    of scf.if and scf.for to the kernel's arguments; anything else counts as
+    every pointer parameter.
+    """
+    every = {i for i, p in enumerate(is_ptr) if p}
+
+    def last_op(block: ir.Block) -> ir.Operation:
+        ops = list(block.operations)
+        return ops[-1].operation
+
+    def roots(v: ir.Value, seen: set[ir.Value]) -> set[int]:
+        if v in seen:
+            return set()
+        seen.add(v)
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            idx = ir.BlockArgument(v).arg_number
+            parent = owner.owner.operation
+            if parent.name == "func.func":
+                return {idx}
+            if parent.name == "scf.for" and idx >= 1:
+                return roots(parent.operands[2 + idx], seen) | \
+                    roots(last_op(owner).operands[idx - 1], seen)
+            return every
+        op = owner.operation
+        if op.name in ("tile.addptr", "tensor.splat", "tile.broadcast", "tile.expand_dims",
+                       "tile.reshape", "tile.trans", "tile.convert_layout"):
+            return roots(op.operands[0], seen)
+        if op.name == "arith.select":
+            return roots(op.operands[1], seen) | roots(op.operands[2], seen)
+        if op.name in ("scf.if", "scf.for"):
+            i = ir.OpResult(v).result_number
+            out = roots(op.operands[3 + i], seen) if op.name == "scf.for" else set()
+            for region in op.regions:
+                for block in region.blocks:
+                    out |= roots(last_op(block).operands[i], seen)
+            return out
+        return every
+
+    stored: set[int] = set()
+
+    def walk(op: ir.Operation) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    name = inner.operation.name
+                    if name == "tile.store" or name.startswith("tile.atomic"):
+                        stored.update(roots(inner.operation.operands[0], set()))
+                    walk(inner.operation)
+
+    walk(func_op)
+    return [n for i, n in enumerate(names) if i in stored]
 
 
 def generate(spec: KernelSpec) -> ir.Module:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -75,11 +74,22 @@ def get_source(fn: Callable[..., Any]) -> KernelSource:
     except (OSError, TypeError) as e:
         raise TilecError(f"cannot read the source of kernel '{fn.__name__}': {e}. "
                          "tilec kernels must be defined in a file, not typed at a prompt") from None
-    raw = "".join(lines)
-    text = textwrap.dedent(raw)
+    # Remove the indentation of the first line (the decorator or `def`) from
+    # every line.  Unlike textwrap.dedent, a blank or comment-only line that is
+    # less indented (Python allows a comment at column 0 inside a nested
+    # function) neither stops the dedent nor reaches the parser.
     first_nonblank = next((ln for ln in lines if ln.strip()), "")
-    dedented_first = next((ln for ln in text.splitlines() if ln.strip()), "")
-    indent = len(first_nonblank) - len(dedented_first)
+    prefix = first_nonblank[:len(first_nonblank) - len(first_nonblank.lstrip())]
+    out = []
+    for ln in lines:
+        if ln.startswith(prefix):
+            out.append(ln[len(prefix):])
+        elif not ln.strip() or ln.lstrip().startswith("#"):
+            out.append("\n")
+        else:  # a less indented continuation line (inside brackets or a string)
+            out.append(ln[min(len(prefix), len(ln) - len(ln.lstrip(" \t"))):])
+    text = "".join(out)
+    indent = len(prefix)
     if not text.endswith("\n"):
         text += "\n"
     return KernelSource(file=file, first_line=first, indent=indent, lines=lines, text=text)

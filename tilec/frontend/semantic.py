@@ -86,7 +86,8 @@ def literal_dtype(v: object) -> tl.dtype:
     raise TypeError(f"{type(v).__name__} is not a number")
 
 
-_KIND_RANK = {"bool": 0, "uint": 1, "int": 2, "float": 3}
+# Triton's kinds: bool < integral (signed or not) < floating.
+_KIND_RANK = {"bool": 0, "uint": 1, "int": 1, "float": 2}
 
 
 def _integer_promote(a: tl.dtype, b: tl.dtype) -> tl.dtype:

@@ -143,6 +143,106 @@ def ceil(x: Any) -> Any:
     """Round toward positive infinity."""
 
 
+@_builtin
+def sum(input: Any, axis: Any = None, keep_dims: bool = False, dtype: Any = None) -> Any:
+    """Sum along `axis` (all axes when None); ints narrower than 32 bits sum in 32 bits."""
+
+
+@_builtin
+def max(input: Any, axis: Any = None, keep_dims: bool = False, return_indices: bool = False) -> Any:
+    """Maximum along `axis` (NaN-ignoring for floats); with return_indices, also argmax."""
+
+
+@_builtin
+def min(input: Any, axis: Any = None, keep_dims: bool = False, return_indices: bool = False) -> Any:
+    """Minimum along `axis`; with return_indices, also argmin."""
+
+
+@_builtin
+def argmax(input: Any, axis: Any, keep_dims: bool = False) -> Any:
+    """Index (int32) of the maximum along `axis`; ties resolve to the first index."""
+
+
+@_builtin
+def argmin(input: Any, axis: Any, keep_dims: bool = False) -> Any:
+    """Index (int32) of the minimum along `axis`; ties resolve to the first index."""
+
+
+@_builtin
+def reduce(input: Any, axis: Any, combine_fn: Any, keep_dims: bool = False) -> Any:
+    """Reduce with a user combine function (a @tilec.kernel taking 2N scalars, returning N)."""
+
+
+@_builtin
+def cumsum(input: Any, axis: Any = 0, reverse: bool = False) -> Any:
+    """Inclusive prefix sum along `axis`."""
+
+
+@_builtin
+def cumprod(input: Any, axis: Any = 0, reverse: bool = False) -> Any:
+    """Inclusive prefix product along `axis`."""
+
+
+@_builtin
+def associative_scan(input: Any, axis: Any, combine_fn: Any, reverse: bool = False) -> Any:
+    """Inclusive scan with a user combine function along `axis`."""
+
+
+@_builtin
+def atomic_add(pointer: Any, val: Any, mask: Any = None, sem: Any = None, scope: Any = None) -> Any:
+    """Atomically add `val` at `pointer`; returns the old values."""
+
+
+@_builtin
+def atomic_max(pointer: Any, val: Any, mask: Any = None, sem: Any = None, scope: Any = None) -> Any:
+    """Atomic maximum; returns the old values."""
+
+
+@_builtin
+def atomic_min(pointer: Any, val: Any, mask: Any = None, sem: Any = None, scope: Any = None) -> Any:
+    """Atomic minimum; returns the old values."""
+
+
+@_builtin
+def atomic_xchg(pointer: Any, val: Any, mask: Any = None, sem: Any = None, scope: Any = None) -> Any:
+    """Atomic exchange; returns the old values."""
+
+
+@_builtin
+def atomic_cas(pointer: Any, cmp: Any, val: Any, sem: Any = None, scope: Any = None) -> Any:
+    """Atomic compare-and-swap; returns the old values."""
+
+
+@_builtin
+def debug_barrier() -> None:
+    """Synchronize all threads of the program (a CTA/workgroup barrier)."""
+
+
+@_builtin
+def warp_sync() -> None:
+    """Reconverge the lanes of a warp (bar.warp.sync on NVIDIA; nothing on lock-step AMD)."""
+
+
+@_builtin
+def reshape(input: Any, shape: Any) -> Any:
+    """The same elements in row-major order with a new (constexpr) shape."""
+
+
+@_builtin
+def trans(input: Any) -> Any:
+    """The transpose of a 2-D tile."""
+
+
+@_builtin
+def static_assert(cond: Any, msg: str = "") -> None:
+    """A compile-time assertion on constexprs."""
+
+
+@_builtin
+def static_print(*values: Any) -> None:
+    """Print constexpr values (and types of runtime values) at compile time."""
+
+
 # Builtin names the frontend implements, for error messages and checks.
 BUILTINS = frozenset(n for n, v in list(globals().items())
                      if callable(v) and hasattr(v, "__tilec_builtin__"))

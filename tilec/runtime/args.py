@@ -71,7 +71,7 @@ def classify(v: Any) -> ArgInfo:
         if shape == () and mod == "numpy":  # a NumPy scalar
             return _numpy_scalar(v)
         typestr = getattr(v, "dtype", None)
-        name = str(typestr) if typestr is not None else ai["typestr"]
+        name = str(typestr) if typestr is not None else _typestr_name(ai["typestr"])
         dt = _NP_TO_TL.get(name)
         if dt is None:
             raise TypeError(f"arrays of dtype {name} are not supported by tilec")
@@ -82,13 +82,22 @@ def classify(v: Any) -> ArgInfo:
     cai = getattr(v, "__cuda_array_interface__", None)
     if cai is not None:
         ptr = cai["data"][0]
-        name = getattr(v, "dtype", cai["typestr"])
+        name = getattr(v, "dtype", None) or _typestr_name(cai["typestr"])
         dt = _NP_TO_TL.get(str(name))
         if dt is None:
             raise TypeError(f"arrays of dtype {name} are not supported by tilec")
         return ArgInfo(tl.pointer_type(dt), ptr % 16 == 0, ptr, "cuda")
     raise TypeError(f"a {type(v).__name__} cannot be passed to a kernel; pass NumPy arrays, "
                     "torch tensors, ints, floats or bools")
+
+
+def _typestr_name(typestr: str) -> str:
+    """The dtype name ('float32') of an array-interface typestr ('<f4')."""
+    import numpy as np
+    try:
+        return np.dtype(typestr).name
+    except TypeError:
+        return typestr
 
 
 def _numpy_scalar(v: Any) -> ArgInfo:
@@ -122,3 +131,30 @@ def check_declared(name: str, declared: tl.dtype | tl.pointer_type, got: ArgInfo
     if not lo <= v < hi:
         raise TilecError(f"argument '{name}' is declared {declared.short} but {v} does not fit")
     return ArgInfo(declared, v % 16 == 0, v)
+
+
+def fast_arg(v: Any) -> tuple[Any, Any] | None:
+    """(key, raw value) for the launch fast path, or None for the general path.
+
+    Two arguments with equal keys specialize identically (same tilec type,
+    16-divisibility, device and writability), so a cached kernel can be
+    launched without building `ArgInfo`s.
+    """
+    t = type(v)
+    if t is int:
+        if -2147483648 <= v <= 2147483647:
+            return ("i32", v & 15 == 0), v
+        return None
+    if t is float:
+        return ("fp32",), v
+    if t is bool:
+        return ("i1",), int(v)
+    ptr_fn = getattr(v, "data_ptr", None)
+    if ptr_fn is not None and t.__module__ == "torch":
+        p = ptr_fn()
+        return (v.dtype, p & 15 == 0, v.is_cuda), p
+    ai = getattr(v, "__array_interface__", None)
+    if ai is not None and t.__module__ == "numpy" and ai.get("shape"):
+        p, readonly = ai["data"]
+        return (v.dtype, p & 15 == 0, readonly), p
+    return None

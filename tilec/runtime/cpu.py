@@ -9,7 +9,11 @@ imported here.
 from __future__ import annotations
 
 import ctypes
+import math
 import os
+import shutil
+import struct
+import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
@@ -20,8 +24,27 @@ _CTYPE = {
     "i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
     "i64": ctypes.c_int64, "u8": ctypes.c_uint8, "u16": ctypes.c_uint16,
     "u32": ctypes.c_uint32, "u64": ctypes.c_uint64, "fp32": ctypes.c_float,
-    "fp64": ctypes.c_double,
+    "fp64": ctypes.c_double, "fp16": ctypes.c_uint16, "bf16": ctypes.c_uint16,
 }
+
+
+def _fp16_bits(v: float) -> int:
+    return int(struct.unpack("<H", struct.pack("<e", v))[0])
+
+
+def _bf16_bits(v: float) -> int:
+    """The bits of `v` rounded to bfloat16 (to nearest even)."""
+    if math.isnan(v):
+        return 0x7FC0
+    try:
+        bits = int(struct.unpack("<I", struct.pack("<f", v))[0])
+    except OverflowError:  # beyond fp32: infinity
+        return 0x7F80 if v > 0 else 0xFF80
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+# Scalar arguments passed as bits (the kernel's entry point takes them as i16).
+_TO_BITS = {"fp16": _fp16_bits, "bf16": _bf16_bits}
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -53,15 +76,41 @@ def ctype_for(t: tl.dtype | tl.pointer_type) -> Any:
     return ct
 
 
+def load_library(so_path: str) -> ctypes.CDLL:
+    """dlopen a private copy of the shared object at `so_path`.
+
+    The dynamic loader hands back an already loaded library for a path it has
+    seen, so after a cache entry is rebuilt at the same path a plain dlopen
+    would keep running the old code, and a cached file rewritten in place under
+    a live mapping kills the process (SIGBUS).  A private copy, unlinked once
+    loaded, has neither problem; where temporary files cannot be mapped
+    executable, the cached file is loaded directly.
+    """
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="tilec-", suffix=".so")
+    except OSError:
+        return ctypes.CDLL(so_path)
+    try:
+        with os.fdopen(fd, "wb") as f, open(so_path, "rb") as src:
+            shutil.copyfileobj(src, f)
+        return ctypes.CDLL(tmp)
+    except OSError:
+        return ctypes.CDLL(so_path)
+    finally:
+        os.unlink(tmp)
+
+
 class CpuKernel:
     """A loaded CPU kernel: call `launch(grid, raw_args)`."""
 
     def __init__(self, so_path: str, name: str, arg_types: Sequence[tl.dtype | tl.pointer_type]):
-        self.lib = ctypes.CDLL(so_path)
+        self.lib = load_library(so_path)
         self.fn = getattr(self.lib, f"tilec_{name}")
         self.fn.argtypes = [ctype_for(t) for t in arg_types] + [
             ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int64, ctypes.c_int64]
         self.fn.restype = None
+        self._to_bits = [(i, _TO_BITS[t.short]) for i, t in enumerate(arg_types)
+                         if not isinstance(t, tl.pointer_type) and t.short in _TO_BITS]
 
     def launch(self, grid: tuple[int, int, int], raw_args: Sequence[Any]) -> None:
         g0, g1, g2 = grid
@@ -69,6 +118,10 @@ class CpuKernel:
         if total <= 0:
             return
         fn: Callable[..., None] = self.fn
+        if self._to_bits:
+            raw_args = list(raw_args)
+            for i, to_bits in self._to_bits:
+                raw_args[i] = to_bits(float(raw_args[i]))
         threads = min(num_threads(), total)
         if threads <= 1 or total < _PARALLEL_MIN_PROGRAMS:
             fn(*raw_args, g0, g1, g2, 0, total)

@@ -1,36 +1,131 @@
-"""Turn a cache entry or a manifest directory into a launchable kernel.
+"""Turn a cache entry or a `tilec compile` output folder into a launchable kernel.
 
-Reads the manifest and the binary for the entry's target; imports no MLIR.
+Reads the manifest and the binary for the entry's target; imports no MLIR, so
+deployments need neither the compiler nor the kernel's Python source:
+`tilec.load("out/add/manifest.json")[grid](x, y, out, n)`.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+import json
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
 from tilec.cache import CacheEntry
 from tilec.errors import TilecError
 from tilec.language import core as tl
+from tilec.runtime.args import ArgInfo, classify
+from tilec.targets import get_target
 
 
 class LoadedKernel:
+    """A compiled kernel and its launcher."""
+
     def __init__(self, manifest: dict[str, Any], launcher: Any) -> None:
         self.manifest = manifest
         self.name: str = manifest["kernel"]
         self.target: str = manifest["target"]
-        self.params = [(p["name"], tl.parse_type(p["type"])) for p in manifest["params"]]
+        self.params = [(p["name"], tl.parse_type(p["type"]), int(p.get("divisibility", 1)))
+                       for p in manifest["params"]]
         self.stored_args = set(manifest.get("metadata", {}).get("stored_args", []))
+        self.device = "cpu" if self.target == "cpu" else "cuda"
         self._launcher = launcher
 
     def launch(self, grid: tuple[int, int, int], raw_args: Sequence[Any]) -> None:
         self._launcher.launch(grid, raw_args)
 
 
-def load_entry(entry: CacheEntry) -> LoadedKernel:
-    manifest = entry.metadata
-    target = manifest["target"]
-    if target == "cpu":
+def _load(manifest: dict[str, Any], path_of: Callable[[str], Path]) -> LoadedKernel:
+    target = get_target(manifest["target"])
+    types = [tl.parse_type(p["type"]) for p in manifest["params"]]
+    files: dict[str, str] = manifest.get("artifacts", {})
+    if target.vendor == "cpu":
         from tilec.runtime.cpu import CpuKernel
-        types = [tl.parse_type(p["type"]) for p in manifest["params"]]
-        launcher = CpuKernel(str(entry.artifact_path("kernel.so")), manifest["kernel"], types)
-        return LoadedKernel(manifest, launcher)
-    raise TilecError(f"launching kernels compiled for '{target}' is not supported by this "
-                     "runtime yet")
+        return LoadedKernel(manifest, CpuKernel(str(path_of(files.get("so", "kernel.so"))),
+                                                manifest["kernel"], types))
+    if target.vendor == "nvidia":
+        from tilec.runtime.cuda import CudaKernel
+        stage = "cubin" if "cubin" in files else "ptx"
+        if stage not in files:
+            raise TilecError(f"the compiled kernel '{manifest['kernel']}' has neither a cubin nor "
+                             "PTX to load")
+        image = path_of(files[stage]).read_bytes()
+        if stage == "ptx":
+            image += b"\0"
+        shared = int(manifest.get("metadata", {}).get("dynamic_shared", 0) or 0)
+        threads = int(manifest["num_warps"]) * target.warp_size
+        return LoadedKernel(manifest, CudaKernel(image, manifest["kernel"], types, threads, shared))
+    raise TilecError(f"launching kernels compiled for '{target.name}' ({target.vendor}) is not "
+                     "supported by this runtime yet; the code objects are in the artifacts")
+
+
+def load_entry(entry: CacheEntry) -> LoadedKernel:
+    return _load(entry.metadata, entry.artifact_path)
+
+
+class AotKernel:
+    """A kernel loaded from `tilec compile` output; launch with `k[grid](*args)`."""
+
+    def __init__(self, manifest_path: str | Path) -> None:
+        path = Path(manifest_path)
+        if path.is_dir():
+            path = path / "manifest.json"
+        try:
+            manifest = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            raise TilecError(f"cannot read the kernel manifest {path}: {e}") from None
+        self.loaded = _load(manifest, lambda name: path.parent / name)
+        self.name = self.loaded.name
+
+    def __getitem__(self, grid: Any) -> Callable[..., None]:
+        def launcher(*args: Any) -> None:
+            self.run(grid, args)
+        return launcher
+
+    def run(self, grid: Any, args: Sequence[Any]) -> None:
+        lk = self.loaded
+        if len(args) != len(lk.params):
+            names = ", ".join(n for n, _, _ in lk.params)
+            raise TilecError(f"kernel '{self.name}' takes {len(lk.params)} arguments ({names}) "
+                             f"but {len(args)} were given")
+        raw = []
+        for (name, declared, div), value in zip(lk.params, args):
+            try:
+                info = classify(value)
+            except TypeError as e:
+                raise TilecError(f"argument '{name}': {e}") from None
+            raw.append(_check(self.name, name, declared, div, info, lk))
+        g = tuple(grid(dict(zip((n for n, _, _ in lk.params), args)))) if callable(grid) else \
+            (tuple(grid) if isinstance(grid, (tuple, list)) else (grid,))
+        dims = [int(d) for d in g] + [1] * (3 - len(g))
+        lk.launch((dims[0], dims[1], dims[2]), raw)
+
+
+def _check(kernel: str, name: str, declared: Any, div: int, info: ArgInfo,
+           lk: LoadedKernel) -> Any:
+    """Check one AOT argument against the compiled signature; return its raw value."""
+    if isinstance(declared, tl.pointer_type):
+        if not isinstance(info.type, tl.pointer_type) or \
+                info.type.element_ty is not declared.element_ty:
+            raise TilecError(f"argument '{name}' of '{kernel}' must be an array of "
+                             f"{declared.element_ty.name}, got {info.type.short}")
+        if info.device != lk.device:
+            raise TilecError(f"argument '{name}' of '{kernel}' is on '{info.device}' but the "
+                             f"kernel was compiled for {lk.target} ('{lk.device}')")
+        if div > 1 and int(info.raw) % div:
+            raise TilecError(f"argument '{name}' of '{kernel}' must be {div}-byte aligned (the "
+                             f"kernel was specialized for it); its address is {int(info.raw):#x}")
+        return info.raw
+    if isinstance(info.type, tl.pointer_type):
+        raise TilecError(f"argument '{name}' of '{kernel}' must be a {declared.short} scalar")
+    if declared.is_floating():
+        return float(info.raw)
+    v = int(info.raw)
+    if div > 1 and v % div:
+        raise TilecError(f"argument '{name}' of '{kernel}' must be divisible by {div} (the kernel "
+                         f"was specialized for it), got {v}")
+    return v
+
+
+def load(manifest_path: str | Path) -> AotKernel:
+    """Load a kernel compiled by `tilec compile` (its manifest.json or its folder)."""
+    return AotKernel(manifest_path)

@@ -1,0 +1,133 @@
+"""H200 benchmark suite: tilec vs Triton vs PyTorch, side by side in one run.
+
+Two phases, because the compiler (MLIR) cannot travel to the GPU machine:
+
+    # here (compiler installed): compile every specialization into a cache
+    TILEC_CACHE_DIR=.carry/tilec-cache .venv/bin/python benchmarks/h200.py prepare
+    # on the GPU machine (no compiler): launch from that cache and measure
+    TILEC_CACHE_DIR=.carry/tilec-cache python3 benchmarks/h200.py run --json $OUT/h200.json
+
+Every row is checked against PyTorch before it is timed (fresh random inputs,
+output poisoned first).  Times are medians of `triton.testing.do_bench`; TB/s
+counts each input read once and each output written once.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import tilec  # noqa: E402
+import tilec.language as tl  # noqa: E402
+from h200_kernels import KERNELS, Case  # noqa: E402
+
+
+def prepare() -> None:
+    """Fill the disk cache for every case's specialization (numpy stand-ins)."""
+    t0 = time.perf_counter()
+    for case in KERNELS:
+        for spec in case.specializations():
+            case.kernel.warmup(*spec.args, target="sm90", **spec.kwargs)
+    print(f"prepared {sum(len(c.specializations()) for c in KERNELS)} specializations in "
+          f"{time.perf_counter() - t0:.1f} s into {os.environ.get('TILEC_CACHE_DIR')}")
+
+
+def run(json_path: str | None) -> None:
+    import torch
+    import triton
+    from triton.testing import do_bench
+
+    dev = torch.device("cuda")
+    torch.manual_seed(0)
+
+    def bench(fn: Callable[[], Any]) -> float:
+        return float(do_bench(fn, warmup=50, rep=300, return_mode="median")) * 1e-3
+
+    # The ceiling: a large device-to-device copy (bytes read + written).
+    a = torch.randn(1 << 28, device=dev)
+    b = torch.empty_like(a)
+    copy_tbs = 2 * a.numel() * 4 / bench(lambda: b.copy_(a)) / 1e12
+    del a, b
+    print(f"device copy: {copy_tbs:.2f} TB/s")
+    rows: list[dict[str, Any]] = []
+    for case in KERNELS:
+        row = case.measure(torch, triton, bench, dev)
+        row["pct_of_copy"] = round(100 * row["tilec"] / copy_tbs, 1) if row["unit"] == "TB/s" else None
+        rows.append(row)
+        print(f"{row['kernel']:28} {str(row['shape']):22} tilec {row['tilec']:8.3f} triton "
+              f"{row['triton']:8.3f} torch {row['torch']:8.3f} {row['unit']:5} "
+              f"x{row['ratio_vs_triton']:.3f} vs triton", flush=True)
+    rows.append(launch_overhead(torch, triton))
+    out = {"command": "TILEC_CACHE_DIR=.carry/tilec-cache python3 benchmarks/h200.py run --json "
+                      "benchmarks/results/h200-<date>.json",
+           "date": time.strftime("%Y-%m-%d"), "device": torch.cuda.get_device_name(),
+           "torch": torch.__version__, "triton": triton.__version__,
+           "copy_tb_s": round(copy_tbs, 3), "rows": rows}
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(out, f, indent=2)
+    print_table(out)
+
+
+def launch_overhead(torch: Any, triton: Any) -> dict[str, Any]:
+    """Host time per launch of a tiny kernel (no synchronization inside the loop)."""
+    from h200_kernels import t_add, tiny_add
+    x = torch.ones(16, device="cuda")
+    y = torch.ones(16, device="cuda")
+    o = torch.empty(16, device="cuda")
+
+    def per_launch(fn: Callable[[], Any], n: int = 5000) -> float:
+        for _ in range(200):
+            fn()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        return (t1 - t0) / n * 1e6
+
+    ours = per_launch(lambda: tiny_add[(1,)](x, y, o, 16, BLOCK=16))
+    theirs = per_launch(lambda: t_add[(1,)](x, y, o, 16, BLOCK=16))
+    torch_us = per_launch(lambda: torch.add(x, y, out=o))
+    assert torch.equal(o, x + y)
+    print(f"launch overhead: tilec {ours:.1f} us, triton {theirs:.1f} us, torch {torch_us:.1f} us")
+    return {"kernel": "launch overhead", "shape": [16], "unit": "us", "tilec_us": round(ours, 2),
+            "triton_us": round(theirs, 2), "torch_us": round(torch_us, 2),
+            "tilec": round(ours, 2), "triton": round(theirs, 2), "torch": round(torch_us, 2),
+            "ratio_vs_triton": round(theirs / ours, 3)}
+
+
+def print_table(out: dict[str, Any]) -> None:
+    print(f"\n{out['device']}, torch {out['torch']}, triton {out['triton']}, device copy "
+          f"{out['copy_tb_s']} TB/s")
+    print(f"| kernel | shape | tilec | Triton | PyTorch | unit | tilec/Triton | % of copy |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in out["rows"]:
+        pct = r.get("pct_of_copy")
+        print(f"| {r['kernel']} | {r['shape']} | {r['tilec']} | {r['triton']} | {r['torch']} | "
+              f"{r['unit']} | {r['ratio_vs_triton']} | {pct if pct is not None else '-'} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("phase", choices=["prepare", "run"])
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    if args.phase == "prepare":
+        prepare()
+    else:
+        run(args.json)
+
+
+if __name__ == "__main__":
+    main()

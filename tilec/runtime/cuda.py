@@ -1,0 +1,140 @@
+"""NVIDIA runtime: load cubin/PTX with the CUDA driver API and launch kernels.
+
+Uses `cuda-bindings` (`cuda.bindings.driver`); imports no MLIR.  Launches go
+to the current torch CUDA stream when torch is loaded (so they order with torch
+work and can be captured in a CUDA graph), else to the default stream.  The
+argument block (one ctypes slot per kernel parameter and the `void*[]` that
+points at them) is built once per loaded kernel; a launch only stores the new
+values and calls `cuLaunchKernel`.
+"""
+from __future__ import annotations
+
+import ctypes
+import sys
+from typing import Any, Sequence
+
+from tilec.errors import TilecError
+from tilec.language import core as tl
+
+_CTYPE = {
+    "i1": ctypes.c_uint8, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
+    "i64": ctypes.c_int64, "u8": ctypes.c_uint8, "u16": ctypes.c_uint16,
+    "u32": ctypes.c_uint32, "u64": ctypes.c_uint64, "fp32": ctypes.c_float,
+    "fp64": ctypes.c_double,
+}
+
+
+def driver() -> Any:
+    """The cuda-bindings driver module, or a TilecError saying how to get it."""
+    try:
+        from cuda.bindings import driver as cu
+    except ImportError:
+        try:
+            from cuda import cuda as cu  # older cuda-python layout
+        except ImportError:
+            raise TilecError("launching on NVIDIA GPUs needs the `cuda-bindings` package "
+                             "(pip install cuda-bindings)") from None
+    return cu
+
+
+def check(result: Any) -> Any:
+    """Unpack a cuda-bindings (err, value...) tuple; raise TilecError on failure."""
+    cu = driver()
+    err, *rest = result if isinstance(result, tuple) else (result,)
+    if int(err) != int(cu.CUresult.CUDA_SUCCESS):
+        _, name = cu.cuGetErrorName(err)
+        raise TilecError(f"CUDA driver error {name.decode() if name else int(err)}")
+    if not rest:
+        return None
+    return rest[0] if len(rest) == 1 else tuple(rest)
+
+
+def _ensure_context() -> None:
+    """Make the device's primary context current (torch does this too)."""
+    cu = driver()
+    check(cu.cuInit(0))
+    err, ctx = cu.cuCtxGetCurrent()
+    if int(err) == 0 and int(ctx) != 0:
+        return
+    dev = check(cu.cuDeviceGet(0))
+    ctx = check(cu.cuDevicePrimaryCtxRetain(dev))
+    check(cu.cuCtxSetCurrent(ctx))
+
+
+def device_capability() -> tuple[int, int]:
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        return tuple(torch.cuda.get_device_capability())
+    cu = driver()
+    check(cu.cuInit(0))
+    dev = check(cu.cuDeviceGet(0))
+    attr = cu.CUdevice_attribute
+    major = check(cu.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev))
+    minor = check(cu.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev))
+    return int(major), int(minor)
+
+
+def target_for_device() -> str:
+    """The tilec target name of the current NVIDIA device."""
+    major, _minor = device_capability()
+    name = {8: "sm80", 9: "sm90", 10: "sm100"}.get(major)
+    if name is None:
+        raise TilecError(f"NVIDIA compute capability {major}.x is not a tilec target "
+                         "(sm80, sm90, sm100 are)")
+    return name
+
+
+def _current_stream() -> int:
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return 0
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return int(raw(torch.cuda.current_device()))
+    return int(torch.cuda.current_stream().cuda_stream)
+
+
+class CudaKernel:
+    """A kernel loaded into the current CUDA context."""
+
+    def __init__(self, image: bytes, name: str, arg_types: Sequence[tl.dtype | tl.pointer_type],
+                 threads: int, shared_bytes: int = 0) -> None:
+        cu = driver()
+        _ensure_context()
+        self._cu = cu
+        self.module = check(cu.cuModuleLoadData(image))
+        self.function = check(cu.cuModuleGetFunction(self.module, name.encode()))
+        self.threads = threads
+        self.shared = shared_bytes  # static shared memory is part of the image; this is dynamic
+        slots: list[Any] = []
+        for t in arg_types:
+            if isinstance(t, tl.pointer_type):
+                slots.append(ctypes.c_uint64())
+            else:
+                ct = _CTYPE.get(t.short)
+                if ct is None:
+                    raise TilecError(f"scalar kernel arguments of type {t.short} are not supported "
+                                     "on NVIDIA yet")
+                slots.append(ct())
+        self._slots = slots
+        self._params = (ctypes.c_void_p * max(len(slots), 1))(
+            *[ctypes.addressof(s) for s in slots])
+        self._params_addr = ctypes.addressof(self._params)
+        self._launch = cu.cuLaunchKernel
+        self._stream_type = cu.CUstream
+        self._streams: dict[int, Any] = {}
+
+    def launch(self, grid: tuple[int, int, int], raw_args: Sequence[Any]) -> None:
+        if grid[0] * grid[1] * grid[2] == 0:
+            return
+        for slot, v in zip(self._slots, raw_args):
+            slot.value = v
+        handle = _current_stream()
+        stream = self._streams.get(handle)
+        if stream is None:
+            stream = self._streams[handle] = self._stream_type(handle)
+        err = self._launch(self.function, grid[0], grid[1], grid[2], self.threads, 1, 1,
+                           self.shared, stream, self._params_addr, 0)
+        code = err[0] if isinstance(err, tuple) else err
+        if int(code) != 0:
+            check(err)

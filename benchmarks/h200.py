@@ -75,7 +75,37 @@ def run(json_path: str | None) -> None:
     if json_path:
         with open(json_path, "w") as f:
             json.dump(out, f, indent=2)
+        plot(out, os.path.splitext(json_path)[0] + ".png")
     print_table(out)
+
+
+def plot(out: dict[str, Any], path: str) -> None:
+    """A bar chart of tilec's speed relative to Triton and PyTorch, one group per row."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not available: no chart")
+        return
+    rows = out["rows"]
+    labels = [f"{r['kernel']}\n{'x'.join(map(str, r['shape']))}" for r in rows]
+    vs_triton = [r["ratio_vs_triton"] for r in rows]
+    vs_torch = [(r["tilec"] / r["torch"]) if r["unit"] == "TB/s" else (r["torch"] / r["tilec"])
+                for r in rows]
+    xs = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(max(8, 1.4 * len(rows)), 4.8))
+    ax.bar(xs - 0.2, vs_triton, 0.4, label="tilec / Triton")
+    ax.bar(xs + 0.2, vs_torch, 0.4, label="tilec / PyTorch")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.axhline(0.95, color="grey", linewidth=0.8, linestyle="--")
+    ax.set_xticks(xs, labels, fontsize=7)
+    ax.set_ylabel("speed ratio (higher is better; launch: inverse time)")
+    ax.set_title(f"tilec on {out['device']} ({out['date']}), device copy {out['copy_tb_s']} TB/s")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"wrote {path}")
 
 
 def launch_overhead(torch: Any, triton: Any) -> dict[str, Any]:

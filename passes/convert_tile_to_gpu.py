@@ -18,8 +18,9 @@ Output: every kernel becomes `gpu.func @name(...) kernel` with
     `tile.addptr` -> `llvm.getelementptr` on pointer vectors;
     `tile.load`/`tile.store` -> `llvm.load`/`llvm.store` of `vector<w x T>` with
     the width and alignment axis info proves (w * sizeof(T) <=
-    `target.vector_bytes`), under an `scf.if` per access when masked (the mask
-    must be constant over the access, which axis info also proves, else w = 1);
+    `target.vector_bytes`; a mask must be constant over the access, which axis
+    info also proves, else w = 1); masked accesses as the target's features
+    say (predicated PTX `ld/st.global`, or guarded): see lower_memory_gpu.py;
     `tile.convert_layout` -> a round trip through workgroup memory
     (`llvm.mlir.global` in address space 3) between two `gpu.barrier`s;
     `scf.for`/`scf.if`/`scf.yield` carry flattened fragments.
@@ -372,9 +373,26 @@ def _result(op: ir.Operation) -> ir.Value:
 @lowering("tile.program_id", "tile.num_programs")
 def _program_id(L: _FuncLowering, op: ir.Operation) -> None:
     axis = _int_attr(op, "axis")
+    if op.name == "tile.num_programs" and L.target.has("implicit_block_count"):
+        L.values[_result(op)] = _amd_block_count(axis)
+        return
     dim = (gpu.Dimension.x, gpu.Dimension.y, gpu.Dimension.z)[axis]
     idx = (gpu.BlockIdOp(dim) if op.name == "tile.program_id" else gpu.GridDimOp(dim)).result
     L.values[_result(op)] = arith.IndexCastOp(_i32(), idx).result
+
+
+def _amd_block_count(axis: int) -> ir.Value:
+    """The grid's size in workgroups along `axis` on AMD, without the device
+    library: `gpu.grid_dim` lowers to a call of `__ockl_get_num_groups`, which
+    tilec does not link.  Code object v5 passes it as the hidden kernel
+    arguments `hidden_block_count_{x,y,z}` (u32 at byte 0, 4, 8 of the
+    implicit arguments), which is what ockl itself reads."""
+    const_ptr = llvm.PointerType.get(4)
+    base = llvm.CallIntrinsicOp(const_ptr, ir.StringAttr.get("llvm.amdgcn.implicitarg.ptr"),
+                                [], [], []).results[0]
+    p = llvm.GEPOp(const_ptr, base, [], [4 * axis], ir.IntegerType.get_signless(8),
+                   llvm.GEPNoWrapFlags.inbounds).result
+    return llvm.LoadOp(_i32(), p, alignment=4, invariant=True).result
 
 
 @lowering("tile.range")
@@ -504,134 +522,14 @@ def _addptr(L: _FuncLowering, op: ir.Operation) -> None:
         for p, o in zip(L.frag(ptr), offs)]
 
 
-def _segments(op: ir.Operation) -> list[int]:
-    return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-
-
-@lowering("tile.load")
-def _load(L: _FuncLowering, op: ir.Operation) -> None:
-    seg = _segments(op)
-    ptr = op.operands[0]
-    mask = op.operands[1] if seg[1] else None
-    other = op.operands[1 + seg[1]] if seg[2] else None
-    res = _result(op)
-    elem = res.type.element_type if _is_tile(res.type) else res.type
-    mem_t = ir.IntegerType.get_signless(8) if _is_i1(elem) else elem
-    eb = axis_info.type_bytes(mem_t)
-
-    def from_mem(v: ir.Value) -> ir.Value:
-        if mem_t == elem:
-            return v
-        return arith.CmpIOp(arith.CmpIPredicate.ne, v, L.zero(v.type)).result
-
-    def to_mem(v: ir.Value) -> ir.Value:
-        return v if mem_t == elem else arith.ExtUIOp(
-            ir.VectorType.get(v.type.shape, mem_t) if isinstance(v.type, ir.VectorType) else mem_t,
-            v).result
-
-    def guarded(pred: ir.Value | None, t: ir.Type, p: ir.Value, align: int,
-                alt: Callable[[], ir.Value]) -> ir.Value:
-        if pred is None:
-            return llvm.LoadOp(t, p, alignment=align).result
-        if isinstance(t, ir.VectorType):
-            # A uniform-mask llvm.masked.load: LLVM turns it into one branch around
-            # the wide load, and lets the loads be scheduled together (ptxas
-            # needs 2 fewer registers for vector add than with an scf.if here).
-            mask_v = L.splat(pred, t.shape[0])
-            return llvm.MaskedLoadOp(t, p, mask_v, align, pass_thru=alt()).result
-        if_op = scf.IfOp(pred, [t], has_else=True)
-        with ir.InsertionPoint(if_op.then_block):
-            scf.YieldOp([llvm.LoadOp(t, p, alignment=align).result])
-        with ir.InsertionPoint(if_op.else_block):
-            scf.YieldOp([alt()])
-        return if_op.results[0]
-
-    if not _is_tile(res.type):
-        pred = L.get(mask) if mask is not None else None
-        v = guarded(pred, mem_t, L.get(ptr), math.gcd(L.axis.get(ptr).divisibility[0], eb),
-                    lambda: to_mem(L.get(other)) if other is not None else L.zero(mem_t))
-        L.values[res] = from_mem(v)
-        return
-    d = L.dist(res.type)
-    w, align = L.access(ptr, mask, d, eb)
-    piece_t = ir.VectorType.get([w], mem_t) if w > 1 else mem_t
-    pf = L.frag(ptr)
-    mf = (L.frag(mask) if _is_tile(mask.type) else None) if mask is not None else None
-    of = (L.frag(other) if _is_tile(other.type) else None) if other is not None else None
-    out = []
-    for ci in range(d.num_chunks):
-        pieces = []
-        for j in range(0, d.vec_len, w):
-            pred = None
-            if mask is not None:
-                pred = L.extract(mf[ci], j) if mf is not None else L.get(mask)
-
-            def alt(ci: int = ci, j: int = j) -> ir.Value:
-                if other is None:
-                    return L.zero(piece_t)
-                if of is None:
-                    s = L.get(other)
-                    return to_mem(L.splat(s, w) if w > 1 else s)
-                return to_mem(L.slice(of[ci], j, w) if w > 1 else L.extract(of[ci], j))
-            pieces.append(guarded(pred, piece_t, L.extract(pf[ci], j), align, alt))
-        chunk = L.concat(pieces)
-        if not isinstance(chunk.type, ir.VectorType):
-            chunk = L.splat(chunk, 1)
-        out.append(from_mem(chunk))
-    L.values[res] = out
-
-
-@lowering("tile.store")
-def _store(L: _FuncLowering, op: ir.Operation) -> None:
-    seg = _segments(op)
-    ptr, value = op.operands[0], op.operands[1]
-    mask = op.operands[2] if seg[2] else None
-    elem = value.type.element_type if _is_tile(value.type) else value.type
-    mem_t = ir.IntegerType.get_signless(8) if _is_i1(elem) else elem
-    eb = axis_info.type_bytes(mem_t)
-
-    def store(pred: ir.Value | None, v: ir.Value, p: ir.Value, align: int) -> None:
-        if mem_t != elem:
-            t = ir.VectorType.get(v.type.shape, mem_t) if isinstance(v.type, ir.VectorType) else mem_t
-            v = arith.ExtUIOp(t, v).result
-        if pred is None:
-            llvm.StoreOp(v, p, alignment=align)
-            return
-        if_op = scf.IfOp(pred, [], has_else=False)
-        with ir.InsertionPoint(if_op.then_block):
-            llvm.StoreOp(v, p, alignment=align)
-            scf.YieldOp([])
-
-    if not _is_tile(ptr.type):
-        store(L.get(mask) if mask is not None else None, L.get(value), L.get(ptr),
-              math.gcd(L.axis.get(ptr).divisibility[0], eb))
-        return
-    d = L.dist(ptr.type)
-    w, align = L.access(ptr, mask, d, eb)
-    pf = L.frag(ptr)
-    vf = L.frag(value) if _is_tile(value.type) else None
-    mf = (L.frag(mask) if _is_tile(mask.type) else None) if mask is not None else None
-    for ci in range(d.num_chunks):
-        for j in range(0, d.vec_len, w):
-            pred = None
-            if mask is not None:
-                pred = L.extract(mf[ci], j) if mf is not None else L.get(mask)
-            if vf is not None:
-                v = L.slice(vf[ci], j, w)
-            else:
-                v = L.get(value)
-                v = L.splat(v, w) if w > 1 else v
-            store(pred, v, L.extract(pf[ci], j), align)
-
-
 def _elementwise(L: _FuncLowering, op: ir.Operation) -> None:
     """Any arith/math op: copied per chunk (tiles) or once (scalars)."""
     attrs = {n: op.attributes[n] for n in op.attributes}
     if not any(_is_tile(r.type) for r in op.results):
-        new = ir.Operation.create(op.name, results=[L.scalar_type(r.type) for r in op.results],
-                                  operands=[L.get(o) for o in op.operands], attributes=attrs,
-                                  loc=op.location)
-        for old, r in zip(op.results, new.results):
+        results = lower_math_gpu.emit(L.target, op.name,
+                                      [L.scalar_type(r.type) for r in op.results],
+                                      [L.get(o) for o in op.operands], attrs)
+        for old, r in zip(op.results, results):
             L.values[old] = r
         return
     d = L.dist(op.results[0].type)
@@ -639,9 +537,8 @@ def _elementwise(L: _FuncLowering, op: ir.Operation) -> None:
     rtypes = [L.frag_types(r.type)[0] for r in op.results]
     outs: list[list[ir.Value]] = [[] for _ in op.results]
     for ci in range(d.num_chunks):
-        new = ir.Operation.create(op.name, results=rtypes, operands=[f[ci] for f in frags],
-                                  attributes=attrs, loc=op.location)
-        for k, r in enumerate(new.results):
+        results = lower_math_gpu.emit(L.target, op.name, rtypes, [f[ci] for f in frags], attrs)
+        for k, r in enumerate(results):
             outs[k].append(r)
     for old, vals in zip(op.results, outs):
         L.values[old] = vals
@@ -713,6 +610,8 @@ def run(module: ir.Module, target: Target, num_warps: int) -> None:
 
 # Rule families kept in their own files register themselves on import.
 from tilec.passes import lower_atomic_gpu, lower_reduce_gpu  # noqa: E402,F401
+from tilec.passes import lower_memory_gpu  # noqa: E402,F401
+from tilec.passes import lower_math_gpu  # noqa: E402
 
 
 # ---------------------------------------------------------------- CLI (tests)

@@ -60,8 +60,17 @@ _AMD_STAGES = ("tile", "tiled", "gpu", "llir", "amdgcn", "hsaco")
 # `warp_sync_instr`: lanes of a warp may diverge, so warp-level exchange needs an
 # explicit synchronizing instruction (NVIDIA's bar.warp.sync); lock-step AMD
 # wavefronts need none.
-_NV_COMMON = frozenset({"warp_sync_instr", "shfl_sync", "f16", "bf16"})
-_AMD_COMMON = frozenset({"ds_swizzle", "ds_bpermute", "f16", "bf16"})
+# `device_libm`: a device math library is linked (NVIDIA's libdevice is embedded
+# by MLIR); `fast_exp2`: tl.exp uses the hardware 2^x; `fp_contract`: float
+# mul+add may fuse into FMA (Triton's default).
+# `ptx_predicated_mem`: masked global loads/stores become predicated PTX
+# instructions (`@p ld.global.v4.b32` through inline asm) instead of branches.
+_NV_COMMON = frozenset({"warp_sync_instr", "shfl_sync", "f16", "bf16", "device_libm",
+                        "fast_exp2", "fp_contract", "ptx_predicated_mem"})
+# `implicit_block_count`: the grid size comes from the code object's hidden
+# kernel arguments (gpu.grid_dim would call the unlinked device library).
+_AMD_COMMON = frozenset({"ds_swizzle", "ds_bpermute", "f16", "bf16", "fast_exp2", "fp_contract",
+                         "implicit_block_count"})
 
 TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("sm80", "nvidia", "sm_80", 32, 16, 166912, 1024, "mma_sync",

@@ -151,6 +151,8 @@ class Kernel:
         self._index = {p.name: i for i, p in enumerate(params)}
         self._memory: dict[Any, Any] = {}
         self._fast: dict[Any, Any] = {}
+        self._global_names: list[str] | None = None
+        self._plan = [(p.name, p.constexpr, p.annotation is not None, p.default) for p in params]
         self._source_hash: str | None = None
         self._parsed: Any = None
 
@@ -224,40 +226,49 @@ class Kernel:
     def _fast_key(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[Any, list[Any]] | None:
         """A cheap key equivalent to the full specialization, and the raw arguments;
         None when the call needs the general path (unusual arguments or errors)."""
-        params = self.params
-        if len(args) > len(params):
+        plan = self._plan
+        nargs = len(args)
+        if nargs > len(plan):
             return None
         parts: list[Any] = []
         raws: list[Any] = []
         used = 0
-        for i, p in enumerate(params):
-            if i < len(args):
+        i = 0
+        for name, is_constexpr, annotated, default in plan:
+            if i < nargs:
                 v = args[i]
-            elif p.name in kwargs:
-                v = kwargs[p.name]
-                used += 1
-            elif p.default is not _NO_DEFAULT:
-                v = p.default
             else:
-                return None
-            if p.constexpr:
+                v = kwargs.get(name, _NO_DEFAULT) if kwargs else _NO_DEFAULT
+                if v is _NO_DEFAULT:
+                    if default is _NO_DEFAULT:
+                        return None
+                    v = default
+                else:
+                    used += 1
+            i += 1
+            if is_constexpr:
                 parts.append(v)
                 continue
-            if p.annotation is not None:
+            if annotated:
                 return None  # annotated parameters are checked on the general path
             fk = fast_arg(v)
             if fk is None:
                 return None
             parts.append(fk[0])
             raws.append(fk[1])
-        for opt in LAUNCH_OPTIONS:
-            if opt in kwargs:
-                parts.append((opt, kwargs[opt]))
-                used += 1
-        if used != len(kwargs):
-            return None
-        g = self.fn.__globals__  # the globals the kernel reads are compiled in
-        parts.append(tuple(g.get(n) for n in self.fn.__code__.co_names))
+        if kwargs:
+            for opt in LAUNCH_OPTIONS:
+                if opt in kwargs:
+                    parts.append((opt, kwargs[opt]))
+                    used += 1
+            if used != len(kwargs):
+                return None
+        names = self._global_names
+        if names is None:  # the module globals the kernel's code names (found once)
+            g = self.fn.__globals__
+            names = self._global_names = [n for n in self.fn.__code__.co_names if n in g]
+        get = self.fn.__globals__.get  # the globals the kernel reads are compiled in
+        parts.append(tuple([get(n) for n in names]))
         return tuple(parts), raws
 
     def run(self, grid: Any, args: Sequence[Any], kwargs: Mapping[str, Any],

@@ -1,0 +1,241 @@
+"""GPU correctness suite: examples and differential checks on a real NVIDIA GPU.
+
+Not part of CI (CI has no GPU).  Two phases, like the benchmarks, because the
+compiler cannot travel to the GPU machine:
+
+    # here: compile every case's specialization for the GPU target into a cache
+    TILEC_CACHE_DIR=$PWD/.carry/tilec-cache .venv/bin/python scripts/gpu_suite.py prepare
+    # on the GPU machine: run every case against PyTorch; then under compute-sanitizer
+    TILEC_CACHE_DIR=$PWD/.carry/tilec-cache python3 scripts/gpu_suite.py run
+    compute-sanitizer --tool memcheck python3 scripts/gpu_suite.py run
+    compute-sanitizer --tool racecheck python3 scripts/gpu_suite.py run
+
+Every case draws fresh random inputs, poisons its outputs (NaN / a sentinel)
+and compares with PyTorch computed in float64 where it matters.  The closing
+line is 'N passed, N failed'.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import tilec  # noqa: E402
+import tilec.language as tl  # noqa: E402
+
+
+def _example(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(f"example_{name}", ROOT / "examples" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@tilec.kernel
+def elementwise(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=1)
+    y = tl.load(y_ptr + offs, mask=m, other=1)
+    r = tl.where(x > y, x - y, y * 2) + tl.maximum(x, y)
+    tl.store(out_ptr + offs, r, mask=m)
+
+
+@tilec.kernel
+def argmax_rows(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=float("-inf"))
+    tl.store(out_ptr + row, tl.argmax(x, axis=0))
+
+
+@tilec.kernel
+def cumsum_rows(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=m, other=0)
+    tl.store(out_ptr + row * n_cols + cols, tl.cumsum(x, axis=0), mask=m)
+
+
+@tilec.kernel
+def histogram(x_ptr, bins_ptr, n, n_bins, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m, other=0)
+    tl.atomic_add(bins_ptr + v % n_bins, 1, mask=m)
+
+
+@tilec.kernel
+def col_sums(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    cols = tl.program_id(0) * BN + tl.arange(0, BN)
+    acc = tl.zeros((BN,), tl.float32)
+    for r0 in range(0, M, BM):
+        rows = r0 + tl.arange(0, BM)
+        m = (rows[:, None] < M) & (cols[None, :] < N)
+        x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=m, other=0.0)
+        acc += tl.sum(x, axis=0)
+    tl.store(out_ptr + cols, acc, mask=cols < N)
+
+
+@dataclass
+class Case:
+    name: str
+    run: Callable[[Any, str, bool], None]   # (torch, device, launch) -> raises on mismatch
+
+
+def _dtype_sweep(torch: Any, device: str, launch: bool) -> None:
+    n = 10007
+    for dt in (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8,
+               torch.int32, torch.int64, torch.uint8):
+        if dt.is_floating_point:
+            x = torch.randn(n, device=device).to(dt)
+            y = torch.randn(n, device=device).to(dt)
+        else:
+            x = torch.randint(0, 100, (n,), device=device).to(dt)
+            y = torch.randint(0, 100, (n,), device=device).to(dt)
+        out = torch.full_like(x, 7)
+        if not launch:
+            elementwise.warmup(x, y, out, n, BLOCK=1024, target="sm90")
+            continue
+        elementwise[(tilec.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+        ref = torch.where(x > y, x - y, y * 2) + torch.maximum(x, y)
+        torch.testing.assert_close(out.double(), ref.double(), rtol=1e-2 if dt.itemsize == 2 else 1e-6,
+                                   atol=1e-2 if dt.itemsize == 2 else 1e-6)
+
+
+def _examples(torch: Any, device: str, launch: bool) -> None:
+    va, sx, e2 = _example("vector_add"), _example("saxpy"), _example("elementwise_2d")
+    n = 100003
+    x, y = torch.randn(n, device=device), torch.randn(n, device=device)
+    out = torch.full_like(x, float("nan"))
+    grid = (tilec.cdiv(n, 1024),)
+    if launch:
+        va.add[grid](x, y, out, n, BLOCK=1024)
+        torch.testing.assert_close(out, x + y, rtol=0, atol=0)
+        out.fill_(float("nan"))
+        sx.saxpy[(tilec.cdiv(n, 256),)](x, y, out, 2.5, n, BLOCK=256)
+        torch.testing.assert_close(out, 2.5 * x + y)
+    else:
+        va.add.warmup(x, y, out, n, BLOCK=1024, target="sm90")
+        sx.saxpy.warmup(x, y, out, 2.5, n, BLOCK=256, target="sm90")
+    M, N = 77, 301
+    big = torch.randn(M, N + 13, device=device)
+    view = big[:, 5:N + 5]
+    bias = torch.randn(N, device=device)
+    o2 = torch.full((M, N), float("nan"), device=device)
+    args = (view, bias, o2, 1.5, M, N, view.stride(0), o2.stride(0))
+    if launch:
+        e2.scale_bias_2d[(tilec.cdiv(M, 16), tilec.cdiv(N, 64))](*args, BLOCK_M=16, BLOCK_N=64)
+        torch.testing.assert_close(o2, view * 1.5 + bias[None, :])
+    else:
+        e2.scale_bias_2d.warmup(*args, BLOCK_M=16, BLOCK_N=64, target="sm90")
+
+
+def _norms(torch: Any, device: str, launch: bool) -> None:
+    import h200_kernels as hk
+    M, N = 67, 1000
+    x = torch.randn(M, N, device=device)
+    y = torch.full_like(x, float("nan"))
+    if launch:
+        hk.softmax[(M,)](x, y, N, N, BLOCK=1024)
+        torch.testing.assert_close(y, torch.softmax(x, dim=1))
+    else:
+        hk.softmax.warmup(x, y, N, N, BLOCK=1024, target="sm90")
+    xh = torch.randn(M, N, device=device, dtype=torch.float16)
+    w = torch.rand(N, device=device, dtype=torch.float16)
+    b = torch.randn(N, device=device, dtype=torch.float16)
+    yh = torch.full_like(xh, float("nan"))
+    mean = torch.empty(M, device=device)
+    rstd = torch.empty(M, device=device)
+    if launch:
+        hk.layernorm[(M,)](xh, w, b, yh, mean, rstd, N, N, 1e-5, BLOCK=1024)
+        ref = torch.nn.functional.layer_norm(xh.double(), (N,), w.double(), b.double(), 1e-5)
+        torch.testing.assert_close(yh.double(), ref, rtol=1e-2, atol=1e-2)
+        yh.fill_(float("nan"))
+        hk.rmsnorm[(M,)](xh, w, yh, N, N, 1e-6, BLOCK=1024)
+        xd = xh.double()
+        ref = xd * torch.rsqrt((xd * xd).mean(1, keepdim=True) + 1e-6) * w.double()
+        torch.testing.assert_close(yh.double(), ref, rtol=1e-2, atol=1e-2)
+    else:
+        hk.layernorm.warmup(xh, w, b, yh, mean, rstd, N, N, 1e-5, BLOCK=1024, target="sm90")
+        hk.rmsnorm.warmup(xh, w, yh, N, N, 1e-6, BLOCK=1024, target="sm90")
+    V = 5003
+    logits = torch.randn(M, V, device=device, dtype=torch.bfloat16)
+    target = torch.randint(0, V, (M,), device=device)
+    loss = torch.full((M,), float("nan"), device=device)
+    if launch:
+        hk.cross_entropy[(M,)](logits, target, loss, V, V, BLOCK=1024)
+        ref = torch.nn.functional.cross_entropy(logits.double(), target, reduction="none")
+        torch.testing.assert_close(loss.double(), ref, rtol=1e-4, atol=1e-3)
+    else:
+        hk.cross_entropy.warmup(logits, target, loss, V, V, BLOCK=1024, target="sm90")
+
+
+def _reductions(torch: Any, device: str, launch: bool) -> None:
+    M, N = 41, 700
+    x = torch.randint(-5, 5, (M, N), device=device).float()   # many ties
+    idx = torch.full((M,), -1, device=device, dtype=torch.int32)
+    xi = torch.randint(-50, 50, (M, N), device=device, dtype=torch.int32)
+    cs = torch.full_like(xi, 123456)
+    data = torch.randint(0, 1 << 20, (300007,), device=device, dtype=torch.int32)
+    bins = torch.zeros(97, device=device, dtype=torch.int32)
+    a = torch.randn(333, 250, device=device)
+    s = torch.full((250,), float("nan"), device=device)
+    if not launch:
+        argmax_rows.warmup(x, idx, N, BLOCK=1024, target="sm90")
+        cumsum_rows.warmup(xi, cs, N, BLOCK=1024, target="sm90")
+        histogram.warmup(data, bins, data.numel(), 97, BLOCK=1024, target="sm90")
+        col_sums.warmup(a, s, 333, 250, BM=32, BN=64, target="sm90")
+        return
+    argmax_rows[(M,)](x, idx, N, BLOCK=1024)
+    assert torch.equal(idx.long(), x.argmax(dim=1)), "argmax (first index on ties)"
+    cumsum_rows[(M,)](xi, cs, N, BLOCK=1024)
+    assert torch.equal(cs, torch.cumsum(xi, dim=1).int()), "cumsum"
+    histogram[(tilec.cdiv(data.numel(), 1024),)](data, bins, data.numel(), 97, BLOCK=1024)
+    assert torch.equal(bins.long(), torch.bincount((data % 97).long(), minlength=97)), "histogram"
+    col_sums[(tilec.cdiv(250, 64),)](a, s, 333, 250, BM=32, BN=64)
+    torch.testing.assert_close(s, a.sum(0), rtol=1e-5, atol=1e-4)
+
+
+CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
+         Case("examples: vector_add, saxpy, elementwise_2d (strided view)", _examples),
+         Case("softmax, layernorm, rmsnorm, cross-entropy", _norms),
+         Case("argmax ties, cumsum, atomic histogram, 2-D column sums", _reductions)]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("phase", choices=["prepare", "run"])
+    args = ap.parse_args()
+    import torch
+    launch = args.phase == "run"
+    device = "cuda" if launch else "cpu"
+    torch.manual_seed(0)
+    passed = failed = 0
+    for case in CASES:
+        try:
+            case.run(torch, device, launch)
+            if launch:
+                torch.cuda.synchronize()
+            passed += 1
+            print(f"PASS {case.name}", flush=True)
+        except Exception:
+            failed += 1
+            print(f"FAIL {case.name}\n{traceback.format_exc()}", flush=True)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -127,6 +127,16 @@ def launch_overhead(torch: Any, triton: Any) -> dict[str, Any]:
         return (t1 - t0) / n * 1e6
 
     ours = per_launch(lambda: tiny_add[(1,)](x, y, o, 16, BLOCK=16))
+    # Where the host time goes: the loaded kernel's launch alone, and the driver call alone.
+    loaded = next(iter(tiny_add._fast.values()))
+    raw = [x.data_ptr(), y.data_ptr(), o.data_ptr(), 16]
+    launch_only = per_launch(lambda: loaded.launch((1, 1, 1), raw))
+    cu = loaded._launcher
+    driver_only = per_launch(lambda: cu._raw_launch(cu._function_handle, 1, 1, 1, cu.threads, 1,
+                                                    1, 0, 0, cu._params_addr, None)) \
+        if cu._raw_launch is not None else float("nan")
+    print(f"launch breakdown: whole {ours:.2f} us = frontend {ours - launch_only:.2f} + "
+          f"CudaKernel.launch {launch_only:.2f} (of which ctypes cuLaunchKernel {driver_only:.2f})")
     theirs = per_launch(lambda: t_add[(1,)](x, y, o, 16, BLOCK=16))
     torch_us = per_launch(lambda: torch.add(x, y, out=o))
     assert torch.equal(o, x + y)

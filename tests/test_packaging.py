@@ -1,0 +1,81 @@
+"""Installation layout, internal-error reproducers and ahead-of-time loading."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tilec
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_subpackages_live_under_tilec_only(tmp_path: Path) -> None:
+    """dialects/, passes/, targets/ install as tilec.* and not as top-level packages."""
+    code = ("import importlib.util as u, tilec.passes, tilec.dialects, tilec.targets; "
+            "print([u.find_spec(n) is None for n in ('passes', 'dialects', 'targets')])")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == "[True, True, True]"
+
+
+def test_runtime_imports_no_mlir(tmp_path: Path) -> None:
+    """Importing tilec and its runtime must not import MLIR (the GPU machine has none)."""
+    code = ("import sys, tilec, tilec.runtime.loaded, tilec.runtime.cuda, tilec.jit; "
+            "print(any(m == 'mlir' or m.startswith('mlir.') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_internal_failure_writes_a_reproducer(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tilec import compiler
+    from tilec.passes import tile_dce
+
+    def broken(module: object) -> None:
+        raise RuntimeError("simulated pass crash")
+
+    monkeypatch.setattr(tile_dce, "run", broken)
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        import saxpy
+    finally:
+        sys.path.pop(0)
+    with pytest.raises(tilec.CompilerBugError) as info:
+        saxpy.saxpy.compile(target="cpu", signature="*fp32,*fp32,*fp32,fp32,i32",
+                            constexprs={"BLOCK": 64})
+    e = info.value
+    assert "tilec bug" in str(e) and "simulated pass crash" in str(e)
+    assert e.reproducer is not None and Path(e.reproducer).exists()
+    text = Path(e.reproducer).read_text()
+    assert "tile-dce" in text and "tile.load" in text  # the IR before the failing step
+    assert compiler is not None
+
+
+def test_aot_compile_and_load(tmp_path: Path) -> None:
+    """`tilec compile` output loads with tilec.load and checks its arguments."""
+    from tilec.cli import main
+    out = tmp_path / "out"
+    rc = main(["compile", str(ROOT / "examples" / "saxpy.py"), "--target", "cpu",
+               "--signature", "*fp32,*fp32,*fp32,fp32,i32:16", "--constexpr", "BLOCK=128",
+               "-o", str(out)])
+    assert rc == 0
+    manifest = json.loads((out / "saxpy" / "manifest.json").read_text())
+    assert manifest["kernel"] == "saxpy" and manifest["target"] == "cpu"
+    k = tilec.load(out / "saxpy")
+    n = 1024
+    x = np.random.rand(n).astype(np.float32)
+    y = np.random.rand(n).astype(np.float32)
+    o = np.zeros_like(x)
+    k[(n // 128,)](x, y, o, 2.0, n)
+    np.testing.assert_allclose(o, 2.0 * x + y, rtol=1e-6)
+    with pytest.raises(tilec.TilecError, match="divisible by 16"):
+        k[(1,)](x, y, o, 2.0, 1000)
+    with pytest.raises(tilec.TilecError, match="array of float32"):
+        k[(1,)](x.astype(np.float64), y, o, 2.0, n)
+    with pytest.raises(tilec.TilecError, match="takes 5 arguments"):
+        k[(1,)](x, y, o, 2.0)

@@ -34,6 +34,10 @@ def scale_bias_2d(x_ptr, bias_ptr, out_ptr, scale, M, N, stride_x, stride_out,
              mask=mask)
 
 
+# What the test suite compiles for every target: (kernel, signature, constexprs).
+SPECS = [(scale_bias_2d, "*fp32,*fp32,*fp32,fp32,i32,i32,i32,i32", {"BLOCK_M": 16, "BLOCK_N": 64})]
+
+
 def main() -> None:
     m, n = 100, 300
     x_full = np.random.rand(m, n + 20).astype(np.float32)   # row stride n + 20

@@ -15,6 +15,10 @@ def saxpy(x_ptr, y_ptr, out_ptr, a, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, a * x + y, mask=m)
 
 
+# What the test suite compiles for every target: (kernel, signature, constexprs).
+SPECS = [(saxpy, "*fp32,*fp32,*fp32,fp32,i32", {"BLOCK": 256})]
+
+
 def main() -> None:
     n = 12_345
     x = np.random.rand(n).astype(np.float32)

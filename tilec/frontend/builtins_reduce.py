@@ -125,6 +125,21 @@ def emit_reduce(cg: CodeGen, node: Any, xs: list[TValue], axis: int, combine: st
     return res
 
 
+def reduce_all_axes(cg: CodeGen, node: Any, xs: list[TValue], combine: str,
+                    keep_dims: bool) -> list[TValue]:
+    """Reduce over every axis (axis=None): one reduction per axis, innermost
+    first, rather than a `tile.reshape` to 1-D, which GPU targets do not lower.
+    Like every reduction, this assumes the combine is associative and
+    commutative.  keep_dims gives shape [1] * rank, as Triton does."""
+    rank = len(xs[0].shape)
+    while len(xs[0].shape) > 1:
+        xs = emit_reduce(cg, node, xs, len(xs[0].shape) - 1, combine, False)
+    res = emit_reduce(cg, node, xs, 0, combine, False)
+    if keep_dims:
+        res = [cg.broadcast_to(r, (1,) * rank, node) for r in res]
+    return res
+
+
 def emit_scan(cg: CodeGen, node: Any, xs: list[TValue], axis: int, combine: str,
               reverse: bool) -> list[TValue]:
     if len(xs) > tile.MAX_COMBINE_OPERANDS:
@@ -162,10 +177,13 @@ def _keep(cg: CodeGen, node: Any, keep_dims: Any) -> bool:
 @rule("sum")
 def sum_(cg: CodeGen, node: Any, input: Any, axis: Any = None, keep_dims: Any = False,
          dtype: Any = None) -> TValue:
-    x, a = _prepare(cg, node, input, axis, "sum")
+    x = _block(cg, node, input, "sum")
     dt = dtype if isinstance(dtype, tl.dtype) else _sum_dtype(x.dtype)
     x = cg.cast(x, dt, node)
     name = combine_function(cg, "sum", [dt], _add)
+    if axis is None:
+        return reduce_all_axes(cg, node, [x], name, _keep(cg, node, keep_dims))[0]
+    a = _norm_axis(cg, node, axis, len(x.shape), "sum")
     return emit_reduce(cg, node, [x], a, name, _keep(cg, node, keep_dims))[0]
 
 
@@ -177,8 +195,11 @@ def _min_max(cg: CodeGen, node: Any, input: Any, axis: Any, keep_dims: Any, retu
             cg.err(node, f"tl.{fn}(..., return_indices=True) needs an axis")
         vals = _arg_reduce(cg, node, input, axis, keep_dims, is_max, both=True)
         return tuple(vals)
-    x, a = _prepare(cg, node, input, axis, fn)
+    x = _block(cg, node, input, fn)
     name = combine_function(cg, fn, [x.dtype], _max if is_max else _min)
+    if axis is None:
+        return reduce_all_axes(cg, node, [x], name, _keep(cg, node, keep_dims))[0]
+    a = _norm_axis(cg, node, axis, len(x.shape), fn)
     return emit_reduce(cg, node, [x], a, name, _keep(cg, node, keep_dims))[0]
 
 
@@ -232,13 +253,12 @@ def _tiles(cg: CodeGen, node: Any, input: Any, fn: str) -> list[TValue]:
 def reduce(cg: CodeGen, node: Any, input: Any, axis: Any, combine_fn: Any,
            keep_dims: Any = False) -> Any:
     xs = _tiles(cg, node, input, "reduce")
+    name = _user_combine(cg, node, combine_fn, [x.dtype for x in xs])
     if axis is None:
-        xs = [_flatten(cg, node, x) for x in xs]
-        a = 0
+        res = reduce_all_axes(cg, node, xs, name, _keep(cg, node, keep_dims))
     else:
         a = _norm_axis(cg, node, axis, len(xs[0].shape), "reduce")
-    name = _user_combine(cg, node, combine_fn, [x.dtype for x in xs])
-    res = emit_reduce(cg, node, xs, a, name, _keep(cg, node, keep_dims))
+        res = emit_reduce(cg, node, xs, a, name, _keep(cg, node, keep_dims))
     return tuple(res) if isinstance(input, (tuple, list)) else res[0]
 
 

@@ -3,7 +3,9 @@
 
 // fp32 vector add per thread: 8 elements as two vector<4xf32> chunks 512
 // apart, 128-bit accesses aligned to 16 bytes, one mask bit per chunk
-// (n % 16 == 0 makes the mask constant over 16 elements).  Every op keeps the
+// (n % 16 == 0 makes the mask constant over 16 elements); on sm90 a masked
+// access is one predicated PTX ld/st.global.v4.b32 (inline asm), on AMD a
+// uniform-mask llvm.intr.masked.load.  Every op keeps the
 // location of the tile op it came from.
 
 // CHECK: module attributes {gpu.container_module}
@@ -15,12 +17,11 @@
 // CHECK: arith.constant dense<[512, 513, 514, 515]> : vector<4xi32>
 // CHECK: arith.cmpi slt, {{.*}} : vector<4xi32> loc(#[[MASK:loc[0-9]*]])
 // CHECK: llvm.getelementptr {{.*}} : (vector<4x!llvm.ptr<1>>, vector<4xi32>) -> vector<4x!llvm.ptr<1>>, f32
-// CHECK: vector.extract {{.*}}[0] : i1 from vector<4xi1>
-// CHECK: llvm.intr.masked.load {{.*}} {alignment = 16 : i32} : (!llvm.ptr<1>, vector<4xi1>, vector<4xf32>) -> vector<4xf32> loc(#[[LOADX:loc[0-9]*]])
+// CHECK: llvm.inline_asm has_side_effects {{.*}}@$4 ld.global.v4.b32 { $0, $1, $2, $3 }, [ $5 + 0 ];", "=r,=r,=r,=r,b,l" {{.*}} : (i1, !llvm.ptr<1>) -> !llvm.struct<(i32, i32, i32, i32)> loc(#[[LOADX:loc[0-9]*]])
+// CHECK: llvm.bitcast {{.*}} : vector<4xi32> to vector<4xf32>
 // CHECK: arith.addf {{.*}} : vector<4xf32> loc(#[[ADD:loc[0-9]*]])
 // CHECK: arith.addf {{.*}} : vector<4xf32>
-// CHECK: scf.if
-// CHECK-NEXT: llvm.store {{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK: llvm.inline_asm has_side_effects "@$4 st.global.v4.b32 [ $5 + 0 ], { $0, $1, $2, $3 };", "r,r,r,r,b,l"
 // CHECK: gpu.return
 // CHECK-NOT: tile.
 // CHECK-DAG: #[[FUNC]] = loc("add.py":3:0)

@@ -62,21 +62,23 @@ LAYERNORM_SIG = "*fp32:16,*fp32:16,*fp32:16,*fp32:16,i32,fp32"
 
 def bench_pair(f_a: Callable[[], object], f_b: Callable[[], object],
                reps: int = 40) -> tuple[float, float]:
-    """Seconds per call of `f_a` and `f_b`, timed interleaved (a, b, a, b, ...) after
-    warm-up; the 20th percentile of each.  This 2-core VM is shared: other load
-    shows up as whole 4 ms scheduler ticks, which a low percentile of interleaved
-    runs filters out while treating both sides alike."""
-    for _ in range(3):
-        f_a()
-        f_b()
-    ta: list[float] = []
-    tb: list[float] = []
-    for _ in range(reps):
-        for f, ts in ((f_a, ta), (f_b, tb)):
+    """Seconds per call of `f_a` and `f_b`: each timed in its own block of
+    repetitions after warm-up (median), a block of `f_a`, then of `f_b`, then
+    again, keeping each side's better block.  Blocks, not interleaving: torch's
+    OpenMP workers spin for a while after each parallel region, so interleaved
+    calls would charge torch's idle spinning to whichever side runs next."""
+    def block(f: Callable[[], object]) -> float:
+        for _ in range(3):
+            f()
+        ts = []
+        for _ in range(reps):
             t0 = time.perf_counter()
             f()
             ts.append(time.perf_counter() - t0)
-    return statistics.quantiles(ta, n=5)[0], statistics.quantiles(tb, n=5)[0]
+        return statistics.median(ts)
+    a1, b1 = block(f_a), block(f_b)
+    a2, b2 = block(f_a), block(f_b)
+    return min(a1, a2), min(b1, b2)
 
 
 def compile_time(kernel: Any, sig: str, block: int) -> tuple[float, float]:

@@ -344,11 +344,15 @@ class Kernel:
 
     # ------------------------------------------------------------ compiling
     def source_hash(self) -> str:
+        """Hash of the kernel's source text (the same on every Python version, so a
+        cache filled on one machine serves another)."""
         if self._source_hash is None:
-            try:
-                src = inspect.getsource(self.fn)
-            except OSError:
-                src = self.name
+            src = _function_text(self.fn)
+            if src is None:
+                try:
+                    src = inspect.getsource(self.fn)
+                except OSError:
+                    src = self.name
             self._source_hash = hashlib.sha256(src.encode()).hexdigest()
         return self._source_hash
 
@@ -472,6 +476,34 @@ def _hashable(v: Any) -> Any:
         return (type(v).__name__, v)
     except TypeError:
         return repr(v)
+
+
+def _function_text(fn: Callable[..., Any]) -> str | None:
+    """The lines of `fn` (decorators, header, indented body) read through
+    linecache; `inspect.getsource` tokenizes the file and costs ~8 ms."""
+    import linecache
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    lines = linecache.getlines(code.co_filename)
+    start = code.co_firstlineno - 1
+    if not 0 <= start < len(lines):
+        return None
+    first = lines[start]
+    base = len(first) - len(first.lstrip())
+    out = [first]
+    header_done = first.lstrip().startswith("def ") and first.rstrip().endswith(":")
+    for line in lines[start + 1:]:
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if header_done and stripped and indent <= base and not stripped.startswith("#"):
+            break
+        if not header_done and line.lstrip().startswith("def ") and indent == base:
+            header_done = line.rstrip().endswith(":")
+        elif not header_done and stripped.endswith(":") and indent > base:
+            header_done = True
+        out.append(line)
+    return "".join(out)
 
 
 def kernel(fn: Callable[..., Any]) -> Kernel:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -35,17 +36,21 @@ def _parser() -> Lark:
     options: dict[str, Any] = dict(parser="lalr", start="file_input", postlex=_PythonIndenter(),
                                    propagate_positions=True, maybe_placeholders=True)
     # Building the LALR tables takes ~0.3 s; lark caches them in a file keyed by
-    # the grammar and lark's version.  The cache directory holds tilec's own
-    # compiled kernels, so it is trusted like them.
-    try:
-        from tilec.cache import default_cache_dir
-        cache_dir = default_cache_dir()
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        import hashlib
-        tag = hashlib.sha256(grammar.encode()).hexdigest()[:16]
-        return Lark(grammar, cache=str(cache_dir / f"lark-grammar-{tag}.cache"), **options)
-    except OSError:
-        return Lark(grammar, **options)
+    # the grammar and lark's version.  Like Python's bytecode, the cache belongs
+    # to the installation: next to this module in __pycache__ when writable,
+    # else in the user's tilec cache directory (trusted like compiled kernels).
+    import hashlib
+    tag = hashlib.sha256(grammar.encode()).hexdigest()[:16]
+    name = f"lark-grammar-{tag}.cache"
+    from tilec.cache import default_cache_dir
+    for folder in (Path(__file__).parent / "__pycache__", default_cache_dir()):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            if os.access(folder, os.W_OK) or (folder / name).exists():
+                return Lark(grammar, cache=str(folder / name), **options)
+        except OSError:
+            continue
+    return Lark(grammar, **options)
 
 
 @dataclass

@@ -13,6 +13,8 @@ arith/math op through `emit`).
   link.  f16/bf16 compute in f32; f64 transcendentals raise `TilecError`.
 * `fp_contract`: float add/sub/mul may fuse into FMA (Triton's default
   `enable_fp_fusion`).
+* `fast_fdiv`: f32 `/` is the full-range approximate division (NVIDIA
+  `div.full.f32`, 2 ulp, through `llvm.nvvm.div.full`), as Triton's `/`.
 
 Input: an op name, result types, converted operands and attributes, at the
 current insertion point and location.  Output: the result values.
@@ -98,11 +100,34 @@ def emit(target: Target, name: str, rtypes: Sequence[ir.Type], operands: Sequenc
     if not target.has("device_libm") and name in ("math.floor", "math.ceil"):
         return [_in_f32(rtypes[0], operands[0],
                         lambda tt, xx: _intrinsic(_INTRINSIC[name], tt, xx))]
+    if name == "arith.divf" and target.has("fast_fdiv") and _elem(rtypes[0]) == ir.F32Type.get() \
+            and str(attrs.get("fastmath", "#arith.fastmath<none>")) == "#arith.fastmath<none>":
+        return [_per_element("llvm.nvvm.div.full", rtypes[0], operands)]
     if name in _CONTRACTIBLE and target.has("fp_contract") and \
             str(attrs.get("fastmath", "#arith.fastmath<none>")) == "#arith.fastmath<none>":
         attrs = dict(attrs, fastmath=ir.Attribute.parse("#arith.fastmath<contract>"))
     op = ir.Operation.create(name, results=list(rtypes), operands=list(operands), attributes=attrs)
     return list(op.results)
+
+
+def _per_element(intrinsic: str, t: ir.Type, operands: Sequence[ir.Value]) -> ir.Value:
+    """A scalar-only intrinsic applied to each element of a (vector) operation."""
+    def call(args: list[ir.Value], rt: ir.Type) -> ir.Value:
+        return ir.Operation.create("llvm.call_intrinsic", results=[rt], operands=args, attributes={
+            "intrin": ir.StringAttr.get(intrinsic),
+            "op_bundle_sizes": ir.DenseI32ArrayAttr.get([]),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(args), 0])}).result
+    if not isinstance(t, ir.VectorType):
+        return call(list(operands), t)
+    vt = ir.VectorType(t)
+    pos = ir.DenseI64ArrayAttr
+    parts = []
+    for i in range(vt.shape[0]):
+        lanes = [ir.Operation.create("vector.extract", results=[vt.element_type], operands=[o],
+                                     attributes={"static_position": pos.get([i])}).result
+                 for o in operands]
+        parts.append(call(lanes, vt.element_type))
+    return ir.Operation.create("vector.from_elements", results=[t], operands=parts).result
 
 
 def _exp2(target: Target, t: ir.Type, x: ir.Value) -> ir.Value:

@@ -66,7 +66,7 @@ _AMD_STAGES = ("tile", "tiled", "gpu", "llir", "amdgcn", "hsaco")
 # `ptx_predicated_mem`: masked global loads/stores become predicated PTX
 # instructions (`@p ld.global.v4.b32` through inline asm) instead of branches.
 _NV_COMMON = frozenset({"warp_sync_instr", "shfl_sync", "f16", "bf16", "device_libm",
-                        "fast_exp2", "fp_contract", "ptx_predicated_mem"})
+                        "fast_exp2", "fp_contract", "ptx_predicated_mem", "fast_fdiv"})
 # `implicit_block_count`: the grid size comes from the code object's hidden
 # kernel arguments (gpu.grid_dim would call the unlinked device library).
 _AMD_COMMON = frozenset({"ds_swizzle", "ds_bpermute", "f16", "bf16", "fast_exp2", "fp_contract",

@@ -151,6 +151,7 @@ class Kernel:
         self._index = {p.name: i for i, p in enumerate(params)}
         self._memory: dict[Any, Any] = {}
         self._fast: dict[Any, Any] = {}
+        self._launchers: dict[Any, Callable[..., None]] = {}
         self._global_names: list[str] | None = None
         self._plan = [(p.name, p.constexpr, p.annotation is not None, p.default) for p in params]
         self._source_hash: str | None = None
@@ -158,6 +159,14 @@ class Kernel:
 
     # ------------------------------------------------------------ launching
     def __getitem__(self, grid: Any) -> Callable[..., None]:
+        if type(grid) is tuple:  # reuse the launcher of a grid seen before
+            try:
+                cached = self._launchers.get(grid)
+            except TypeError:  # an unhashable grid entry: the general path reports it
+                cached = None
+            if cached is not None:
+                return cached
+
         def launcher(*args: Any, **kwargs: Any) -> None:
             try:
                 self.run(grid, args, kwargs)
@@ -165,6 +174,11 @@ class Kernel:
                 raise
             except TilecError as e:
                 raise _for_user(e, sys._getframe(1)) from None
+        if type(grid) is tuple and len(self._launchers) < 64:
+            try:
+                self._launchers[grid] = launcher
+            except TypeError:
+                pass
         return launcher
 
     @_user_api

@@ -133,6 +133,9 @@ def check_declared(name: str, declared: tl.dtype | tl.pointer_type, got: ArgInfo
     return ArgInfo(declared, v % 16 == 0, v)
 
 
+_TENSOR_TYPES: set[type] = set()
+
+
 def fast_arg(v: Any) -> tuple[Any, Any] | None:
     """(key, raw value) for the launch fast path, or None for the general path.
 
@@ -141,6 +144,9 @@ def fast_arg(v: Any) -> tuple[Any, Any] | None:
     launched without building `ArgInfo`s.
     """
     t = type(v)
+    if t in _TENSOR_TYPES:  # torch.Tensor (and subclasses seen before): the common case
+        p = v.data_ptr()
+        return (v.dtype, p & 15 == 0, v.is_cuda), p
     if t is int:
         if -2147483648 <= v <= 2147483647:
             return ("i32", v & 15 == 0), v
@@ -151,6 +157,7 @@ def fast_arg(v: Any) -> tuple[Any, Any] | None:
         return ("i1",), int(v)
     ptr_fn = getattr(v, "data_ptr", None)
     if ptr_fn is not None and t.__module__ == "torch":
+        _TENSOR_TYPES.add(t)
         p = ptr_fn()
         return (v.dtype, p & 15 == 0, v.is_cuda), p
     ai = getattr(v, "__array_interface__", None)

@@ -131,6 +131,12 @@ class CudaKernel:
         # generic wrapper.  The wrapper stays as the fallback.
         self._raw_launch = _raw_launcher()
         self._function_handle = int(self.function)
+        # Launch arguments that never change, converted to ctypes once.
+        self._c_function = ctypes.c_void_p(self._function_handle)
+        self._c_threads = ctypes.c_uint(threads)
+        self._c_one = ctypes.c_uint(1)
+        self._c_shared = ctypes.c_uint(self.shared)
+        self._c_params = ctypes.c_void_p(self._params_addr)
 
     def launch(self, grid: tuple[int, int, int], raw_args: Sequence[Any]) -> None:
         if grid[0] * grid[1] * grid[2] == 0:
@@ -140,8 +146,9 @@ class CudaKernel:
         handle = self._stream_handle()
         raw = self._raw_launch
         if raw is not None:
-            code = raw(self._function_handle, grid[0], grid[1], grid[2], self.threads, 1, 1,
-                       self.shared, handle, self._params_addr, None)
+            one = self._c_one
+            code = raw(self._c_function, grid[0], grid[1], grid[2], self._c_threads, one, one,
+                       self._c_shared, handle, self._c_params, None)
             if code != 0:
                 check((self._cu.CUresult(code),))
             return

@@ -170,7 +170,9 @@ def _raw_launcher() -> Any:
     if not _RAW:
         fn = None
         try:
-            lib = ctypes.CDLL("libcuda.so.1")
+            # PyDLL keeps the GIL across the call: cuLaunchKernel only queues
+            # work, and releasing and retaking the GIL costs more than it does.
+            lib = ctypes.PyDLL("libcuda.so.1")
             fn = lib.cuLaunchKernel
             fn.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
                            ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,

@@ -456,17 +456,38 @@ def _convert_layout(L: _FuncLowering, op: ir.Operation) -> None:
     """Through workgroup memory: every thread stores its elements at their
     row-major position, then loads the elements the new layout gives it."""
     src, res = op.operands[0], _result(op)
-    ds, dd = L.dist(src.type), L.dist(res.type)
-    if ds == dd:
+    if L.dist(src.type) == L.dist(res.type):
         L.values[res] = L.frag(src)
         return
+    _through_memory(L, src, res, None)
+
+
+@lowering("tile.reshape")
+def _reshape(L: _FuncLowering, op: ir.Operation) -> None:
+    """Row-major order is kept: the same exchange as a layout conversion."""
+    _through_memory(L, op.operands[0], _result(op), None)
+
+
+@lowering("tile.trans")
+def _trans(L: _FuncLowering, op: ir.Operation) -> None:
+    """Result element (i, j) is source element (j, i): read with swapped strides."""
+    src = op.operands[0]
+    rows, cols = tuple(src.type.shape)
+    _through_memory(L, src, _result(op), [1, cols])
+
+
+def _through_memory(L: _FuncLowering, src: ir.Value, res: ir.Value,
+                    read_strides: list[int] | None) -> None:
+    """Store `src` at its row-major positions in workgroup memory; read `res`'s
+    elements at `read_strides` (default: `res`'s own row-major strides)."""
+    ds, dd = L.dist(src.type), L.dist(res.type)
     elem = L.scalar_type(src.type.element_type)
     mem_t = ir.IntegerType.get_signless(8) if _is_i1(elem) else elem
     numel = math.prod(ds.shape)
     buf = L.shared_buffer(mem_t, numel)
 
-    def linear(d: Distribution) -> list[ir.Value]:
-        strides = [math.prod(d.shape[i + 1:]) for i in range(d.rank)]
+    def linear(d: Distribution, strides: list[int] | None = None) -> list[ir.Value]:
+        strides = strides or [math.prod(d.shape[i + 1:]) for i in range(d.rank)]
         acc: list[ir.Value] | None = None
         for dim in range(d.rank):
             if d.shape[dim] == 1:
@@ -491,7 +512,7 @@ def _convert_layout(L: _FuncLowering, op: ir.Operation) -> None:
             llvm.StoreOp(v, p)
     gpu.BarrierOp()
     out = []
-    for idx in linear(dd):
+    for idx in linear(dd, read_strides):
         elems = []
         for i in range(dd.vec_len):
             p = llvm.GEPOp(buf.type, buf, [L.extract(idx, i)], [_DYNAMIC_INDEX], mem_t,

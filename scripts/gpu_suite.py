@@ -88,6 +88,15 @@ def col_sums(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
     tl.store(out_ptr + cols, acc, mask=cols < N)
 
 
+@tilec.kernel
+def trans_reshape(x_ptr, t_ptr, r_ptr, M: tl.constexpr, N: tl.constexpr):
+    rows = tl.arange(0, M)
+    cols = tl.arange(0, N)
+    x = tl.load(x_ptr + rows[:, None] * N + cols[None, :])
+    tl.store(t_ptr + cols[:, None] * M + rows[None, :], tl.trans(x))
+    tl.store(r_ptr + cols[:, None] * M + rows[None, :], tl.reshape(x, (N, M)))
+
+
 @dataclass
 class Case:
     name: str
@@ -208,10 +217,23 @@ def _reductions(torch: Any, device: str, launch: bool) -> None:
     torch.testing.assert_close(s, a.sum(0), rtol=1e-5, atol=1e-4)
 
 
+def _shapes(torch: Any, device: str, launch: bool) -> None:
+    x = torch.randn(32, 64, device=device)
+    t = torch.full((64, 32), float("nan"), device=device)
+    r = torch.full((64, 32), float("nan"), device=device)
+    if not launch:
+        trans_reshape.warmup(x, t, r, M=32, N=64, target="sm90")
+        return
+    trans_reshape[(1,)](x, t, r, M=32, N=64)
+    assert torch.equal(t, x.t()), "tl.trans"
+    assert torch.equal(r, x.reshape(64, 32)), "tl.reshape"
+
+
 CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
          Case("examples: vector_add, saxpy, elementwise_2d (strided view)", _examples),
          Case("softmax, layernorm, rmsnorm, cross-entropy", _norms),
-         Case("argmax ties, cumsum, atomic histogram, 2-D column sums", _reductions)]
+         Case("argmax ties, cumsum, atomic histogram, 2-D column sums", _reductions),
+         Case("tl.trans and tl.reshape through workgroup memory", _shapes)]
 
 
 def main() -> int:

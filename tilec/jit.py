@@ -152,6 +152,7 @@ class Kernel:
         self._memory: dict[Any, Any] = {}
         self._fast: dict[Any, Any] = {}
         self._launchers: dict[Any, Callable[..., None]] = {}
+        self._keyfns: dict[Any, Callable[..., Any]] = {}
         self._global_names: list[str] | None = None
         self._plan = [(p.name, p.constexpr, p.annotation is not None, p.default) for p in params]
         self._source_hash: str | None = None
@@ -237,6 +238,49 @@ class Kernel:
             infos.append(info)
         return infos, constexprs
 
+    def _make_keyfn(self, nargs: int, kwnames: tuple[str, ...]) -> Callable[..., Any]:
+        """A key function generated for one calling shape (how many positional
+        arguments, which keywords): straight-line code equivalent to `_fast_key`,
+        without its per-parameter branching (the launch hot path)."""
+        plan = self._plan
+        names = [p[0] for p in plan]
+        if nargs > len(plan) or any(k not in names and k not in LAUNCH_OPTIONS for k in kwnames) \
+                or len(set(kwnames) & set(names[:nargs])):
+            return self._fast_key
+        lines = ["def keyfn(args, kwargs):"]
+        parts: list[str] = []
+        raws: list[str] = []
+        for i, (name, is_constexpr, annotated, default) in enumerate(plan):
+            if i < nargs:
+                src = f"args[{i}]"
+            elif name in kwnames:
+                src = f"kwargs[{name!r}]"
+            elif default is not _NO_DEFAULT:
+                src = f"DEFAULTS[{i}]"
+            else:
+                return self._fast_key
+            if is_constexpr:
+                parts.append(src)
+                continue
+            if annotated:
+                return self._fast_key
+            lines.append(f"    a{i} = fast_arg({src})")
+            lines.append(f"    if a{i} is None: return None")
+            parts.append(f"a{i}[0]")
+            raws.append(f"a{i}[1]")
+        parts += [f"({o!r}, kwargs[{o!r}])" for o in LAUNCH_OPTIONS if o in kwnames]
+        lines.append("    g = GET")
+        lines.append(f"    return ({', '.join(parts)}, tuple([g(n) for n in NAMES])), "
+                     f"[{', '.join(raws)}]")
+        if self._global_names is None:
+            g = self.fn.__globals__
+            self._global_names = [n for n in self.fn.__code__.co_names if n in g]
+        env: dict[str, Any] = {"fast_arg": fast_arg, "DEFAULTS": [p[3] for p in plan],
+               "GET": self.fn.__globals__.get, "NAMES": self._global_names}
+        exec("\n".join(lines), env)  # noqa: S102 - generated from parameter names only
+        keyfn: Callable[..., Any] = env["keyfn"]
+        return keyfn
+
     def _fast_key(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[Any, list[Any]] | None:
         """A cheap key equivalent to the full specialization, and the raw arguments;
         None when the call needs the general path (unusual arguments or errors)."""
@@ -287,7 +331,13 @@ class Kernel:
 
     def run(self, grid: Any, args: Sequence[Any], kwargs: Mapping[str, Any],
             target: str | None = None) -> None:
-        fast = self._fast_key(args, kwargs) if target is None else None
+        fast = None
+        if target is None:
+            shape = (len(args), tuple(kwargs))
+            keyfn = self._keyfns.get(shape)
+            if keyfn is None:
+                keyfn = self._keyfns[shape] = self._make_keyfn(len(args), tuple(kwargs))
+            fast = keyfn(args, kwargs)
         if fast is not None:
             try:
                 loaded = self._fast.get(fast[0])

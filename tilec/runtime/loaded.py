@@ -29,6 +29,7 @@ class LoadedKernel:
         self.stored_args = set(manifest.get("metadata", {}).get("stored_args", []))
         self.device = "cpu" if self.target == "cpu" else "cuda"
         self._launcher = launcher
+        self.launch = launcher.launch  # type: ignore[method-assign]  # one call less per launch
 
     def launch(self, grid: tuple[int, int, int], raw_args: Sequence[Any]) -> None:
         self._launcher.launch(grid, raw_args)

@@ -150,7 +150,7 @@ def launch_overhead(torch: Any, triton: Any) -> dict[str, Any]:
 def print_table(out: dict[str, Any]) -> None:
     print(f"\n{out['device']}, torch {out['torch']}, triton {out['triton']}, device copy "
           f"{out['copy_tb_s']} TB/s")
-    print(f"| kernel | shape | tilec | Triton | PyTorch | unit | tilec/Triton | % of copy |")
+    print("| kernel | shape | tilec | Triton | PyTorch | unit | tilec/Triton | % of copy |")
     print("|---|---|---|---|---|---|---|---|")
     for r in out["rows"]:
         pct = r.get("pct_of_copy")

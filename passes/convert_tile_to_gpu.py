@@ -33,7 +33,6 @@ Nearest upstream analogue: `convert-vector-to-gpu`/`vector-distribution`
 from __future__ import annotations
 
 import math
-import re
 import sys
 from typing import Callable, Sequence, Union
 
@@ -42,7 +41,7 @@ from mlir import ir
 from mlir.dialects import arith, gpu, llvm, scf, vector
 
 from tilec.dialects import tile
-from tilec.errors import CompilerBugError, SourceLoc, TilecError
+from tilec.errors import CompilerBugError, TilecError, source_loc
 from tilec.passes import axis_info
 from tilec.passes.layouts import Distribution, log2
 from tilec.targets import Target
@@ -51,12 +50,6 @@ Lowered = Union[ir.Value, list[ir.Value]]
 _DYNAMIC_INDEX = -2147483648   # kDynamicIndex of llvm.getelementptr
 _GLOBAL_ADDRSPACE = 1
 _SHARED_ADDRSPACE = 3
-
-
-def source_loc(loc: ir.Location) -> SourceLoc | None:
-    """The user's file:line:col a location names, if any."""
-    m = re.search(r'loc\("([^"]*)":(\d+):(\d+)', str(loc))
-    return SourceLoc(m.group(1), int(m.group(2)), int(m.group(3))) if m else None
 
 
 def _i32() -> ir.IntegerType:

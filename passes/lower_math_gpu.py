@@ -85,7 +85,7 @@ def emit(target: Target, name: str, rtypes: Sequence[ir.Type], operands: Sequenc
         e = _elem(t)
         native = not target.has("device_libm")
         if native and e == ir.F64Type.get():
-            from tilec.passes.convert_tile_to_gpu import source_loc
+            from tilec.errors import source_loc
             raise TilecError(f"tl.{name.split('.')[1]} on float64 is not supported on "
                              f"{target.name} (it needs the ROCm device library, which tilec does "
                              "not link); compute in float32", source_loc(ir.Location.current))

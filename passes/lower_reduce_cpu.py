@@ -39,6 +39,7 @@ from typing import Callable, Sequence
 from mlir import ir
 
 from tilec.dialects import tile
+from tilec.errors import CompilerBugError, TilecError, source_loc
 from tilec.passes.convert_tile_to_cpu import NAME, _Lowering, _rule, _segments
 
 # Widest vector (bits) a recognised reduction still halves by hand before
@@ -134,7 +135,7 @@ def _combine_func(op: ir.Operation) -> ir.Operation:
         f = view.operation
         if f.name == "func.func" and ir.StringAttr(f.attributes["sym_name"]).value == name:
             return f
-    raise NotImplementedError(f"{NAME}: combine function @{name} of {op.name} not found")
+    raise CompilerBugError(f"{NAME}: combine function @{name} of {op.name} not found")
 
 
 class _Combiner:
@@ -510,7 +511,8 @@ def _atomic_rmw(lw: _Lowering, op: ir.Operation) -> None:
     seg = _segments(op)
     kind = ir.StringAttr(op.attributes["kind"]).value
     if kind not in _ATOMIC_BIN_OP:
-        raise NotImplementedError(f"{NAME}: atomic kind '{kind}' on the CPU")
+        raise TilecError(f"atomic kind '{kind}' is not supported on the CPU target",
+                         source_loc(op.location))
     ptr = lw.mapped(op.operands[0])
     val = lw.mapped(op.operands[1])
     mask = lw.mapped(op.operands[2]) if seg[2] else None

@@ -8,6 +8,7 @@ tilec's own failure: it says so and points at a reproducer on disk.
 from __future__ import annotations
 
 import linecache
+import re
 from dataclasses import dataclass
 
 
@@ -21,6 +22,12 @@ class SourceLoc:
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
+
+
+def source_loc(loc: object) -> SourceLoc | None:
+    """The user's file:line:col that an MLIR location (or its text) names, if any."""
+    m = re.search(r'loc\("([^"]*)":(\d+):(\d+)', str(loc))
+    return SourceLoc(m.group(1), int(m.group(2)), int(m.group(3))) if m else None
 
 
 def format_source(loc: SourceLoc, source_line: str | None = None) -> str:

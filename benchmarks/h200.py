@@ -115,16 +115,21 @@ def launch_overhead(torch: Any, triton: Any) -> dict[str, Any]:
     y = torch.ones(16, device="cuda")
     o = torch.empty(16, device="cuda")
 
-    def per_launch(fn: Callable[[], Any], n: int = 5000) -> float:
+    def per_launch(fn: Callable[[], Any], batches: int = 50, n: int = 200) -> float:
+        """Host time per launch: batches of `n` launches, synchronizing between
+        batches (untimed) so the GPU's launch queue never fills and blocks the
+        host, which would measure the GPU's kernel throughput instead."""
         for _ in range(200):
             fn()
         torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        t1 = time.perf_counter()
-        torch.cuda.synchronize()
-        return (t1 - t0) / n * 1e6
+        total = 0.0
+        for _ in range(batches):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            total += time.perf_counter() - t0
+            torch.cuda.synchronize()
+        return total / (batches * n) * 1e6
 
     ours = per_launch(lambda: tiny_add[(1,)](x, y, o, 16, BLOCK=16))
     # Where the host time goes: the loaded kernel's launch alone, and the driver call alone.

@@ -229,11 +229,47 @@ def _shapes(torch: Any, device: str, launch: bool) -> None:
     assert torch.equal(r, x.reshape(64, 32)), "tl.reshape"
 
 
+def _graph_and_dlpack(torch: Any, device: str, launch: bool) -> None:
+    """A launch captured in a CUDA graph replays; a DLPack-only array is accepted."""
+    va = _example("vector_add")
+    n = 4096
+    x, y = torch.randn(n, device=device), torch.randn(n, device=device)
+    out = torch.full_like(x, float("nan"))
+    if not launch:
+        va.add.warmup(x, y, out, n, BLOCK=1024, target="sm90")
+        return
+    va.add[(4,)](x, y, out, n, BLOCK=1024)  # load the module outside the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        va.add[(4,)](x, y, out, n, BLOCK=1024)
+    x.copy_(torch.randn(n, device=device))
+    out.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, x + y, rtol=0, atol=0)
+
+    class OnlyDLPack:
+        def __init__(self, t: Any) -> None:
+            self.t = t
+
+        def __dlpack__(self, stream: Any = None) -> Any:
+            return self.t.__dlpack__()
+
+        def __dlpack_device__(self) -> Any:
+            return self.t.__dlpack_device__()
+
+    out.fill_(float("nan"))
+    va.add[(4,)](OnlyDLPack(x), OnlyDLPack(y), OnlyDLPack(out), n, BLOCK=1024)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, x + y, rtol=0, atol=0)
+
+
 CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
          Case("examples: vector_add, saxpy, elementwise_2d (strided view)", _examples),
          Case("softmax, layernorm, rmsnorm, cross-entropy", _norms),
          Case("argmax ties, cumsum, atomic histogram, 2-D column sums", _reductions),
-         Case("tl.trans and tl.reshape through workgroup memory", _shapes)]
+         Case("tl.trans and tl.reshape through workgroup memory", _shapes),
+         Case("CUDA graph capture and replay; DLPack-only arrays", _graph_and_dlpack)]
 
 
 def main() -> int:

@@ -79,3 +79,31 @@ def test_aot_compile_and_load(tmp_path: Path) -> None:
         k[(1,)](x.astype(np.float64), y, o, 2.0, n)
     with pytest.raises(tilec.TilecError, match="takes 5 arguments"):
         k[(1,)](x, y, o, 2.0)
+
+
+class _OnlyDLPack:
+    """An array that offers nothing but the DLPack protocol."""
+
+    def __init__(self, a: np.ndarray) -> None:
+        self.a = a
+
+    def __dlpack__(self, stream: object = None) -> object:
+        return self.a.__dlpack__()
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.a.__dlpack_device__()
+
+
+def test_dlpack_arguments() -> None:
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        import saxpy
+    finally:
+        sys.path.pop(0)
+    n = 1000
+    x = np.random.rand(n).astype(np.float32)
+    y = np.random.rand(n).astype(np.float32)
+    o = np.zeros(n, np.float32)
+    saxpy.saxpy[(tilec.cdiv(n, 256),)](_OnlyDLPack(x), _OnlyDLPack(y), _OnlyDLPack(o), 2.0, n,
+                                      BLOCK=256)
+    np.testing.assert_allclose(o, 2.0 * x + y, rtol=1e-6)

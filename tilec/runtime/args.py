@@ -8,6 +8,7 @@ not an array (NumPy, torch, or an object with `__array_interface__` /
 """
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,6 +80,8 @@ def classify(v: Any) -> ArgInfo:
         return ArgInfo(tl.pointer_type(dt), ptr % 16 == 0, ptr, "cpu", not readonly)
     if mod == "numpy":
         return _numpy_scalar(v)
+    if hasattr(v, "__dlpack__"):
+        return _dlpack_info(v)
     cai = getattr(v, "__cuda_array_interface__", None)
     if cai is not None:
         ptr = cai["data"][0]
@@ -165,3 +168,46 @@ def fast_arg(v: Any) -> tuple[Any, Any] | None:
         p, readonly = ai["data"]
         return (v.dtype, p & 15 == 0, readonly), p
     return None
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+# DLPack type codes (kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLBool) and device types.
+_DL_DTYPES = {(0, 8): tl.int8, (0, 16): tl.int16, (0, 32): tl.int32, (0, 64): tl.int64,
+              (1, 8): tl.uint8, (1, 16): tl.uint16, (1, 32): tl.uint32, (1, 64): tl.uint64,
+              (2, 16): tl.float16, (2, 32): tl.float32, (2, 64): tl.float64,
+              (4, 16): tl.bfloat16, (6, 8): tl.int1}
+_DL_DEVICES = {1: "cpu", 2: "cuda", 3: "cpu"}  # kDLCPU, kDLCUDA, kDLCUDAHost
+
+
+def _dlpack_info(v: Any) -> ArgInfo:
+    """Read a `__dlpack__` capsule without consuming it (the producer keeps ownership)."""
+    capsule = v.__dlpack__()
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype = ctypes.c_void_p
+    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    ptr = get(capsule, b"dltensor")
+    t = _DLTensor.from_address(ptr)  # DLManagedTensor starts with its DLTensor
+    if t.dtype.lanes != 1:
+        raise TypeError("vector-typed DLPack tensors are not supported")
+    dt = _DL_DTYPES.get((t.dtype.code, t.dtype.bits))
+    if dt is None:
+        raise TypeError(f"DLPack dtype (code {t.dtype.code}, {t.dtype.bits} bits) is not "
+                        "supported by tilec")
+    device = _DL_DEVICES.get(t.device.device_type)
+    if device is None:
+        raise TypeError(f"DLPack device type {t.device.device_type} is not supported")
+    addr = int(t.data or 0) + int(t.byte_offset)
+    return ArgInfo(tl.pointer_type(dt), addr % 16 == 0, addr, device)

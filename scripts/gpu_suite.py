@@ -264,12 +264,82 @@ def _graph_and_dlpack(torch: Any, device: str, launch: bool) -> None:
     torch.testing.assert_close(out, x + y, rtol=0, atol=0)
 
 
+def _more_examples(torch: Any, device: str, launch: bool) -> None:
+    """The remaining examples' kernels on device tensors, checked against torch."""
+    sm, ln, rms = _example("softmax"), _example("layernorm"), _example("rmsnorm")
+    ce, hist, ps, ann = (_example("cross_entropy"), _example("histogram"),
+                         _example("prefix_sum"), _example("kernels_annotated"))
+    calls: list[tuple[Any, tuple[Any, ...], tuple[Any, ...], dict[str, Any]]] = []
+
+    def call(k: Any, grid: tuple[Any, ...], *args: Any, **kw: Any) -> None:
+        calls.append((k, grid, args, kw))
+        if launch:
+            k[grid](*args, **kw)
+        else:
+            k.warmup(*args, target="sm90", **kw)
+
+    R, C = 37, 781
+    x = torch.randn(R, C, device=device)
+    y1, y2 = torch.full_like(x, float("nan")), torch.full_like(x, float("nan"))
+    call(sm.softmax_kernel, (R,), y1, x, C, C, C, BLOCK=1024)
+    call(sm.softmax_persistent, (8,), y2, x, C, C, R, C, BLOCK=1024)
+    xh = torch.randn(R, 3000, device=device, dtype=torch.float16)
+    w = torch.rand(3000, device=device, dtype=torch.float16)
+    b = torch.randn(3000, device=device, dtype=torch.float16)
+    yl, yl2 = torch.full_like(xh, float("nan")), torch.full_like(xh, float("nan"))
+    mean, rstd = torch.empty(R, device=device), torch.empty(R, device=device)
+    call(ln.layer_norm_fwd, (R,), xh, yl, w, b, mean, rstd, 3000, 3000, 1e-5, BLOCK_SIZE=4096)
+    call(ln.layer_norm_fwd_looped, (R,), xh, yl2, w, b, mean, rstd, 3000, 3000, 1e-5,
+         BLOCK_SIZE=1024)
+    yr = torch.full_like(xh, float("nan"))
+    rs = torch.empty(R, device=device)
+    call(rms.rms_norm_fwd, (R,), xh, yr, w, rs, 3000, 3000, 3000, 1e-6, BLOCK_SIZE=4096)
+    V = 50257
+    logits = torch.randn(R, V, device=device, dtype=torch.bfloat16)
+    tgt = torch.randint(0, V, (R,), device=device)
+    tgt[3] = -100
+    loss = torch.full((R,), float("nan"), device=device)
+    call(ce.cross_entropy_fwd, (R,), logits, tgt, loss, V, V, BLOCK=4096)
+    n, bins = 100003, 77
+    vals = torch.randint(-5, bins + 5, (n,), device=device, dtype=torch.int32)
+    h = torch.zeros(bins, device=device, dtype=torch.int32)
+    call(hist.histogram_kernel, (tilec.cdiv(n, 1024),), vals, h, n, bins, BLOCK=1024)
+    data = torch.randn(5000, device=device)
+    out = torch.full_like(data, float("nan"))
+    call(ps.cumsum_single_block, (1,), data, out, 5000, BLOCK=8192)
+    xa = torch.randn(1000, device=device)
+    oa, ob = torch.full_like(xa, float("nan")), torch.full_like(xa, float("nan"))
+    call(ann.scale, (tilec.cdiv(1000, 256),), xa, oa, 3.0, 1000)
+    call(ann.relu, (tilec.cdiv(1000, 256),), xa, ob, 1000)
+    if not launch:
+        return
+    torch.testing.assert_close(y1, torch.softmax(x, 1))
+    torch.testing.assert_close(y2, torch.softmax(x, 1))
+    ref = torch.nn.functional.layer_norm(xh.double(), (3000,), w.double(), b.double(), 1e-5)
+    torch.testing.assert_close(yl.double(), ref, rtol=1e-2, atol=1e-2)
+    torch.testing.assert_close(yl2.double(), ref, rtol=1e-2, atol=1e-2)
+    xd = xh.double()
+    torch.testing.assert_close(yr.double(), xd * torch.rsqrt((xd * xd).mean(1, keepdim=True)
+                                                             + 1e-6) * w.double(),
+                               rtol=1e-2, atol=1e-2)
+    ref_ce = torch.nn.functional.cross_entropy(logits.double(), tgt, reduction="none",
+                                               ignore_index=-100)
+    torch.testing.assert_close(loss.double(), ref_ce, rtol=1e-4, atol=1e-3)
+    ok = (vals >= 0) & (vals < bins)
+    assert torch.equal(h.long(), torch.bincount(vals[ok].long(), minlength=bins)), "histogram"
+    torch.testing.assert_close(out, torch.cumsum(data, 0), rtol=1e-4, atol=1e-3)
+    torch.testing.assert_close(oa, 3.0 * xa)
+    torch.testing.assert_close(ob, torch.relu(xa))
+
+
 CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
          Case("examples: vector_add, saxpy, elementwise_2d (strided view)", _examples),
          Case("softmax, layernorm, rmsnorm, cross-entropy", _norms),
          Case("argmax ties, cumsum, atomic histogram, 2-D column sums", _reductions),
          Case("tl.trans and tl.reshape through workgroup memory", _shapes),
-         Case("CUDA graph capture and replay; DLPack-only arrays", _graph_and_dlpack)]
+         Case("CUDA graph capture and replay; DLPack-only arrays", _graph_and_dlpack),
+         Case("examples: softmax (+persistent), layernorm (+looped), rmsnorm, cross-entropy, "
+              "histogram, prefix sum, annotated kernels", _more_examples)]
 
 
 def main() -> int:

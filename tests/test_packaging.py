@@ -107,3 +107,23 @@ def test_dlpack_arguments() -> None:
     saxpy.saxpy[(tilec.cdiv(n, 256),)](_OnlyDLPack(x), _OnlyDLPack(y), _OnlyDLPack(o), 2.0, n,
                                       BLOCK=256)
     np.testing.assert_allclose(o, 2.0 * x + y, rtol=1e-6)
+
+
+def test_missing_specialization_without_compiler(monkeypatch: pytest.MonkeyPatch,
+                                                 tmp_path: Path) -> None:
+    """Where MLIR is not installed, a cache miss names the specialization and the fix."""
+    from tilec import builder
+    monkeypatch.setattr(builder, "compiler_available", lambda: False)
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "empty"))
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        import saxpy
+    finally:
+        sys.path.pop(0)
+    k = tilec.Kernel(saxpy.saxpy.fn)  # a fresh kernel: nothing in memory either
+    x = np.zeros(64, np.float32)
+    with pytest.raises(tilec.TilecError) as info:
+        k[(1,)](x, x, x, 1.0, 64, BLOCK=64)
+    msg = str(info.value)
+    assert "no compiled specialization" in msg and "*fp32:16" in msg and "BLOCK" in msg
+    assert "tilec compile" in msg and "warmup" in msg and "tilec.load" in msg

@@ -480,11 +480,12 @@ class Kernel:
         file = inspect.getsourcefile(self.fn) or "KERNELS.py"
         return (f"kernel '{self.name}' has no compiled specialization for target {target} with "
                 f"signature {sig} and constexprs {constexprs} in the cache {cache.root}, and the "
-                "compiler (MLIR, llvmlite, lark) is not installed here. Build it where the "
-                f"compiler is: `TILEC_CACHE_DIR={cache.root} tilec compile {file} --target "
-                f"{target} --kernel {self.name} --signature '{sig}' {cx} --num-warps {num_warps} "
-                "--fill-cache` or kernel.warmup(..., target=...), then copy that cache directory "
-                "here (or use tilec.load on the compiled manifest)")
+                "compiler (MLIR, llvmlite, lark) is not installed here. Where the compiler is, "
+                f"either fill a cache with `TILEC_CACHE_DIR=DIR python -c '...{self.name}.warmup("
+                f"<same arguments>, target=\"{target}\")'` and copy DIR here as "
+                f"TILEC_CACHE_DIR, or run `tilec compile {file} --target {target} --kernel "
+                f"{self.name} --signature '{sig}' {cx} --num-warps {num_warps} -o OUT` and "
+                f"launch it here with tilec.load('OUT/{self.name}')")
 
     def _load_or_compile(self, infos: Sequence[ArgInfo], constexprs: dict[str, Any], target: str,
                          num_warps: int) -> Any:

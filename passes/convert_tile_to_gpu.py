@@ -196,6 +196,7 @@ class _FuncLowering:
             tid = gpu.ThreadIdOp(gpu.Dimension.x).result
             self.tid = arith.IndexCastOp(_i32(), tid).result
         self.lower_block(entry, block)
+        self.finish_shared()
 
     def lower_block(self, old: ir.Block, new: ir.Block) -> None:
         with ir.InsertionPoint(new):
@@ -339,22 +340,48 @@ class _FuncLowering:
         return w, align
 
     def shared_buffer(self, elem: ir.Type, count: int) -> ir.Value:
-        """A pointer to a fresh workgroup-memory array of `count` elements."""
-        name = f"__tilec_smem_{ir.StringAttr(self.func.attributes['sym_name']).value}_{self.shared_count}"
-        self.shared_count += 1
-        self.shared_bytes += count * max(1, axis_info.type_bytes(elem) if not isinstance(
+        """A pointer to a fresh workgroup-memory array of `count` elements: a
+        16-byte-aligned slice of the kernel's one workgroup-memory region, whose
+        global `finish_shared` creates once the total size is known."""
+        fname = ir.StringAttr(self.func.attributes["sym_name"]).value
+        offset = (self.shared_bytes + 15) // 16 * 16
+        self.shared_bytes = offset + count * max(1, axis_info.type_bytes(elem) if not isinstance(
             elem, llvm.PointerType) else 8)
         if self.shared_bytes > self.target.shared_bytes:
-            raise TilecError(f"kernel '{ir.StringAttr(self.func.attributes['sym_name']).value}' "
-                             f"needs {self.shared_bytes} bytes of workgroup memory; "
-                             f"{self.target.name} has {self.target.shared_bytes}",
+            raise TilecError(f"kernel '{fname}' needs {self.shared_bytes} bytes of workgroup "
+                             f"memory; {self.target.name} has {self.target.shared_bytes}",
                              source_loc(ir.Location.current))
+        ptr = llvm.PointerType.get(_SHARED_ADDRSPACE)
+        base = llvm.AddressOfOp(ptr, f"__tilec_smem_{fname}").result
+        if offset == 0:
+            return base
+        return llvm.GEPOp(ptr, base, [], [offset], ir.IntegerType.get_signless(8),
+                          llvm.GEPNoWrapFlags.inbounds).result
+
+    def finish_shared(self) -> None:
+        """Create the workgroup-memory region: a static array, or where the target
+        caps static shared memory (`dynamic_shared`: 48 KiB on NVIDIA) and the
+        kernel needs more, an extern array sized at launch (the size is recorded
+        as the gpu.func attribute `tilec.dynamic_shared`)."""
+        if self.shared_bytes == 0:
+            return
+        fname = ir.StringAttr(self.func.attributes["sym_name"]).value
+        dynamic = self.target.has("dynamic_shared") and self.shared_bytes > STATIC_SHARED_LIMIT
+        count = 0 if dynamic else self.shared_bytes
         # The llvm dialect's Python bindings have no ArrayType builder.
-        arr = ir.Type.parse(f"!llvm.array<{count} x {elem}>")
-        with ir.InsertionPoint(self.gfunc):
-            llvm.GlobalOp(arr, name, ir.Attribute.parse("#llvm.linkage<internal>"),
+        arr = ir.Type.parse(f"!llvm.array<{count} x i8>")
+        linkage = "external" if dynamic else "internal"
+        with ir.InsertionPoint(self.gfunc), self.func.location:
+            llvm.GlobalOp(arr, f"__tilec_smem_{fname}",
+                          ir.Attribute.parse(f"#llvm.linkage<{linkage}>"),
                           addr_space=_SHARED_ADDRSPACE, alignment=16)
-        return llvm.AddressOfOp(llvm.PointerType.get(_SHARED_ADDRSPACE), name).result
+        if dynamic:
+            self.gfunc.attributes["tilec.dynamic_shared"] = ir.IntegerAttr.get(
+                _i32(), self.shared_bytes)
+
+
+# Static shared memory per kernel on targets with `dynamic_shared` (NVIDIA's limit).
+STATIC_SHARED_LIMIT = 48 * 1024
 
 
 # ---------------------------------------------------------------- rules

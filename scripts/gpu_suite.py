@@ -223,10 +223,18 @@ def _shapes(torch: Any, device: str, launch: bool) -> None:
     r = torch.full((64, 32), float("nan"), device=device)
     if not launch:
         trans_reshape.warmup(x, t, r, M=32, N=64, target="sm90")
+        xb = torch.randn(128, 128, device=device)
+        trans_reshape.warmup(xb, xb, xb, M=128, N=128, num_warps=8, target="sm90")
         return
     trans_reshape[(1,)](x, t, r, M=32, N=64)
     assert torch.equal(t, x.t()), "tl.trans"
     assert torch.equal(r, x.reshape(64, 32)), "tl.reshape"
+    # 64 KiB of workgroup memory: beyond the 48 KiB static limit, so dynamic.
+    xb = torch.randn(128, 128, device=device)
+    tb, rb = torch.full_like(xb, float("nan")), torch.full_like(xb, float("nan"))
+    trans_reshape[(1,)](xb, tb, rb, M=128, N=128, num_warps=8)
+    assert torch.equal(tb, xb.t()), "tl.trans with dynamic shared memory"
+    assert torch.equal(rb, xb), "tl.reshape with dynamic shared memory"
 
 
 def _graph_and_dlpack(torch: Any, device: str, launch: bool) -> None:

@@ -63,10 +63,13 @@ _AMD_STAGES = ("tile", "tiled", "gpu", "llir", "amdgcn", "hsaco")
 # `device_libm`: a device math library is linked (NVIDIA's libdevice is embedded
 # by MLIR); `fast_exp2`: tl.exp uses the hardware 2^x; `fp_contract`: float
 # mul+add may fuse into FMA (Triton's default).
+# `dynamic_shared`: static shared memory is capped (48 KiB); kernels needing more
+# get it as dynamic shared memory sized at launch.
 # `ptx_predicated_mem`: masked global loads/stores become predicated PTX
 # instructions (`@p ld.global.v4.b32` through inline asm) instead of branches.
 _NV_COMMON = frozenset({"warp_sync_instr", "shfl_sync", "f16", "bf16", "device_libm",
-                        "fast_exp2", "fp_contract", "ptx_predicated_mem", "fast_fdiv"})
+                        "fast_exp2", "fp_contract", "ptx_predicated_mem", "fast_fdiv",
+                        "dynamic_shared"})
 # `implicit_block_count`: the grid size comes from the code object's hidden
 # kernel arguments (gpu.grid_dim would call the unlinked device library).
 _AMD_COMMON = frozenset({"ds_swizzle", "ds_bpermute", "f16", "bf16", "fast_exp2", "fp_contract",

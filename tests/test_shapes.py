@@ -36,3 +36,15 @@ def test_gpu_targets(target: str) -> None:
     binary = ck.asm.get("cubin") or ck.asm.get("hsaco")
     assert binary, sorted(ck.asm)
     assert ck.metadata["shared"] >= 32 * 64 * 4
+
+
+def test_large_workgroup_memory_is_dynamic_on_nvidia() -> None:
+    """A 128x128 fp32 transpose exchanges 64 KiB: dynamic shared memory on NVIDIA
+    (static is capped at 48 KiB); 128 KiB is over gfx942's 64 KiB LDS: a clear error."""
+    ck = trans_reshape.compile(target="sm90", signature="*fp32,*fp32,*fp32",
+                               constexprs={"M": 128, "N": 128}, num_warps=8)
+    assert ck.metadata["dynamic_shared"] == 128 * 128 * 4
+    assert ".extern .shared" in ck.asm["ptx"] and ck.asm["cubin"]
+    with pytest.raises(tilec.TilecError, match="bytes of workgroup memory"):
+        trans_reshape.compile(target="gfx942", signature="*fp32,*fp32,*fp32",
+                              constexprs={"M": 128, "N": 256}, num_warps=8)

@@ -9,6 +9,7 @@ step's name) written to disk.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -178,6 +179,8 @@ def _compile_gpu(module: ir.Module, target: Target, num_warps: int, result: Comp
         return
     run_steps(module, [distribute_step], target, result, keep_ir)
     result.asm["gpu"] = result.text(module)
+    for m in re.finditer(r"tilec.dynamic_shared = (\d+)", result.asm["gpu"]):
+        result.metadata["dynamic_shared"] = int(m.group(1))
     if stop_after == "gpu":
         return
     t0 = time.perf_counter()

@@ -153,7 +153,8 @@ def compile_kernel(kernel: Kernel, target_name: str, signature: Any,
                         {k: d for k, (_, d) in sig.items()}, dict(spec.constexprs), num_warps, res.asm, res.metadata, res.ir_after)
     meta = ck.metadata
     meta.update(name=kernel.name, target=target.name, num_warps=num_warps,
-                shared=meta.get("shared_bytes") or meta.get("lds_bytes") or 0,
+                shared=(meta.get("shared_bytes") or meta.get("lds_bytes") or 0)
+                + int(meta.get("dynamic_shared", 0) or 0),
                 registers=meta.get("registers", meta.get("vgpr_count")),
                 stored_args=spec.stored_params if spec.stored_params is not None
                 else _stored_args(res.asm.get("tile", ""),

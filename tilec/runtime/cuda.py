@@ -108,6 +108,9 @@ class CudaKernel:
         self.function = check(cu.cuModuleGetFunction(self.module, name.encode()))
         self.threads = threads
         self.shared = shared_bytes  # static shared memory is part of the image; this is dynamic
+        if shared_bytes > 48 * 1024:  # beyond the default dynamic limit: opt in
+            attr = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            check(cu.cuFuncSetAttribute(self.function, attr, shared_bytes))
         slots: list[Any] = []
         for t in arg_types:
             if isinstance(t, tl.pointer_type):

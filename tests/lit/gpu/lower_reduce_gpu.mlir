@@ -7,7 +7,7 @@
 // the warp size), then one canonical lane per warp stores its partial to
 // workgroup memory, one gpu.barrier, and every thread folds the 4 partials.
 
-// CHECK: llvm.mlir.global internal @__tilec_smem_rowsum_0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<4 x f32>
+// CHECK: llvm.mlir.global internal @__tilec_smem_rowsum() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<16 x i8>
 // CHECK: gpu.func @rowsum
 // CHECK: arith.addf {{.*}} : f32
 // W64: %[[O32:[a-z0-9_]+]] = arith.constant 32 : i32

@@ -48,7 +48,7 @@ from typing import Iterable, Sequence, Union
 from mlir import ir
 from mlir.dialects import irdl
 
-IRDL_SOURCE = r"""
+_IRDL_TEMPLATE = r"""
 irdl.dialect @tile {
   irdl.type @ptr {
     %0 = irdl.any
@@ -129,37 +129,7 @@ irdl.dialect @tile {
     irdl.operands(src: %s)
     irdl.results(result: %r)
   }
-  irdl.operation @reduce {
-    %s0 = irdl.any
-    %s1 = irdl.any
-    %s2 = irdl.any
-    %s3 = irdl.any
-    %r0 = irdl.any
-    %r1 = irdl.any
-    %r2 = irdl.any
-    %r3 = irdl.any
-    %a = irdl.any
-    %c = irdl.any
-    irdl.attributes {"axis" = %a, "combine" = %c}
-    irdl.operands(src0: %s0, src1: optional %s1, src2: optional %s2, src3: optional %s3)
-    irdl.results(res0: %r0, res1: optional %r1, res2: optional %r2, res3: optional %r3)
-  }
-  irdl.operation @scan {
-    %s0 = irdl.any
-    %s1 = irdl.any
-    %s2 = irdl.any
-    %s3 = irdl.any
-    %r0 = irdl.any
-    %r1 = irdl.any
-    %r2 = irdl.any
-    %r3 = irdl.any
-    %a = irdl.any
-    %c = irdl.any
-    irdl.attributes {"axis" = %a, "combine" = %c}
-    irdl.operands(src0: %s0, src1: optional %s1, src2: optional %s2, src3: optional %s3)
-    irdl.results(res0: %r0, res1: optional %r1, res2: optional %r2, res3: optional %r3)
-  }
-  irdl.operation @atomic_rmw {
+{combine_ops}  irdl.operation @atomic_rmw {
     %p = irdl.any
     %v = irdl.any
     %m = irdl.any
@@ -196,6 +166,19 @@ irdl.dialect @tile {
 }
 """
 
+
+def _combine_op(name: str, groups: int) -> str:
+    """IRDL for a reduce-like op: `groups` operand/result groups, each its own
+    constraint variable (IRDL binds one variable to one type)."""
+    decl = "".join(f"    %s{i} = irdl.any\n    %r{i} = irdl.any\n" for i in range(groups))
+    ops = ", ".join(f"src{i}: {'optional ' if i else ''}%s{i}" for i in range(groups))
+    res = ", ".join(f"res{i}: {'optional ' if i else ''}%r{i}" for i in range(groups))
+    return (f"  irdl.operation @{name} {{\n{decl}    %a = irdl.any\n    %c = irdl.any\n"
+            f'    irdl.attributes {{"axis" = %a, "combine" = %c}}\n'
+            f"    irdl.operands({ops})\n    irdl.results({res})\n  }}\n")
+
+
+
 # Ops without side effects: removed when unused by the `tile-dce` pass.
 PURE_OPS = frozenset({
     "tile.program_id", "tile.num_programs", "tile.range", "tile.broadcast",
@@ -204,6 +187,9 @@ PURE_OPS = frozenset({
 })
 
 MAX_COMBINE_OPERANDS = 4
+IRDL_SOURCE = _IRDL_TEMPLATE.replace(
+    "{combine_ops}", _combine_op("reduce", MAX_COMBINE_OPERANDS) +
+    _combine_op("scan", MAX_COMBINE_OPERANDS))
 
 
 def segment_attrs(n: int) -> dict[str, ir.Attribute]:
@@ -212,6 +198,21 @@ def segment_attrs(n: int) -> dict[str, ir.Attribute]:
         raise ValueError(f"reduce/scan take 1 to {MAX_COMBINE_OPERANDS} operands, got {n}")
     sizes = ir.DenseI32ArrayAttr.get([1] * n + [0] * (MAX_COMBINE_OPERANDS - n))
     return {"operandSegmentSizes": sizes, "resultSegmentSizes": sizes}
+
+
+def combine_function(op: ir.Operation) -> ir.Operation | None:
+    """The `func.func` a reduce/scan op names in its `combine` attribute, or None."""
+    name = ir.FlatSymbolRefAttr(op.attributes["combine"]).value
+    module = op
+    while module.name != "builtin.module":
+        if module.parent is None:
+            return None
+        module = module.parent
+    for view in module.regions[0].blocks[0].operations:
+        f = view.operation
+        if f.name == "func.func" and ir.StringAttr(f.attributes["sym_name"]).value == name:
+            return f
+    return None
 
 
 # Atomic read-modify-write kinds (`tile.atomic_rmw {kind}`) and the element

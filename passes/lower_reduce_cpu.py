@@ -127,15 +127,10 @@ def _axis_split(shape: Sequence[int], axis: int) -> tuple[int, int, int]:
 # ---------------------------------------------------------------- combine functions
 
 def _combine_func(op: ir.Operation) -> ir.Operation:
-    name = ir.FlatSymbolRefAttr(op.attributes["combine"]).value
-    parent = op
-    while parent.parent is not None and parent.name != "builtin.module":
-        parent = parent.parent
-    for view in parent.regions[0].blocks[0].operations:
-        f = view.operation
-        if f.name == "func.func" and ir.StringAttr(f.attributes["sym_name"]).value == name:
-            return f
-    raise CompilerBugError(f"{NAME}: combine function @{name} of {op.name} not found")
+    f = tile.combine_function(op)
+    if f is None:
+        raise CompilerBugError(f"{NAME}: the combine function of {op.name} is not in the module")
+    return f
 
 
 class _Combiner:

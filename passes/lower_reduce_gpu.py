@@ -49,6 +49,7 @@ from typing import Iterator, Sequence, Union
 from mlir import ir
 from mlir.dialects import arith, gpu, llvm, nvvm, scf, vector
 
+from tilec.dialects import tile
 from tilec.errors import CompilerBugError, TilecError
 from tilec.passes.convert_tile_to_gpu import (_DYNAMIC_INDEX, _FuncLowering, _i32, _is_tile,
                                               lowering, source_loc)
@@ -67,18 +68,10 @@ class Combine:
 
     def __init__(self, op: ir.Operation) -> None:
         name = ir.FlatSymbolRefAttr(op.attributes["combine"]).value
-        module = op
-        while module.name != "builtin.module":
-            if module.parent is None:
-                raise CompilerBugError(f"{op.name} is not inside a module")
-            module = module.parent
-        for f in module.regions[0].blocks[0].operations:
-            f = f.operation
-            if f.name == "func.func" and ir.StringAttr(f.attributes["sym_name"]).value == name:
-                self.func = f
-                break
-        else:
-            raise TilecError(f"combine function @{name} not found", source_loc(op.location))
+        func = tile.combine_function(op)
+        if func is None:
+            raise CompilerBugError(f"combine function @{name} of {op.name} not found")
+        self.func = func
         body = self.func.regions[0].blocks[0]
         for o in body.operations:
             if len(o.operation.regions):

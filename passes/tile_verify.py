@@ -115,15 +115,11 @@ def _store(op: ir.Operation) -> None:
 def _combine_func(op: ir.Operation) -> ir.Operation:
     if "combine" not in op.attributes:
         raise VerifyError(op, "requires attribute 'combine' (a function symbol)")
-    name = ir.FlatSymbolRefAttr(op.attributes["combine"]).value
-    parent = op
-    while parent.parent is not None and parent.name != "builtin.module":
-        parent = parent.parent
-    for view in parent.regions[0].blocks[0].operations:
-        f = view.operation
-        if f.name == "func.func" and ir.StringAttr(f.attributes["sym_name"]).value == name:
-            return f
-    raise VerifyError(op, f"combine function @{name} not found")
+    f = tile.combine_function(op)
+    if f is None:
+        name = ir.FlatSymbolRefAttr(op.attributes["combine"]).value
+        raise VerifyError(op, f"combine function @{name} not found")
+    return f
 
 
 def _reduce_like(op: ir.Operation, keeps_shape: bool) -> None:

@@ -6,28 +6,13 @@ GPU target is tests/test_targets.py's job.
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from toolcheck import EXAMPLES_DIR, load_example
 
-EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
 EXAMPLES = sorted(p for p in EXAMPLES_DIR.glob("*.py") if not p.name.startswith("_"))
 
-
-def load_example(path: Path) -> ModuleType:
-    """Import examples/<name>.py as module `tilec_example_<name>` (once)."""
-    name = f"tilec_example_{path.stem}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_examples_found() -> None:

@@ -15,11 +15,7 @@ Compiles are cached per module (each is ~0.1-0.5 s).
 """
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -29,24 +25,13 @@ import tilec.language as tl
 from tilec.targets import get_target
 from tilec.targets import toolchain
 from toolcheck import filecheck, readelf
+from toolcheck import EXAMPLES_DIR, load_example
 
 NV = ["sm80", "sm90", "sm100"]
 AMD = ["gfx90a", "gfx942", "gfx950", "gfx1100"]
 TARGETS = NV + AMD
 
-EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
 
-
-def load_example(path: Path) -> ModuleType:
-    name = f"tilec_example_{path.stem}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def example_specs() -> list[Any]:

@@ -1,9 +1,14 @@
-"""Test helpers shared by the GPU test files: FileCheck on text, llvm-readelf on code objects."""
+"""Test helpers shared by several test files: FileCheck on text, llvm-readelf on code
+objects, importing the examples."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
+import sys
 import tempfile
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -39,3 +44,19 @@ def readelf(hsaco: bytes) -> str:
                               capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
+
+
+EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
+
+
+def load_example(path: Path) -> ModuleType:
+    """Import examples/<name>.py as module `tilec_example_<name>` (once)."""
+    name = f"tilec_example_{path.stem}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -131,8 +131,12 @@ def launch_overhead(torch: Any, triton: Any) -> dict[str, Any]:
             torch.cuda.synchronize()
         return total / (batches * n) * 1e6
 
+    from tilec.runtime import native
     ours = per_launch(lambda: tiny_add[(1,)](x, y, o, 16, BLOCK=16))
-    # Where the host time goes: the loaded kernel's launch alone, and the driver call alone.
+    print(f"C launch path: {native.status()} ({type(tiny_add[(1,)]).__name__})")
+    # Where the host time goes: the Python launch path (what runs without a C
+    # compiler), the loaded kernel's launch alone, and the driver call alone.
+    python_path = per_launch(lambda: tiny_add.run((1,), (x, y, o, 16), {"BLOCK": 16}))
     loaded = next(iter(tiny_add._fast.values()))
     raw = [x.data_ptr(), y.data_ptr(), o.data_ptr(), 16]
     launch_only = per_launch(lambda: loaded.launch((1, 1, 1), raw))
@@ -140,8 +144,9 @@ def launch_overhead(torch: Any, triton: Any) -> dict[str, Any]:
     driver_only = per_launch(lambda: cu._raw_launch(cu._function_handle, 1, 1, 1, cu.threads, 1,
                                                     1, 0, 0, cu._params_addr, None)) \
         if cu._raw_launch is not None else float("nan")
-    print(f"launch breakdown: whole {ours:.2f} us = frontend {ours - launch_only:.2f} + "
-          f"CudaKernel.launch {launch_only:.2f} (of which ctypes cuLaunchKernel {driver_only:.2f})")
+    print(f"launch breakdown: C path {ours:.2f} us; Python path {python_path:.2f} us = "
+          f"frontend {python_path - launch_only:.2f} + CudaKernel.launch {launch_only:.2f} "
+          f"(of which ctypes cuLaunchKernel {driver_only:.2f})")
     theirs = per_launch(lambda: t_add[(1,)](x, y, o, 16, BLOCK=16))
     torch_us = per_launch(lambda: torch.add(x, y, out=o))
     assert torch.equal(o, x + y)
@@ -149,7 +154,8 @@ def launch_overhead(torch: Any, triton: Any) -> dict[str, Any]:
     return {"kernel": "launch overhead", "shape": [16], "unit": "us", "tilec_us": round(ours, 2),
             "triton_us": round(theirs, 2), "torch_us": round(torch_us, 2),
             "tilec": round(ours, 2), "triton": round(theirs, 2), "torch": round(torch_us, 2),
-            "ratio_vs_triton": round(theirs / ours, 3)}
+            "ratio_vs_triton": round(theirs / ours, 3), "tilec_python_path_us": round(python_path, 2),
+            "driver_call_us": round(driver_only, 2)}
 
 
 def print_table(out: dict[str, Any]) -> None:

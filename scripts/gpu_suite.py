@@ -272,6 +272,35 @@ def _graph_and_dlpack(torch: Any, device: str, launch: bool) -> None:
     torch.testing.assert_close(out, x + y, rtol=0, atol=0)
 
 
+def _c_launch_path(torch: Any, device: str, launch: bool) -> None:
+    """Repeated launches through one grid go through the C launcher (when it
+    built): alternating specializations (alignment, divisibility, dtype) each
+    give the right answer on fresh tensors."""
+    va = _example("vector_add")
+    grid = (tilec.cdiv(5000, 1024),)
+    variants = []
+    for dt in (torch.float32, torch.float16):
+        for n, offset in ((4096, 0), (4001, 0), (4096, 1)):
+            variants.append((dt, n, offset))
+    if not launch:
+        for dt, n, offset in variants:
+            x = torch.zeros(n + offset, dtype=dt)[offset:]
+            va.add.warmup(x, x, x, n, BLOCK=1024, target="sm90")
+        return
+    from tilec.runtime import native
+    for round_ in range(3):
+        for dt, n, offset in variants:
+            x = torch.randn(n + offset, device=device).to(dt)[offset:]
+            y = torch.randn(n + offset, device=device).to(dt)[offset:]
+            out = torch.full((n + offset,), float("nan"), device=device, dtype=dt)[offset:]
+            va.add[grid](x, y, out, n, BLOCK=1024)
+            torch.testing.assert_close(out, x + y, rtol=0, atol=0)
+    c = va.add[grid]
+    if native.status() == "built":
+        assert type(c).__name__ == "Launcher" and c.entries == len(variants), (type(c), native.status())
+    print(f"  C launch path: {native.status()}")
+
+
 def _more_examples(torch: Any, device: str, launch: bool) -> None:
     """The remaining examples' kernels on device tensors, checked against torch."""
     sm, ln, rms = _example("softmax"), _example("layernorm"), _example("rmsnorm")
@@ -346,6 +375,7 @@ CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
          Case("argmax ties, cumsum, atomic histogram, 2-D column sums", _reductions),
          Case("tl.trans and tl.reshape through workgroup memory", _shapes),
          Case("CUDA graph capture and replay; DLPack-only arrays", _graph_and_dlpack),
+         Case("C launch path: alternating specializations on fresh tensors", _c_launch_path),
          Case("examples: softmax (+persistent), layernorm (+looped), rmsnorm, cross-entropy, "
               "histogram, prefix sum, annotated kernels", _more_examples)]
 

@@ -153,6 +153,7 @@ class Kernel:
         self._fast: dict[Any, Any] = {}
         self._launchers: dict[Any, Callable[..., None]] = {}
         self._keyfns: dict[Any, Callable[..., Any]] = {}
+        self._native: dict[Any, Any] = {}  # static grid -> C launcher (NVIDIA launches)
         self._global_names: list[str] | None = None
         self._plan = [(p.name, p.constexpr, p.annotation is not None, p.default) for p in params]
         self._source_hash: str | None = None
@@ -181,6 +182,47 @@ class Kernel:
             except TypeError:
                 pass
         return launcher
+
+    def _native_launcher(self, grid: tuple[int, ...], loaded: Any) -> Any:
+        """The C launcher of a static grid (made on the first NVIDIA launch through
+        it; it replaces the Python launcher `kernel[grid]` returns), or None."""
+        c = self._native.get(grid)
+        if c is not None or len(self._native) >= 64:
+            return c
+        dims = _static_grid(grid)
+        if dims is None:
+            return None
+
+        def fallback(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            try:
+                self.run(grid, args, kwargs)
+            except CompilerBugError:
+                raise
+            except TilecError as e:
+                raise _for_user(e, sys._getframe(1)) from None
+
+        from tilec.runtime.cuda import raise_driver_error
+        from tilec.runtime.cuda_fast import make_launcher
+        c = make_launcher(dims, loaded._launcher, fallback, raise_driver_error, self.fn.__globals__)
+        if c is not None:
+            self._native[grid] = c
+            self._launchers[grid] = c
+        return c
+
+    def _add_native_entry(self, grid: Any, args: Sequence[Any], kwargs: Mapping[str, Any],
+                          loaded: Any) -> None:
+        """Teach the grid's C launcher this launch's specialization (NVIDIA only)."""
+        if loaded.device != "cuda" or type(grid) is not tuple:
+            return
+        c = self._native_launcher(grid, loaded)
+        if c is None:
+            return
+        from tilec.runtime.cuda_fast import entry_spec
+        get = self.fn.__globals__.get
+        spec = entry_spec(self._plan, args, kwargs, LAUNCH_OPTIONS, loaded._launcher,
+                          [(n, get(n)) for n in self._global_names or ()])
+        if spec is not None:
+            c.add(spec)
 
     @_user_api
     def __call__(self, *args: Any, **kwargs: Any) -> None:
@@ -370,9 +412,10 @@ class Kernel:
                 if not info.writable and p.name in loaded.stored_args:
                     raise TilecError(f"argument '{p.name}' is a read-only array but kernel "
                                      f"'{self.name}' stores through it")
+        loaded.launch(g, [i.raw for i in infos])
         if fast is not None:
             self._fast[fast[0]] = loaded  # this key's devices and access were checked above
-        loaded.launch(g, [i.raw for i in infos])
+            self._add_native_entry(grid, args, kwargs, loaded)
 
     def _target_for(self, infos: Sequence[ArgInfo]) -> str:
         """The target a launch runs on: where its arrays live."""
@@ -533,6 +576,16 @@ class _NoDefault:
 
 
 _NO_DEFAULT: Any = _NoDefault()
+
+
+def _static_grid(grid: tuple[Any, ...]) -> tuple[int, int, int] | None:
+    """(x, y, z) of a grid of 1-3 plain ints within the launch limits, else None."""
+    if not 1 <= len(grid) <= 3 or any(type(d) is not int for d in grid):
+        return None
+    x, y, z = (*grid, 1, 1)[:3]
+    if not (0 <= x < 2 ** 31 and 0 <= y < 65536 and 0 <= z < 65536):
+        return None
+    return x, y, z
 
 
 def _hashable(v: Any) -> Any:

@@ -49,6 +49,12 @@ def check(result: Any) -> Any:
     return rest[0] if len(rest) == 1 else tuple(rest)
 
 
+def raise_driver_error(code: int) -> None:
+    """Raise the TilecError for a failed driver call's CUresult code."""
+    check((driver().CUresult(code),))
+    raise TilecError(f"CUDA driver error {code}")
+
+
 def _ensure_context() -> None:
     """Make the device's primary context current (torch does this too)."""
     cu = driver()
@@ -96,6 +102,21 @@ def _stream_getter() -> Any:
     return lambda: int(torch.cuda.current_stream().cuda_stream)
 
 
+def param_slots(arg_types: Sequence[tl.dtype | tl.pointer_type]) -> list[Any]:
+    """One ctypes value per kernel parameter, of the parameter's C type."""
+    slots: list[Any] = []
+    for t in arg_types:
+        if isinstance(t, tl.pointer_type):
+            slots.append(ctypes.c_uint64())
+        else:
+            ct = _CTYPE.get(t.short)
+            if ct is None:
+                raise TilecError(f"scalar kernel arguments of type {t.short} are not supported "
+                                 "on NVIDIA yet")
+            slots.append(ct())
+    return slots
+
+
 class CudaKernel:
     """A kernel loaded into the current CUDA context."""
 
@@ -111,16 +132,7 @@ class CudaKernel:
         if shared_bytes > 48 * 1024:  # beyond the default dynamic limit: opt in
             attr = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             check(cu.cuFuncSetAttribute(self.function, attr, shared_bytes))
-        slots: list[Any] = []
-        for t in arg_types:
-            if isinstance(t, tl.pointer_type):
-                slots.append(ctypes.c_uint64())
-            else:
-                ct = _CTYPE.get(t.short)
-                if ct is None:
-                    raise TilecError(f"scalar kernel arguments of type {t.short} are not supported "
-                                     "on NVIDIA yet")
-                slots.append(ct())
+        slots = param_slots(arg_types)
         self._slots = slots
         self._params = (ctypes.c_void_p * max(len(slots), 1))(
             *[ctypes.addressof(s) for s in slots])

@@ -1,0 +1,288 @@
+"""The C launch fast path (`tilec/runtime/_launch.c`), without a GPU.
+
+cuLaunchKernel is replaced by a ctypes callback that records what it is given
+and decodes the argument block, so every decision of the C path (match, fall
+back, pack, report an error) is checked here; the GPU suite and the launch
+benchmark run the same path on the H200.
+"""
+from __future__ import annotations
+
+import ctypes
+import pathlib
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+import tilec
+import tilec.language as tl
+from tilec.errors import TilecError
+from tilec.runtime import cuda_fast, native
+from tilec.runtime.args import fast_arg
+from tilec.runtime.cuda import CudaKernel, param_slots
+
+torch = pytest.importorskip("torch")
+
+LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint,
+                          ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
+                          ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+
+
+@pytest.fixture(scope="module")
+def module() -> Any:
+    m = native.launch_module()
+    if m is None:
+        reason = native.status()
+        if "no C compiler" in reason or "no Python headers" in reason:
+            pytest.skip(f"C launch path unavailable here: {reason}")
+        pytest.fail(f"the C launch path did not build: {reason}")
+    return m
+
+
+class FakeDriver:
+    """A cuLaunchKernel stand-in: records calls, decodes params by slot types."""
+
+    def __init__(self, slot_types: list[Any], code: int = 0) -> None:
+        self.slot_types = slot_types
+        self.code = code
+        self.calls: list[tuple[Any, ...]] = []
+        self.fn = LAUNCH(self._launch)
+
+    def _launch(self, f: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int,
+                shared: int, stream: int | None, params: int, extra: int | None) -> int:
+        ptrs = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
+        values = [t.from_address(ptrs[i]).value for i, t in enumerate(self.slot_types)]
+        self.calls.append((f, (gx, gy, gz), (bx, by, bz), shared, stream or 0, values))
+        return self.code
+
+
+def fake_kernel(driver: FakeDriver, types: list[str], threads: int = 128,
+                shared: int = 0) -> SimpleNamespace:
+    return SimpleNamespace(_raw_launch=driver.fn, _function_handle=0x5150,
+                           _slots=param_slots([tl.parse_type(t) for t in types]),
+                           threads=threads, shared=shared)
+
+
+PLAN = [("x", False, False, None), ("y", False, False, None), ("n", False, False, None),
+        ("BLOCK", True, False, 64)]
+TYPES = ["*fp32", "*fp32", "i32"]
+
+
+def setup(module: Any, grid: tuple[int, int, int] = (3, 1, 1), code: int = 0,
+          stream: tuple[Any, Any] = (None, None)) -> tuple[Any, FakeDriver, list[Any], dict[str, Any]]:
+    driver = FakeDriver([ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int32], code)
+    fallbacks: list[Any] = []
+    g: dict[str, Any] = {"SCALE": 2.0}
+    address = ctypes.cast(driver.fn, ctypes.c_void_p).value
+
+    def on_error(c: int) -> None:
+        raise TilecError(f"driver error {c}")
+    launcher = module.Launcher(grid, address, lambda a, k: fallbacks.append((a, k)), on_error,
+                               stream[0], stream[1], g)
+    return launcher, driver, fallbacks, g
+
+
+def add_entry(launcher: Any, driver: FakeDriver, args: tuple[Any, ...],
+              kwargs: dict[str, Any], g: dict[str, Any]) -> None:
+    for a in args:
+        fast_arg(a)  # registers torch's tensor type, as a first launch does
+    spec = cuda_fast.entry_spec(PLAN, args, kwargs, ("num_warps", "num_stages"),
+                                fake_kernel(driver, TYPES), [("SCALE", g["SCALE"])])
+    assert spec is not None
+    launcher.add(spec)
+
+
+def test_matching_call_packs_and_launches(module: Any) -> None:
+    launcher, driver, fallbacks, g = setup(module, grid=(3, 2, 1),
+                                           stream=(lambda: 0, lambda d: 0xABC0 + d))
+    x, y = torch.ones(64), torch.zeros(64)
+    add_entry(launcher, driver, (x, y, 100), {"BLOCK": 32}, g)
+    assert launcher.entries == 1
+    x2, y2 = torch.ones(48), torch.ones(80)
+    launcher(x2, y2, 36, BLOCK=32)
+    assert not fallbacks
+    assert driver.calls == [(0x5150, (3, 2, 1), (128, 1, 1), 0, 0xABC0,
+                             [x2.data_ptr(), y2.data_ptr(), 36])]
+
+
+def test_negative_int_and_zero_grid(module: Any) -> None:
+    launcher, driver, fallbacks, g = setup(module, grid=(0, 1, 1))
+    x = torch.ones(64)
+    add_entry(launcher, driver, (x, x, -32), {"BLOCK": 32}, g)
+    launcher(x, x, -16, BLOCK=32)
+    assert not fallbacks and not driver.calls  # an empty grid launches nothing
+
+
+@pytest.mark.parametrize("case", [
+    "dtype", "misaligned", "int_not_divisible", "int_too_wide", "bool_for_int", "float_for_int",
+    "constexpr_value", "constexpr_type", "extra_keyword", "missing_keyword", "positional_constexpr",
+    "global_changed", "launch_option", "numpy_array",
+])
+def test_anything_else_falls_back(module: Any, case: str) -> None:
+    import numpy as np
+    launcher, driver, fallbacks, g = setup(module)
+    x = torch.ones(64)
+    add_entry(launcher, driver, (x, x, 32), {"BLOCK": 32}, g)
+    args: tuple[Any, ...] = (x, x, 32)
+    kwargs: dict[str, Any] = {"BLOCK": 32}
+    if case == "dtype":
+        args = (x.half(), x, 32)
+    elif case == "misaligned":
+        args = (x[1:], x, 32)
+    elif case == "int_not_divisible":
+        args = (x, x, 33)
+    elif case == "int_too_wide":
+        args = (x, x, 2 ** 31)
+    elif case == "bool_for_int":
+        args = (x, x, True)
+    elif case == "float_for_int":
+        args = (x, x, 32.0)
+    elif case == "constexpr_value":
+        kwargs = {"BLOCK": 64}
+    elif case == "constexpr_type":
+        kwargs = {"BLOCK": 32.0}  # equal, but another specialization
+    elif case == "extra_keyword":
+        kwargs = {"BLOCK": 32, "num_warps": 8}
+    elif case == "missing_keyword":
+        kwargs = {}
+    elif case == "positional_constexpr":
+        args, kwargs = (x, x, 32, 32), {}
+    elif case == "global_changed":
+        g["SCALE"] = 3.0
+    elif case == "launch_option":
+        launcher2, driver2, fallbacks2, g2 = setup(module)
+        add_entry(launcher2, driver2, (x, x, 32), {"BLOCK": 32, "num_warps": 4}, g2)
+        launcher2(x, x, 32, BLOCK=32, num_warps=8)
+        assert fallbacks2 and not driver2.calls
+        launcher2(x, x, 32, BLOCK=32, num_warps=4)
+        assert len(driver2.calls) == 1
+        return
+    elif case == "numpy_array":
+        args = (np.ones(64, np.float32), x, 32)
+    launcher(*args, **kwargs)
+    assert not driver.calls, case
+    assert len(fallbacks) == 1
+    assert fallbacks[0][0] == args and fallbacks[0][1] == kwargs
+
+
+def test_driver_error_is_reported(module: Any) -> None:
+    launcher, driver, fallbacks, g = setup(module, code=700)
+    x = torch.ones(64)
+    add_entry(launcher, driver, (x, x, 32), {"BLOCK": 32}, g)
+    with pytest.raises(TilecError, match="driver error 700"):
+        launcher(x, x, 32, BLOCK=32)
+    assert not fallbacks
+
+
+def test_entries_are_bounded_and_oldest_replaced(module: Any) -> None:
+    launcher, driver, fallbacks, g = setup(module)
+    x = torch.ones(64)
+    for block in range(10):
+        add_entry(launcher, driver, (x, x, 32), {"BLOCK": block}, g)
+    assert launcher.entries == 8
+    launcher(x, x, 32, BLOCK=0)  # replaced: falls back
+    launcher(x, x, 32, BLOCK=9)
+    assert len(fallbacks) == 1 and len(driver.calls) == 1
+    launcher.clear()
+    assert launcher.entries == 0
+
+
+def test_bad_entries_are_refused(module: Any) -> None:
+    launcher, *_ = setup(module)
+    with pytest.raises(ValueError):
+        launcher.add((1, 0, ((0, 9, None, None, None, False, 0),), (), 1, 128, 0, 1))
+    with pytest.raises(ValueError):
+        launcher.add((1, 0, ((5, 2, None, None, None, False, 0),), (), 1, 128, 0, 1))
+    with pytest.raises(ValueError):
+        launcher.add((1, 0, ((0, 2, None, None, None, False, 3),), (), 1, 128, 0, 1))
+    with pytest.raises(TypeError):
+        launcher.add("not an entry")
+    with pytest.raises(TypeError):
+        launcher.add((1, 0, ("not a check",), (), 1, 128, 0, 1))
+    with pytest.raises(TypeError):
+        launcher.add((0, 0, (), (("G",),), 1, 128, 0, 0))
+    assert launcher.entries == 0
+
+
+def test_entry_spec_declines_what_c_cannot_check(module: Any) -> None:
+    driver = FakeDriver([])
+    kern = fake_kernel(driver, TYPES)
+    x = torch.ones(4)
+    fast_arg(x)
+    opts = ("num_warps",)
+    annotated = [("x", False, True, None)] + PLAN[1:]
+    assert cuda_fast.entry_spec(annotated, (x, x, 4), {}, opts, kern, []) is None
+    runtime_default = PLAN[:2] + [("n", False, False, 7)]
+    assert cuda_fast.entry_spec(runtime_default, (x, x), {}, opts, kern, []) is None
+    assert cuda_fast.entry_spec(PLAN, (x, x, 2 ** 40), {}, opts, kern, []) is None
+    assert cuda_fast.entry_spec(PLAN, (x, x, 1.5), {}, opts, kern, []) is None  # slot is i32
+    no_raw = SimpleNamespace(**{**vars(kern), "_raw_launch": None})
+    assert cuda_fast.entry_spec(PLAN, (x, x, 4), {}, opts, no_raw, []) is None
+    spec = cuda_fast.entry_spec(PLAN, (x, x, 4), {}, opts, kern, [])
+    assert spec is not None and spec[2][-1] == (2, cuda_fast.K_I32, None, None, None, False, 2)
+
+
+# ---------------------------------------------------------------- through Kernel
+
+class FakeTensor:
+    """A stand-in for a CUDA tensor on a machine without one."""
+
+    __module__ = "torch"
+
+    def __init__(self, address: int, dtype: Any = None) -> None:
+        self._address = address
+        self.dtype = dtype if dtype is not None else torch.float32
+        self.device = SimpleNamespace(type="cuda")
+        self.is_cuda = True
+
+    def data_ptr(self) -> int:
+        return self._address
+
+
+@tilec.kernel
+def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
+
+
+def test_kernel_launches_go_through_the_c_path(module: Any, tmp_path: pathlib.Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
+    import tilec.runtime.cuda as cuda_rt
+    python_launches: list[tuple[Any, ...]] = []
+    drivers: list[FakeDriver] = []
+
+    class FakeCudaKernel(CudaKernel):
+        def __init__(self, image: bytes, name: str, arg_types: Any, threads: int,
+                     shared_bytes: int = 0) -> None:
+            assert image  # the cubin compiled for sm90 here
+            self.threads, self.shared = threads, shared_bytes
+            self._slots = param_slots(arg_types)
+            self._function_handle = 0x7000
+            driver = FakeDriver([type(s) for s in self._slots])
+            drivers.append(driver)
+            self._raw_launch = driver.fn
+
+        def launch(self, grid: tuple[int, int, int], raw_args: Any) -> None:
+            python_launches.append((grid, list(raw_args)))
+
+    monkeypatch.setattr(cuda_rt, "CudaKernel", FakeCudaKernel)
+    monkeypatch.setattr(cuda_rt, "target_for_device", lambda: "sm90")
+    monkeypatch.setattr(cuda_fast, "stream_functions", lambda: (None, None))
+    x, out = FakeTensor(0x10000), FakeTensor(0x20000)
+    scale[(4,)](x, out, 1000, BLOCK=256)
+    assert python_launches == [((4, 1, 1), [0x10000, 0x20000, 1000])]
+    launcher = scale[(4,)]
+    assert type(launcher).__name__ == "Launcher" and launcher.entries == 1
+    x2 = FakeTensor(0x30000)
+    scale[(4,)](x2, out, 1000, BLOCK=256)
+    assert len(python_launches) == 1
+    assert drivers[0].calls == [(0x7000, (4, 1, 1), (128, 1, 1), 0, 0, [0x30000, 0x20000, 1000])]
+    # Another specialization (misaligned pointer) takes the general path and adds an entry.
+    scale[(4,)](FakeTensor(0x30004), out, 1000, BLOCK=256)
+    assert len(python_launches) == 2 and launcher.entries == 2
+    # User mistakes raised on the fallback path still point at the caller's line.
+    with pytest.raises(TilecError) as info:
+        scale[(4,)](x, out, BLOCK=256)
+    assert "test_native_launch.py" in str(info.value)

@@ -108,6 +108,23 @@ def plot(out: dict[str, Any], path: str) -> None:
     print(f"wrote {path}")
 
 
+def per_launch(torch: Any, fn: Callable[[], Any], batches: int = 50, n: int = 200) -> float:
+    """Host time per launch: batches of `n` launches, synchronizing between
+    batches (untimed) so the GPU's launch queue never fills and blocks the
+    host, which would measure the GPU's kernel throughput instead."""
+    for _ in range(200):
+        fn()
+    torch.cuda.synchronize()
+    total = 0.0
+    for _ in range(batches):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        total += time.perf_counter() - t0
+        torch.cuda.synchronize()
+    return total / (batches * n) * 1e6
+
+
 def launch_overhead(torch: Any, triton: Any) -> dict[str, Any]:
     """Host time per launch of a tiny kernel (no synchronization inside the loop)."""
     from h200_kernels import t_add, tiny_add
@@ -115,40 +132,24 @@ def launch_overhead(torch: Any, triton: Any) -> dict[str, Any]:
     y = torch.ones(16, device="cuda")
     o = torch.empty(16, device="cuda")
 
-    def per_launch(fn: Callable[[], Any], batches: int = 50, n: int = 200) -> float:
-        """Host time per launch: batches of `n` launches, synchronizing between
-        batches (untimed) so the GPU's launch queue never fills and blocks the
-        host, which would measure the GPU's kernel throughput instead."""
-        for _ in range(200):
-            fn()
-        torch.cuda.synchronize()
-        total = 0.0
-        for _ in range(batches):
-            t0 = time.perf_counter()
-            for _ in range(n):
-                fn()
-            total += time.perf_counter() - t0
-            torch.cuda.synchronize()
-        return total / (batches * n) * 1e6
-
     from tilec.runtime import native
-    ours = per_launch(lambda: tiny_add[(1,)](x, y, o, 16, BLOCK=16))
+    ours = per_launch(torch, lambda: tiny_add[(1,)](x, y, o, 16, BLOCK=16))
     print(f"C launch path: {native.status()} ({type(tiny_add[(1,)]).__name__})")
     # Where the host time goes: the Python launch path (what runs without a C
     # compiler), the loaded kernel's launch alone, and the driver call alone.
-    python_path = per_launch(lambda: tiny_add.run((1,), (x, y, o, 16), {"BLOCK": 16}))
+    python_path = per_launch(torch, lambda: tiny_add.run((1,), (x, y, o, 16), {"BLOCK": 16}))
     loaded = next(iter(tiny_add._fast.values()))
     raw = [x.data_ptr(), y.data_ptr(), o.data_ptr(), 16]
-    launch_only = per_launch(lambda: loaded.launch((1, 1, 1), raw))
+    launch_only = per_launch(torch, lambda: loaded.launch((1, 1, 1), raw))
     cu = loaded._launcher
-    driver_only = per_launch(lambda: cu._raw_launch(cu._function_handle, 1, 1, 1, cu.threads, 1,
+    driver_only = per_launch(torch, lambda: cu._raw_launch(cu._function_handle, 1, 1, 1, cu.threads, 1,
                                                     1, 0, 0, cu._params_addr, None)) \
         if cu._raw_launch is not None else float("nan")
     print(f"launch breakdown: C path {ours:.2f} us; Python path {python_path:.2f} us = "
           f"frontend {python_path - launch_only:.2f} + CudaKernel.launch {launch_only:.2f} "
           f"(of which ctypes cuLaunchKernel {driver_only:.2f})")
-    theirs = per_launch(lambda: t_add[(1,)](x, y, o, 16, BLOCK=16))
-    torch_us = per_launch(lambda: torch.add(x, y, out=o))
+    theirs = per_launch(torch, lambda: t_add[(1,)](x, y, o, 16, BLOCK=16))
+    torch_us = per_launch(torch, lambda: torch.add(x, y, out=o))
     assert torch.equal(o, x + y)
     print(f"launch overhead: tilec {ours:.1f} us, triton {theirs:.1f} us, torch {torch_us:.1f} us")
     return {"kernel": "launch overhead", "shape": [16], "unit": "us", "tilec_us": round(ours, 2),

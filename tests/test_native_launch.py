@@ -77,7 +77,7 @@ def setup(module: Any, grid: tuple[int, int, int] = (3, 1, 1), code: int = 0,
 
     def on_error(c: int) -> None:
         raise TilecError(f"driver error {c}")
-    launcher = module.Launcher(grid, address, lambda a, k: fallbacks.append((a, k)), on_error,
+    launcher = module.Launcher(grid, address, lambda *a, **k: fallbacks.append((a, k)), on_error,
                                stream[0], stream[1], g)
     return launcher, driver, fallbacks, g
 
@@ -246,8 +246,11 @@ def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
 
 
-def test_kernel_launches_go_through_the_c_path(module: Any, tmp_path: pathlib.Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def fake_cuda(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+              ) -> tuple[list[tuple[Any, ...]], list[FakeDriver]]:
+    """Loaded NVIDIA kernels whose Python launches and driver calls are recorded
+    (the cubin is compiled for sm90 here as usual)."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
     import tilec.runtime.cuda as cuda_rt
     python_launches: list[tuple[Any, ...]] = []
@@ -256,7 +259,7 @@ def test_kernel_launches_go_through_the_c_path(module: Any, tmp_path: pathlib.Pa
     class FakeCudaKernel(CudaKernel):
         def __init__(self, image: bytes, name: str, arg_types: Any, threads: int,
                      shared_bytes: int = 0) -> None:
-            assert image  # the cubin compiled for sm90 here
+            assert image
             self.threads, self.shared = threads, shared_bytes
             self._slots = param_slots(arg_types)
             self._function_handle = 0x7000
@@ -270,6 +273,12 @@ def test_kernel_launches_go_through_the_c_path(module: Any, tmp_path: pathlib.Pa
     monkeypatch.setattr(cuda_rt, "CudaKernel", FakeCudaKernel)
     monkeypatch.setattr(cuda_rt, "target_for_device", lambda: "sm90")
     monkeypatch.setattr(cuda_fast, "stream_functions", lambda: (None, None))
+    return python_launches, drivers
+
+
+def test_kernel_launches_go_through_the_c_path(
+        module: Any, fake_cuda: tuple[list[tuple[Any, ...]], list[FakeDriver]]) -> None:
+    python_launches, drivers = fake_cuda
     x, out = FakeTensor(0x10000), FakeTensor(0x20000)
     scale[(4,)](x, out, 1000, BLOCK=256)
     assert python_launches == [((4, 1, 1), [0x10000, 0x20000, 1000])]
@@ -286,3 +295,28 @@ def test_kernel_launches_go_through_the_c_path(module: Any, tmp_path: pathlib.Pa
     with pytest.raises(TilecError) as info:
         scale[(4,)](x, out, BLOCK=256)
     assert "test_native_launch.py" in str(info.value)
+
+
+def test_aot_kernel_launches_go_through_the_c_path(
+        module: Any, fake_cuda: tuple[list[tuple[Any, ...]], list[FakeDriver]],
+        tmp_path: pathlib.Path) -> None:
+    from tilec.cli import main
+    python_launches, drivers = fake_cuda
+    root = pathlib.Path(__file__).resolve().parent.parent
+    assert main(["compile", str(root / "examples" / "vector_add.py"), "--target", "sm90",
+                 "--signature", "*fp32,*fp32,*fp32,i32:16", "--constexpr", "BLOCK=1024",
+                 "-o", str(tmp_path / "out")]) == 0
+    k = tilec.load(tmp_path / "out" / "add")
+    x, y, out = FakeTensor(0x10000), FakeTensor(0x20000), FakeTensor(0x30000)
+    k[(2,)](x, y, out, 2048)
+    assert python_launches == [((2, 1, 1), [0x10000, 0x20000, 0x30000, 2048])]
+    assert type(k[(2,)]).__name__ == "Launcher"
+    k[(2,)](y, x, out, 1024)
+    assert len(python_launches) == 1
+    assert drivers[0].calls == [(0x7000, (2, 1, 1), (128, 1, 1), 0, 0,
+                                 [0x20000, 0x10000, 0x30000, 1024])]
+    # The checks of the general path still apply to what the C path does not take.
+    with pytest.raises(TilecError, match="divisible by 16"):
+        k[(2,)](x, y, out, 1000)
+    with pytest.raises(TilecError, match="array of float32"):
+        k[(2,)](FakeTensor(0x10000, torch.float16), y, out, 1024)

@@ -169,13 +169,7 @@ class Kernel:
             if cached is not None:
                 return cached
 
-        def launcher(*args: Any, **kwargs: Any) -> None:
-            try:
-                self.run(grid, args, kwargs)
-            except CompilerBugError:
-                raise
-            except TilecError as e:
-                raise _for_user(e, sys._getframe(1)) from None
+        launcher = self._python_launcher(grid)
         if type(grid) is tuple and len(self._launchers) < 64:
             try:
                 self._launchers[grid] = launcher
@@ -183,27 +177,32 @@ class Kernel:
                 pass
         return launcher
 
-    def _native_launcher(self, grid: tuple[int, ...], loaded: Any) -> Any:
-        """The C launcher of a static grid (made on the first NVIDIA launch through
-        it; it replaces the Python launcher `kernel[grid]` returns), or None."""
-        c = self._native.get(grid)
-        if c is not None or len(self._native) >= 64:
-            return c
-        dims = _static_grid(grid)
-        if dims is None:
-            return None
-
-        def fallback(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def _python_launcher(self, grid: Any) -> Callable[..., None]:
+        """`kernel[grid]` in Python: `run`, with a mistake reported at the caller's line."""
+        def launcher(*args: Any, **kwargs: Any) -> None:
             try:
                 self.run(grid, args, kwargs)
             except CompilerBugError:
                 raise
             except TilecError as e:
                 raise _for_user(e, sys._getframe(1)) from None
+        return launcher
 
+    def _native_launcher(self, grid: tuple[int, ...], loaded: Any) -> Any:
+        """The C launcher of a static grid (made on the first NVIDIA launch through
+        it; it replaces the Python launcher `kernel[grid]` returns), or None."""
         from tilec.runtime.cuda import raise_driver_error
-        from tilec.runtime.cuda_fast import make_launcher
-        c = make_launcher(dims, loaded._launcher, fallback, raise_driver_error, self.fn.__globals__)
+        from tilec.runtime.cuda_fast import make_launcher, static_grid
+        dims = static_grid(grid)
+        if dims is None:
+            return None
+        c = self._native.get(grid)
+        if c is not None or len(self._native) >= 64:
+            return c
+        # What the C launcher cannot take it passes on, as called, to the Python
+        # launcher (called from C, whose caller is the user's line).
+        c = make_launcher(dims, loaded._launcher, self._python_launcher(grid), raise_driver_error,
+                          self.fn.__globals__)
         if c is not None:
             self._native[grid] = c
             self._launchers[grid] = c
@@ -576,16 +575,6 @@ class _NoDefault:
 
 
 _NO_DEFAULT: Any = _NoDefault()
-
-
-def _static_grid(grid: tuple[Any, ...]) -> tuple[int, int, int] | None:
-    """(x, y, z) of a grid of 1-3 plain ints within the launch limits, else None."""
-    if not 1 <= len(grid) <= 3 or any(type(d) is not int for d in grid):
-        return None
-    x, y, z = (*grid, 1, 1)[:3]
-    if not (0 <= x < 2 ** 31 and 0 <= y < 65536 and 0 <= z < 65536):
-        return None
-    return x, y, z
 
 
 def _hashable(v: Any) -> Any:

@@ -19,21 +19,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import torch  # noqa: E402
 
+import h200  # noqa: E402
 from h200_kernels import t_add, tiny_add  # noqa: E402
 
 
-def per_launch(fn: Callable[[], Any], n: int, batches: int = 100) -> float:
-    for _ in range(200):
-        fn()
-    torch.cuda.synchronize()
-    total = 0.0
-    for _ in range(batches):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        total += time.perf_counter() - t0
-        torch.cuda.synchronize()
-    return total / (batches * n) * 1e6
+def per_launch(fn: Callable[[], Any], n: int) -> float:
+    return h200.per_launch(torch, fn, batches=100, n=n)
 
 
 def per_call(fn: Callable[[], Any], n: int = 100000) -> float:

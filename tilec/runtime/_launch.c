@@ -12,7 +12,8 @@
  * into that entry's argument block and calls cuLaunchKernel (through the
  * function pointer given at construction) on the current stream.  Anything
  * else (an unseen specialization, an unusual argument, an error) goes to the
- * Python fallback, which runs the general path and may add an entry.
+ * Python fallback (called with the same arguments), which runs the general
+ * path and may add an entry.
  *
  * Built on first use by tilec.runtime.native with the system C compiler;
  * without one, tilec launches through the equivalent Python path.
@@ -196,12 +197,7 @@ static PyObject *Launcher_call(Launcher *self, PyObject *args, PyObject *kwargs)
         if (code != 0) return PyObject_CallFunction(self->on_error, "i", code);
         Py_RETURN_NONE;
     }
-    PyObject *kw = kwargs;
-    if (kw == NULL) kw = PyDict_New(); else Py_INCREF(kw);
-    if (kw == NULL) return NULL;
-    PyObject *r = PyObject_CallFunctionObjArgs(self->fallback, args, kw, NULL);
-    Py_DECREF(kw);
-    return r;
+    return PyObject_Call(self->fallback, args, kwargs);
 }
 
 /* Launcher.add((nargs, nkw, checks, globals, function, threads, shared, nslots))
@@ -308,7 +304,8 @@ static PyObject *Launcher_len(Launcher *self, void *Py_UNUSED(closure)) {
     return PyLong_FromLong(self->count);
 }
 
-/* Launcher(grid, launch_fn_address, fallback, on_error, get_device, get_stream, globals) */
+/* Launcher(grid, launch_fn_address, fallback(*args, **kwargs), on_error(code), get_device,
+ *          get_stream, globals) */
 static int Launcher_init(Launcher *self, PyObject *args, PyObject *Py_UNUSED(kwds)) {
     unsigned long long fn;
     PyObject *fallback, *on_error, *get_device, *get_stream, *globals;

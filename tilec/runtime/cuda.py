@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
+import threading
 from typing import Any, Sequence
 
 from tilec.errors import TilecError
@@ -152,26 +153,33 @@ class CudaKernel:
         self._c_one = ctypes.c_uint(1)
         self._c_shared = ctypes.c_uint(self.shared)
         self._c_params = ctypes.c_void_p(self._params_addr)
+        # The argument block is shared: one launch at a time fills it and calls
+        # the driver (threads may switch between the two otherwise).
+        self._lock = threading.Lock()
 
     def launch(self, grid: tuple[int, int, int], raw_args: Sequence[Any]) -> None:
         if grid[0] * grid[1] * grid[2] == 0:
             return
-        for slot, v in zip(self._slots, raw_args):
-            slot.value = v
         handle = self._stream_handle()
         raw = self._raw_launch
         if raw is not None:
             one = self._c_one
-            code = raw(self._c_function, grid[0], grid[1], grid[2], self._c_threads, one, one,
-                       self._c_shared, handle, self._c_params, None)
+            with self._lock:
+                for slot, v in zip(self._slots, raw_args):
+                    slot.value = v
+                code = raw(self._c_function, grid[0], grid[1], grid[2], self._c_threads, one,
+                           one, self._c_shared, handle, self._c_params, None)
             if code != 0:
                 check((self._cu.CUresult(code),))
             return
         stream = self._streams.get(handle)
         if stream is None:
             stream = self._streams[handle] = self._stream_type(handle)
-        err = self._launch(self.function, grid[0], grid[1], grid[2], self.threads, 1, 1,
-                           self.shared, stream, self._params_addr, 0)
+        with self._lock:
+            for slot, v in zip(self._slots, raw_args):
+                slot.value = v
+            err = self._launch(self.function, grid[0], grid[1], grid[2], self.threads, 1, 1,
+                               self.shared, stream, self._params_addr, 0)
         code = err[0] if isinstance(err, tuple) else err
         if int(code) != 0:
             check(err)

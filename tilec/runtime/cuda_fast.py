@@ -76,6 +76,16 @@ def entry_spec(plan: Plan, args: Sequence[Any], kwargs: Mapping[str, Any],
             cuda_kernel._function_handle, cuda_kernel.threads, cuda_kernel.shared, len(slots))
 
 
+def static_grid(grid: tuple[Any, ...]) -> tuple[int, int, int] | None:
+    """(x, y, z) of a grid of 1-3 plain ints within the launch limits, else None."""
+    if not 1 <= len(grid) <= 3 or any(type(d) is not int for d in grid):
+        return None
+    x, y, z = (*grid, 1, 1)[:3]
+    if not (0 <= x < 2 ** 31 and 0 <= y < 65536 and 0 <= z < 65536):
+        return None
+    return x, y, z
+
+
 def stream_functions() -> tuple[Callable[..., Any] | None, Callable[..., Any] | None]:
     """(get_device, get_stream): the current torch stream's raw handle is
     get_stream(get_device()); (None, None) without torch (the default stream)."""
@@ -90,7 +100,7 @@ def stream_functions() -> tuple[Callable[..., Any] | None, Callable[..., Any] | 
 
 
 def make_launcher(grid: tuple[int, int, int], cuda_kernel: Any,
-                  fallback: Callable[[tuple[Any, ...], dict[str, Any]], None],
+                  fallback: Callable[..., None],
                   on_error: Callable[[int], None], module_globals: dict[str, Any]) -> Any:
     """A C `Launcher` for a static grid, or None where the C path is unavailable."""
     module = native.launch_module()

@@ -76,8 +76,40 @@ class AotKernel:
             raise TilecError(f"cannot read the kernel manifest {path}: {e}") from None
         self.loaded = _load(manifest, lambda name: path.parent / name)
         self.name = self.loaded.name
+        self._native: dict[Any, Any] = {}  # static grid -> C launcher (NVIDIA)
 
     def __getitem__(self, grid: Any) -> Callable[..., None]:
+        if type(grid) is tuple:
+            try:
+                c = self._native.get(grid)
+            except TypeError:  # unhashable: the general path reports it
+                c = None
+            if c is not None:
+                return c
+        return self._python_launcher(grid)
+
+    def _add_native_entry(self, grid: Any, args: Sequence[Any]) -> None:
+        """Teach the grid's C launcher (made on first use) this checked launch."""
+        from tilec.runtime.cuda import raise_driver_error
+        from tilec.runtime.cuda_fast import entry_spec, make_launcher, static_grid
+        cu = self.loaded._launcher
+        dims = static_grid(grid)
+        if dims is None:
+            return
+        c = self._native.get(grid)
+        if c is None:
+            if len(self._native) >= 64:
+                return
+            c = make_launcher(dims, cu, self._python_launcher(grid), raise_driver_error, {})
+            if c is None:
+                return
+            self._native[grid] = c
+        plan = [(name, False, False, None) for name, _, _ in self.loaded.params]
+        spec = entry_spec(plan, args, {}, (), cu, [])
+        if spec is not None:
+            c.add(spec)
+
+    def _python_launcher(self, grid: Any) -> Callable[..., None]:
         def launcher(*args: Any) -> None:
             self.run(grid, args)
         return launcher
@@ -99,6 +131,8 @@ class AotKernel:
             (tuple(grid) if isinstance(grid, (tuple, list)) else (grid,))
         dims = [int(d) for d in g] + [1] * (3 - len(g))
         lk.launch((dims[0], dims[1], dims[2]), raw)
+        if lk.device == "cuda" and type(grid) is tuple:
+            self._add_native_entry(grid, args)
 
 
 def _check(kernel: str, name: str, declared: Any, div: int, info: ArgInfo,

@@ -18,7 +18,7 @@ import tilec
 import tilec.language as tl
 from tilec.errors import TilecError
 from tilec.runtime import cuda_fast, native
-from tilec.runtime.args import fast_arg
+from tilec.runtime.args import _TENSOR_TYPES, fast_arg
 from tilec.runtime.cuda import CudaKernel, param_slots
 
 torch = pytest.importorskip("torch")
@@ -307,6 +307,7 @@ def test_aot_kernel_launches_go_through_the_c_path(
                  "--signature", "*fp32,*fp32,*fp32,i32:16", "--constexpr", "BLOCK=1024",
                  "-o", str(tmp_path / "out")]) == 0
     k = tilec.load(tmp_path / "out" / "add")
+    _TENSOR_TYPES.discard(FakeTensor)  # as in a process that only ever used tilec.load
     x, y, out = FakeTensor(0x10000), FakeTensor(0x20000), FakeTensor(0x30000)
     k[(2,)](x, y, out, 2048)
     assert python_launches == [((2, 1, 1), [0x10000, 0x20000, 0x30000, 2048])]

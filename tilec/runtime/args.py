@@ -139,6 +139,17 @@ def check_declared(name: str, declared: tl.dtype | tl.pointer_type, got: ArgInfo
 _TENSOR_TYPES: set[type] = set()
 
 
+def is_torch_tensor(v: Any) -> bool:
+    """Whether `v` is a torch tensor (its type is remembered for the fast path)."""
+    t = type(v)
+    if t in _TENSOR_TYPES:
+        return True
+    if t.__module__ == "torch" and callable(getattr(v, "data_ptr", None)):
+        _TENSOR_TYPES.add(t)
+        return True
+    return False
+
+
 def fast_arg(v: Any) -> tuple[Any, Any] | None:
     """(key, raw value) for the launch fast path, or None for the general path.
 
@@ -158,10 +169,8 @@ def fast_arg(v: Any) -> tuple[Any, Any] | None:
         return ("fp32",), v
     if t is bool:
         return ("i1",), int(v)
-    ptr_fn = getattr(v, "data_ptr", None)
-    if ptr_fn is not None and t.__module__ == "torch":
-        _TENSOR_TYPES.add(t)
-        p = ptr_fn()
+    if is_torch_tensor(v):
+        p = v.data_ptr()
         return (v.dtype, p & 15 == 0, v.is_cuda), p
     ai = getattr(v, "__array_interface__", None)
     if ai is not None and t.__module__ == "numpy" and ai.get("shape"):

@@ -16,7 +16,7 @@ import sys
 from typing import Any, Callable, Mapping, Sequence
 
 from tilec.runtime import native
-from tilec.runtime.args import _TENSOR_TYPES
+from tilec.runtime.args import is_torch_tensor
 
 K_CONST, K_TENSOR, K_I32, K_F32, K_BOOL = 0, 1, 2, 3, 4
 _SLOT_CTYPE = {K_TENSOR: ctypes.c_uint64, K_I32: ctypes.c_int32, K_F32: ctypes.c_float,
@@ -28,7 +28,7 @@ Plan = Sequence[tuple[str, bool, bool, Any]]
 def _kind(v: Any) -> tuple[int, Any, Any, Any, bool] | None:
     """(kind, expect, dtype, is_cuda, aligned) of a runtime argument, or None."""
     t = type(v)
-    if t in _TENSOR_TYPES:
+    if is_torch_tensor(v):
         return K_TENSOR, t, v.dtype, v.is_cuda, v.data_ptr() & 15 == 0
     if t is int:
         return (K_I32, None, None, None, v & 15 == 0) if -2 ** 31 <= v < 2 ** 31 else None

@@ -301,6 +301,31 @@ def _c_launch_path(torch: Any, device: str, launch: bool) -> None:
     print(f"  C launch path: {native.status()}")
 
 
+_TUNED: Any = None
+
+
+def _autotune(torch: Any, device: str, launch: bool) -> None:
+    """tilec.autotune times its configs with CUDA events and launches the best."""
+    global _TUNED
+    va = _example("vector_add")
+    if _TUNED is None:
+        configs = [tilec.Config({"BLOCK": b}, num_warps=w) for b, w in ((256, 2), (1024, 4),
+                                                                         (4096, 8))]
+        _TUNED = tilec.autotune(configs, key=["n"], cache_results=False)(va.add)
+    n = (1 << 22) + 3
+    x, y = torch.randn(n, device=device), torch.randn(n, device=device)
+    out = torch.full_like(x, float("nan"))
+    if not launch:
+        _TUNED.warmup(x, y, out, n, target="sm90")
+        return
+    _TUNED[lambda meta: (tilec.cdiv(n, meta["BLOCK"]),)](x, y, out, n)
+    torch.testing.assert_close(out, x + y, rtol=0, atol=0)
+    (timings,) = _TUNED.timings.values()
+    assert len(timings) == 3 and all(t > 0 for t in timings.values()), timings
+    print(f"  autotune chose {_TUNED.best_config}; ms: "
+          + ", ".join(f"{k.split(',')[0]} {v:.4f}" for k, v in timings.items()))
+
+
 def _more_examples(torch: Any, device: str, launch: bool) -> None:
     """The remaining examples' kernels on device tensors, checked against torch."""
     sm, ln, rms = _example("softmax"), _example("layernorm"), _example("rmsnorm")
@@ -376,6 +401,7 @@ CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
          Case("tl.trans and tl.reshape through workgroup memory", _shapes),
          Case("CUDA graph capture and replay; DLPack-only arrays", _graph_and_dlpack),
          Case("C launch path: alternating specializations on fresh tensors", _c_launch_path),
+         Case("tilec.autotune with CUDA-event timing", _autotune),
          Case("examples: softmax (+persistent), layernorm (+looped), rmsnorm, cross-entropy, "
               "histogram, prefix sum, annotated kernels", _more_examples)]
 

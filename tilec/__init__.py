@@ -10,9 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from tilec.errors import CompilerBugError, TilecError
+from tilec.autotune import Config, autotune, heuristics
 from tilec.jit import Kernel, __version__, kernel
 
-__all__ = ["kernel", "Kernel", "TilecError", "CompilerBugError", "cdiv", "load", "__version__"]
+__all__ = ["kernel", "Kernel", "TilecError", "CompilerBugError", "cdiv", "load", "autotune",
+           "heuristics", "Config", "__version__"]
 
 
 def load(manifest_path: Any) -> Any:

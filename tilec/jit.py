@@ -430,7 +430,7 @@ class Kernel:
     def _grid(self, grid: Any, values: Sequence[Any], constexprs: dict[str, Any]) -> tuple[int, int, int]:
         if callable(grid):
             meta = {p.name: v for p, v in zip(self.params, values)}
-            grid = grid(meta)
+            grid = call_grid(grid, meta)
         if isinstance(grid, int):
             grid = (grid,)
         if not isinstance(grid, (tuple, list)) or not 1 <= len(grid) <= 3:
@@ -575,6 +575,16 @@ class _NoDefault:
 
 
 _NO_DEFAULT: Any = _NoDefault()
+
+
+def call_grid(grid: Callable[[dict[str, Any]], Any], meta: dict[str, Any]) -> Any:
+    """The user's grid function applied to the launch's arguments (by name); what
+    it raises is the user's mistake."""
+    try:
+        return grid(meta)
+    except Exception as e:
+        raise TilecError(f"the grid function raised {type(e).__name__}: {e} (it is called with "
+                         f"a dict of the arguments by name: {', '.join(meta)})") from None
 
 
 def _hashable(v: Any) -> Any:

@@ -81,7 +81,7 @@ class CodeGen:
         self.ip: ir.InsertionPoint | None = None
         self.loc: ir.Location = ir.Location.unknown()
         from tilec.frontend import builtins as bi  # local: avoids an import cycle
-        from tilec.frontend import builtins_reduce  # noqa: F401  (registers its rules)
+        from tilec.frontend import builtins_extra, builtins_reduce  # noqa: F401  (register rules)
         self.builtins: dict[str, Callable[..., Any]] = bi.REGISTRY
         self.module: ir.Module | None = None
         self.functions: set[str] = set()        # private functions emitted into the module
@@ -727,11 +727,20 @@ class CodeGen:
         if not (isinstance(iter_node, Tree) and iter_node.data == "call"):
             self.err(iter_node, "kernels can only loop over range(...)")
         callee = self.eval(iter_node.children[0])
-        if callee is not py_builtins.range:
-            self.err(iter_node, "kernels can only loop over range(...)")
+        tag = getattr(callee, "__tilec_builtin__", None)
+        if callee is not py_builtins.range and tag not in ("range", "static_range"):
+            self.err(iter_node, "kernels can only loop over range(...), tl.range(...) or "
+                     "tl.static_range(...)")
         args, kwargs = self.eval_args(iter_node.children[1])
+        # tl.range's scheduling hints are accepted; the loop runs the same.
+        hints = {"num_stages", "loop_unroll_factor", "disallow_acc_multi_buffer", "flatten",
+                 "warp_specialize", "disable_licm"}
+        if tag == "range":
+            kwargs = {k: v for k, v in kwargs.items() if k not in hints}
         if kwargs or not 1 <= len(args) <= 3:
             self.err(iter_node, "range() takes 1 to 3 positional arguments")
+        if tag == "static_range" and any(isinstance(v, TValue) for v in args):
+            self.err(iter_node, "tl.static_range bounds must be compile-time constants")
         start, stop, step = (0, args[0], 1) if len(args) == 1 else \
             (args[0], args[1], args[2] if len(args) == 3 else 1)
         for v in (start, stop, step):

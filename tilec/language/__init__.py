@@ -243,6 +243,63 @@ def static_print(*values: Any) -> None:
     """Print constexpr values (and types of runtime values) at compile time."""
 
 
+@_builtin
+def sigmoid(x: Any) -> Any:
+    """1 / (1 + exp(-x)), elementwise."""
+
+
+@_builtin
+def clamp(x: Any, min: Any, max: Any, propagate_nan: Any = None) -> Any:
+    """`x` limited to [min, max], elementwise."""
+
+
+@_builtin
+def zeros_like(input: Any) -> Any:
+    """A tile of zeros with the shape and dtype of `input`."""
+
+
+@_builtin
+def expand_dims(input: Any, axis: Any) -> Any:
+    """`input` with a new size-1 dimension at `axis` (an int or a tuple of ints)."""
+
+
+@_builtin
+def broadcast_to(input: Any, *shape: Any) -> Any:
+    """`input` broadcast to `shape`."""
+
+
+@_builtin
+def broadcast(input: Any, other: Any) -> Any:
+    """Both arguments broadcast to their common shape."""
+
+
+@_builtin
+def multiple_of(input: Any, values: Any) -> Any:
+    """A hint that `input`'s values are multiples of `values` (returns `input`)."""
+
+
+@_builtin
+def max_contiguous(input: Any, values: Any) -> Any:
+    """A hint that `input` holds runs of `values` consecutive values (returns `input`)."""
+
+
+@_builtin
+def max_constancy(input: Any, values: Any) -> Any:
+    """A hint that `input` holds runs of `values` equal values (returns `input`)."""
+
+
+@_builtin
+def range(*args: Any, **hints: Any) -> Any:
+    """`for i in tl.range(lo, hi, step)`: a loop like `range` (scheduling hints accepted)."""
+
+
+@_builtin
+def static_range(*args: Any) -> Any:
+    """`for i in tl.static_range(lo, hi, step)`: a loop with compile-time bounds."""
+
+
+from tilec.language import math  # noqa: E402,F401  (tl.math.*: the same functions)
+
 # Builtin names the frontend implements, for error messages and checks.
 BUILTINS = frozenset(n for n, v in list(globals().items())
                      if callable(v) and hasattr(v, "__tilec_builtin__"))

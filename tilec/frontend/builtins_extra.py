@@ -1,0 +1,119 @@
+"""Frontend rules for Triton's conveniences, composed from the core rules.
+
+`tl.sigmoid`, `tl.clamp`, `tl.zeros_like`, `tl.expand_dims`, `tl.broadcast_to`,
+`tl.broadcast`, and the compiler hints `tl.multiple_of`, `tl.max_contiguous`,
+`tl.max_constancy` (accepted and checked; the axis analysis derives these
+facts itself, so a hint never changes the code).  `tl.range` / `tl.static_range`
+as loop iterables are handled with `range` in `CodeGen.stmt_for_stmt`.
+Rules register into `builtins.REGISTRY` under the builtin's name.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from tilec.frontend.builtins import REGISTRY, _shape, maximum, minimum, rule
+from tilec.frontend.codegen import CodeGen
+from tilec.frontend.semantic import TValue, broadcast_shapes
+from tilec.language import core as tl
+
+
+def _tile(cg: CodeGen, node: Any, x: Any, fn: str) -> TValue:
+    if isinstance(x, tl.constexpr):
+        x = x.value
+    if not isinstance(x, TValue):
+        cg.err(node, f"tl.{fn} needs a tile or a runtime scalar, got {cg.describe(x)}")
+    return x
+
+
+@rule("sigmoid")
+def sigmoid(cg: CodeGen, node: Any, x: Any) -> TValue:
+    """1 / (1 + exp(-x)), in x's floating type."""
+    v = _tile(cg, node, x, "sigmoid")
+    if v.is_ptr or not v.dtype.is_floating():
+        cg.err(node, f"tl.sigmoid needs a floating-point argument, got {v.type_str()}; convert "
+               "it with .to(tl.float32)")
+    neg = cg.binary("-", 0.0, v, node)
+    e = cg.op1("math.exp", v.dtype, v.shape, [neg.handle])
+    result: TValue = cg.binary("/", 1.0, cg.binary("+", 1.0, e, node), node)
+    return result
+
+
+@rule("clamp")
+def clamp(cg: CodeGen, node: Any, x: Any, min: Any, max: Any, propagate_nan: Any = None) -> Any:
+    """min(max(x, lo), hi), elementwise."""
+    return minimum(cg, node, maximum(cg, node, x, min), max)
+
+
+@rule("zeros_like")
+def zeros_like(cg: CodeGen, node: Any, input: Any) -> TValue:
+    v = _tile(cg, node, input, "zeros_like")
+    if v.is_ptr:
+        cg.err(node, "tl.zeros_like needs a tile of numbers, not pointers")
+    return cg.broadcast_to(cg.constant(0, v.dtype), v.shape, node)
+
+
+@rule("expand_dims")
+def expand_dims(cg: CodeGen, node: Any, input: Any, axis: Any) -> TValue:
+    """A new size-1 dimension at `axis` (an int or a sequence of ints; negative
+    counts from the end of the result)."""
+    v = _tile(cg, node, input, "expand_dims")
+    if isinstance(axis, tl.constexpr):
+        axis = axis.value
+    axes = list(axis) if isinstance(axis, (tuple, list)) else [axis]
+    rank = len(v.shape) + len(axes)
+    norm: list[int] = []
+    for a in axes:
+        if isinstance(a, tl.constexpr):
+            a = a.value
+        if not isinstance(a, int) or isinstance(a, bool) or not -rank <= a < rank:
+            cg.err(node, f"tl.expand_dims: axis {a!r} is not an int in [{-rank}, {rank})")
+        norm.append(a % rank)
+    if len(set(norm)) != len(norm):
+        cg.err(node, f"tl.expand_dims: repeated axis in {axes}")
+    for a in sorted(norm):
+        v = cg.expand_dims(v, a)
+    return v
+
+
+@rule("broadcast_to")
+def broadcast_to(cg: CodeGen, node: Any, input: Any, *shape: Any) -> TValue:
+    v = _tile(cg, node, input, "broadcast_to")
+    dims = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list, tl.constexpr)) \
+        else shape
+    return cg.broadcast_to(v, _shape(cg, node, dims), node)
+
+
+@rule("broadcast")
+def broadcast(cg: CodeGen, node: Any, input: Any, other: Any) -> tuple[Any, Any]:
+    """Both arguments broadcast to their common shape (types unchanged)."""
+    a = _tile(cg, node, input, "broadcast")
+    b = _tile(cg, node, other, "broadcast")
+    try:
+        shape = broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        cg.err(node, f"tl.broadcast: shapes {list(a.shape)} and {list(b.shape)} are not "
+               "compatible")
+    return cg.broadcast_to(a, shape, node), cg.broadcast_to(b, shape, node)
+
+
+def _hint(name: str) -> None:
+    def impl(cg: CodeGen, node: Any, input: Any, values: Any) -> Any:
+        if isinstance(values, tl.constexpr):
+            values = values.value
+        vals = list(values) if isinstance(values, (tuple, list)) else [values]
+        for v in vals:
+            if isinstance(v, tl.constexpr):
+                v = v.value
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                cg.err(node, f"tl.{name} needs positive constexpr ints, got {v!r}")
+        if isinstance(input, TValue) and input.is_block and len(vals) not in (1, len(input.shape)):
+            cg.err(node, f"tl.{name}: {len(vals)} values for a tile of rank {len(input.shape)}")
+        return input
+    impl.__name__ = name
+    REGISTRY[name] = impl
+
+
+for _name in ("multiple_of", "max_contiguous", "max_constancy"):
+    _hint(_name)
+
+__all__ = ["sigmoid", "clamp", "zeros_like", "expand_dims", "broadcast_to", "broadcast"]

@@ -303,3 +303,6 @@ from tilec.language import math  # noqa: E402,F401  (tl.math.*: the same functio
 # Builtin names the frontend implements, for error messages and checks.
 BUILTINS = frozenset(n for n, v in list(globals().items())
                      if callable(v) and hasattr(v, "__tilec_builtin__"))
+
+# Kernel authors list `tl` with dir(): keep the typing helpers out of it.
+del Any, Callable, TypeVar, F, annotations

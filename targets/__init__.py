@@ -27,6 +27,7 @@ class Target:
     stages: ordered artifact stages this target produces.
     atomic_scope: LLVM syncscope naming "all threads of the device" in the back
         end's memory model (NVPTX `device`, AMDGPU `agent`).
+    max_grid: the most programs a launch may have along x, y, z.
     """
 
     name: str
@@ -42,6 +43,15 @@ class Target:
     code_object_version: int | None = None
     stages: tuple[str, ...] = ()
     atomic_scope: str | None = None
+    max_grid: tuple[int, int, int] = (2 ** 31 - 1, 65535, 65535)
+
+    def check_grid(self, grid: tuple[int, int, int]) -> None:
+        """A TilecError when a launch's grid exceeds what this target can launch."""
+        for axis, (d, limit) in enumerate(zip(grid, self.max_grid)):
+            if d > limit:
+                raise TilecError(f"grid dimension {'xyz'[axis]} = {d} exceeds the {self.name} "
+                                 f"limit of {limit} programs along it; put the large count on "
+                                 "x or loop inside the kernel")
 
     def has(self, feature: str) -> bool:
         return feature in self.features
@@ -75,6 +85,9 @@ _NV_COMMON = frozenset({"warp_sync_instr", "shfl_sync", "f16", "bf16", "device_l
 _AMD_COMMON = frozenset({"ds_swizzle", "ds_bpermute", "f16", "bf16", "fast_exp2", "fp_contract",
                          "implicit_block_count"})
 
+# HIP's maxGridSize on CDNA/RDNA: x up to 2^31 - 1, y and z up to 65536.
+_AMD_GRID = (2 ** 31 - 1, 65536, 65536)
+
 TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("sm80", "nvidia", "sm_80", 32, 16, 166912, 1024, "mma_sync",
            _NV_COMMON | {"cp_async"}, ptx_version="7.0", stages=_NV_STAGES, atomic_scope="device"),
@@ -85,18 +98,22 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            _NV_COMMON | {"cp_async", "has_tma", "has_tcgen05"}, ptx_version="8.6",
            stages=_NV_STAGES, atomic_scope="device"),
     Target("gfx90a", "amd", "gfx90a", 64, 16, 65536, 1024, "mfma",
-           _AMD_COMMON | {"dpp_row_bcast"}, code_object_version=5, stages=_AMD_STAGES, atomic_scope="agent"),
+           _AMD_COMMON | {"dpp_row_bcast"}, code_object_version=5, stages=_AMD_STAGES, atomic_scope="agent",
+           max_grid=_AMD_GRID),
     Target("gfx942", "amd", "gfx942", 64, 16, 65536, 1024, "mfma",
-           _AMD_COMMON | {"dpp_row_bcast"}, code_object_version=5, stages=_AMD_STAGES, atomic_scope="agent"),
+           _AMD_COMMON | {"dpp_row_bcast"}, code_object_version=5, stages=_AMD_STAGES, atomic_scope="agent",
+           max_grid=_AMD_GRID),
     Target("gfx950", "amd", "gfx950", 64, 16, 163840, 1024, "mfma",
            _AMD_COMMON | {"dpp_row_bcast", "permlane32_swap"}, code_object_version=5,
-           stages=_AMD_STAGES, atomic_scope="agent"),
+           stages=_AMD_STAGES, atomic_scope="agent", max_grid=_AMD_GRID),
     Target("gfx1100", "amd", "gfx1100", 32, 16, 65536, 1024, "wmma",
-           _AMD_COMMON, code_object_version=5, stages=_AMD_STAGES, atomic_scope="agent"),
+           _AMD_COMMON, code_object_version=5, stages=_AMD_STAGES, atomic_scope="agent",
+           max_grid=_AMD_GRID),
     # The CPU: one "lane" per program instance; each program computes its whole
     # tile as vectors of the host's SIMD width, program ids run on a thread pool.
     Target("cpu", "cpu", "host", 1, 64, 1 << 20, 1, None,
-           frozenset({"f16", "bf16"}), stages=("tile", "cpu", "llir", "asm", "so")),
+           frozenset({"f16", "bf16"}), stages=("tile", "cpu", "llir", "asm", "so"),
+           max_grid=(2 ** 31 - 1, 2 ** 31 - 1, 2 ** 31 - 1)),
 )}
 
 

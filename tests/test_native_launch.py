@@ -321,3 +321,12 @@ def test_aot_kernel_launches_go_through_the_c_path(
         k[(2,)](x, y, out, 1000)
     with pytest.raises(TilecError, match="array of float32"):
         k[(2,)](FakeTensor(0x10000, torch.float16), y, out, 1024)
+
+
+def test_grid_beyond_the_targets_limit_is_refused_before_compiling(
+        fake_cuda: tuple[list[tuple[Any, ...]], list[FakeDriver]]) -> None:
+    with pytest.raises(TilecError, match="grid dimension y = 70000 exceeds the sm90 limit of "
+                                         "65535") as e:
+        scale[(1, 70000)](FakeTensor(0x10000), FakeTensor(0x20000), 10, BLOCK=256)  # <- grid
+    assert "<- grid" in str(e.value)
+    assert fake_cuda[0] == []

@@ -398,11 +398,13 @@ class Kernel:
         key = (tuple((i.type, i.divisible16) for i in infos),
                tuple((k, _hashable(v)) for k, v in constexprs.items()), target, num_warps,
                tuple(self.used_globals().items()))
+        g = self._grid(grid, values, constexprs)
+        from tilec.targets import get_target
+        get_target(target).check_grid(g)
         loaded = self._memory.get(key)
         if loaded is None:
             loaded = self._load_or_compile(infos, constexprs, target, num_warps)
             self._memory[key] = loaded
-        g = self._grid(grid, values, constexprs)
         for p, info in zip(self._runtime_params, infos):
             if isinstance(info.type, tl.pointer_type):
                 if info.device != loaded.device:

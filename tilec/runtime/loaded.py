@@ -130,6 +130,7 @@ class AotKernel:
         g = tuple(grid(dict(zip((n for n, _, _ in lk.params), args)))) if callable(grid) else \
             (tuple(grid) if isinstance(grid, (tuple, list)) else (grid,))
         dims = [int(d) for d in g] + [1] * (3 - len(g))
+        get_target(lk.target).check_grid((dims[0], dims[1], dims[2]))
         lk.launch((dims[0], dims[1], dims[2]), raw)
         if lk.device == "cuda" and type(grid) is tuple:
             self._add_native_entry(grid, args)

@@ -330,3 +330,11 @@ def test_grid_beyond_the_targets_limit_is_refused_before_compiling(
         scale[(1, 70000)](FakeTensor(0x10000), FakeTensor(0x20000), 10, BLOCK=256)  # <- grid
     assert "<- grid" in str(e.value)
     assert fake_cuda[0] == []
+
+
+def test_uninitialized_launcher_raises_instead_of_crashing(module: Any) -> None:
+    raw = module.Launcher.__new__(module.Launcher)
+    with pytest.raises(TypeError, match="__init__ was not called"):
+        raw()
+    with pytest.raises(TypeError, match="__init__ was not called"):
+        raw.add((0, 0, (), (), 1, 128, 0, 0))

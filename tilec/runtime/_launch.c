@@ -180,7 +180,14 @@ static int current_stream(Launcher *self, void **stream) {
     return 0;
 }
 
+static int initialized(Launcher *self) {
+    if (self->launch != NULL && self->fallback != NULL && self->name_data_ptr != NULL) return 1;
+    PyErr_SetString(PyExc_TypeError, "Launcher.__init__ was not called");
+    return 0;
+}
+
 static PyObject *Launcher_call(Launcher *self, PyObject *args, PyObject *kwargs) {
+    if (!initialized(self)) return NULL;
     for (int k = 0; !self->busy && k < self->count; k++) {
         Entry *e = self->entries[k];
         self->busy = 1;
@@ -208,6 +215,7 @@ static PyObject *Launcher_add(Launcher *self, PyObject *spec) {
     PyObject *checks, *globals;
     unsigned long long function;
     unsigned threads, shared;
+    if (!initialized(self)) return NULL;
     if (self->busy) Py_RETURN_NONE;  /* called from inside a match: leave the entries be */
     if (!PyTuple_Check(spec)) {
         PyErr_SetString(PyExc_TypeError, "a launcher entry is a tuple");

@@ -446,3 +446,35 @@ def test_opt_unknown_pass(capsys: pytest.CaptureFixture[str]) -> None:
                            "tile-verify,tile-nope")
     assert code == 1
     assert "tile-nope" in err and "tilec passes:" in err and "tile-dce" in err
+
+
+def test_cache_command_shows_and_clears(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    import tilec
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "c"))
+    src = tmp_path / "k.py"
+    src.write_text(textwrap.dedent("""
+        import tilec, tilec.language as tl
+        @tilec.kernel
+        def inc(x_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
+    """))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import k  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(tmp_path))
+    x = np.zeros(8, np.float32)
+    tuned = tilec.autotune([tilec.Config({"BLOCK": 8}), tilec.Config({"BLOCK": 16})], key=["n"],
+                           warmup=1, rep=2)(k.inc)
+    tuned[(1,)](x, 8)
+    assert cli.main(["cache"]) == 0
+    out = capsys.readouterr().out
+    assert "compiled kernels: 2" in out and "autotune results: 1" in out
+    assert cli.main(["cache", "--clear"]) == 0
+    assert cli.main(["cache"]) == 0
+    out = capsys.readouterr().out
+    assert "compiled kernels: 0" in out and "autotune results: 0" in out

@@ -572,6 +572,32 @@ def mlir_style(message: str) -> str:
     return f"{m['file']}:{m['line']}:{m['col']}: error: {message[m.end():]}"
 
 
+def cmd_cache(args: argparse.Namespace) -> int:
+    """Print what the disk cache holds (compiled kernels, autotune results, the
+    built C launcher); with --clear, remove all of it."""
+    import shutil
+
+    from tilec.cache import DiskCache, default_cache_dir
+    root = default_cache_dir()
+    if args.clear:
+        DiskCache(root).clear()
+        for sub in ("autotune", "native"):
+            shutil.rmtree(root / sub, ignore_errors=True)
+        print(f"cleared {root}")
+        return 0
+    kernels = [m.parent for m in root.glob("??/*/manifest.json")] if root.is_dir() else []
+
+    def size(paths: list[Path]) -> int:
+        return sum(f.stat().st_size for p in paths for f in p.rglob("*") if f.is_file())
+    tuned = list((root / "autotune").glob("*.json"))
+    native = list((root / "native").glob("*/_tilec_launch*"))
+    print(f"cache: {root}")
+    print(f"  compiled kernels: {len(kernels)} ({size(kernels) / 2**20:.1f} MiB)")
+    print(f"  autotune results: {len(tuned)}")
+    print(f"  C launcher builds: {len(native)}")
+    return 0
+
+
 def cmd_opt(args: argparse.Namespace) -> int:
     from tilec.targets import get_target
     target = get_target(args.target)
@@ -633,6 +659,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print the IR after every pass, with the pass names")
     i.add_argument("--debug-info", action="store_true", help="print locations")
     i.set_defaults(fn=cmd_ir)
+
+    k = sub.add_parser("cache", help="show (or --clear) the disk cache")
+    k.add_argument("--clear", action="store_true", help="remove everything tilec cached")
+    k.set_defaults(fn=cmd_cache)
 
     o = sub.add_parser("opt", help="run passes on an .mlir file and print the result")
     o.add_argument("file", metavar="FILE.mlir", help="input IR ('-' for stdin)")

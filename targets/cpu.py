@@ -39,7 +39,27 @@ def lower_to_llvm_dialect(module: ir.Module) -> None:
     PassManager.parse(LOWER_TO_LLVM).run(module.operation)
 
 
+def _unlowered(op: ir.Operation) -> str | None:
+    """The first op under `op` that is not in the LLVM (or builtin) dialect."""
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                name = inner.operation.name
+                if not name.startswith(("llvm.", "builtin.")):
+                    return name
+                found = _unlowered(inner.operation)
+                if found is not None:
+                    return found
+    return None
+
+
 def translate(module: ir.Module) -> str:
+    """LLVM IR text of a module in the LLVM dialect.  An op left in another
+    dialect is reported first: MLIR's translation of such a module fails in a
+    way that can take the process down."""
+    left = _unlowered(module.operation)
+    if left is not None:
+        raise ValueError(f"'{left}' was not lowered to the LLVM dialect")
     return str(llvm_d.translate_module_to_llvmir(module.operation))
 
 

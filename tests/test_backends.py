@@ -418,3 +418,20 @@ def test_missing_ptxas_still_gives_ptx(monkeypatch: pytest.MonkeyPatch) -> None:
     out = compile_nvidia(parse(golden_text("vadd", TARGETS["sm80"])), TARGETS["sm80"])
     assert out["cubin"] is None and ".entry vadd" in out["ptx"]
     assert out["metadata"]["registers"] is None and "ptxas" in out["metadata"]["cubin_error"]
+
+
+def test_cpu_translation_refuses_unlowered_ops_instead_of_crashing() -> None:
+    """An op outside the LLVM dialect is reported before MLIR's translation,
+    whose own failure on such a module can kill the process."""
+    from tilec.dialects import tile
+    from tilec.targets import cpu
+    with tile.new_context(), ir.Location.unknown():
+        m = ir.Module.parse("""
+          llvm.func @f(%x: f32) -> f32 {
+            %y = math.erf %x : f32
+            llvm.return %y : f32
+          }""")
+        with pytest.raises(ValueError, match="'math.erf' was not lowered"):
+            cpu.translate(m)
+        ok = ir.Module.parse("llvm.func @g(%x: f32) -> f32 { llvm.return %x : f32 }")
+        assert "define float @g" in cpu.translate(ok)

@@ -218,6 +218,18 @@ def test_staged_softmax(block: int, n: int) -> None:
     assert "llvm.alloca" in ck.asm["cpu"] and "scf.for" in ck.asm["cpu"]
 
 
+def test_stores_non_temporal_only_in_elementwise_kernels() -> None:
+    # Row kernels store plainly (non-temporal stores measured slower there, and
+    # at 4-byte alignment they become 8-byte movnti's); purely elementwise
+    # strip-mined kernels stream their output with non-temporal hints.
+    rows = softmax_rows.compile(target="cpu", signature="*fp32:16,*fp32:16,i32",
+                                constexprs={"BLOCK": 1024})
+    assert "nontemporal" not in rows.asm["cpu"] and "movnt" not in rows.asm["asm"]
+    elementwise = exp_kernel.compile(target="cpu", signature="*fp32:16,*fp32:16,i32",
+                                     constexprs={"BLOCK": BLOCK})
+    assert "nontemporal" in elementwise.asm["cpu"] and "movnt" in elementwise.asm["asm"]
+
+
 def test_staged_store_before_reload_aliasing() -> None:
     rng = np.random.default_rng(3)
     n, block = 300, 512

@@ -25,6 +25,7 @@ upstream equivalent:
 | `tile.warp_sync`    | () -> () : the lanes of a warp reconverge | |
 | `tile.reshape`      | tensor -> tensor with as many elements (row-major) | |
 | `tile.trans`        | 2-D tensor -> its transpose | |
+| `tile.dot`          | a [M,K], b [K,N], acc [M,N] -> acc + a @ b | |
 
 `combine` names a `func.func private` in the same module that takes 2N
 scalars (the running values, then the new values) and returns N scalars; IRDL
@@ -163,6 +164,13 @@ irdl.dialect @tile {
     irdl.operands(src: %s)
     irdl.results(result: %r)
   }
+  irdl.operation @dot {
+    %a = irdl.any
+    %b = irdl.any
+    %c = irdl.any
+    irdl.operands(a: %a, b: %b, acc: %c)
+    irdl.results(result: %c)
+  }
 }
 """
 
@@ -183,7 +191,7 @@ def _combine_op(name: str, groups: int) -> str:
 PURE_OPS = frozenset({
     "tile.program_id", "tile.num_programs", "tile.range", "tile.broadcast",
     "tile.expand_dims", "tile.addptr", "tile.load", "tile.reduce", "tile.scan",
-    "tile.reshape", "tile.trans",
+    "tile.reshape", "tile.trans", "tile.dot",
 })
 
 MAX_COMBINE_OPERANDS = 4

@@ -23,6 +23,7 @@ Output: every kernel becomes `gpu.func @name(...) kernel` with
     say (predicated PTX `ld/st.global`, or guarded): see lower_memory_gpu.py;
     `tile.convert_layout` -> a round trip through workgroup memory
     (`llvm.mlir.global` in address space 3) between two `gpu.barrier`s;
+    `tile.dot` -> see lower_dot_gpu.py;
     `scf.for`/`scf.if`/`scf.yield` carry flattened fragments.
   * Only upstream dialects remain, and every op carries the location of the
     tile op it came from (the thread-id prologue carries the kernel's).
@@ -496,6 +497,44 @@ def _trans(L: _FuncLowering, op: ir.Operation) -> None:
     _through_memory(L, src, _result(op), [1, cols])
 
 
+def linear_index(L: _FuncLowering, d: Distribution,
+                 strides: list[int] | None = None) -> list[ir.Value]:
+    """Per chunk of the calling thread's fragment: the vector of its elements'
+    linear positions `sum(coord[dim] * strides[dim])` (default: row-major)."""
+    strides = strides or [math.prod(d.shape[i + 1:]) for i in range(d.rank)]
+    acc: list[ir.Value] | None = None
+    for dim in range(d.rank):
+        if d.shape[dim] == 1:
+            continue
+        coords = L.coordinates(d, dim, 0)
+        if strides[dim] != 1:
+            s = L.splat(L.const_i32(strides[dim]), d.vec_len)
+            coords = [arith.MulIOp(c, s).result for c in coords]
+        acc = coords if acc is None else [arith.AddIOp(a, c).result for a, c in zip(acc, coords)]
+    if acc is None:
+        acc = [L.zero(ir.VectorType.get([d.vec_len], _i32()))] * d.num_chunks
+    return acc
+
+
+def shared_element(L: _FuncLowering, buf: ir.Value, index: ir.Value, mem_t: ir.Type) -> ir.Value:
+    """The address of element `index` (i32) of a workgroup-memory array."""
+    return llvm.GEPOp(buf.type, buf, [index], [_DYNAMIC_INDEX], mem_t,
+                      llvm.GEPNoWrapFlags.none).result
+
+
+def store_row_major(L: _FuncLowering, src: ir.Value, buf: ir.Value, mem_t: ir.Type) -> None:
+    """Every thread stores its elements of tile `src` at their row-major
+    positions in the workgroup-memory array `buf` (i1 widened to `mem_t`)."""
+    ds = L.dist(src.type)
+    elem = L.scalar_type(src.type.element_type)
+    for chunk, idx in zip(L.frag(src), linear_index(L, ds)):
+        for i in range(ds.vec_len):
+            v = L.extract(chunk, i)
+            if mem_t != elem:
+                v = arith.ExtUIOp(mem_t, v).result
+            llvm.StoreOp(v, shared_element(L, buf, L.extract(idx, i), mem_t))
+
+
 def _through_memory(L: _FuncLowering, src: ir.Value, res: ir.Value,
                     read_strides: list[int] | None) -> None:
     """Store `src` at its row-major positions in workgroup memory; read `res`'s
@@ -503,41 +542,15 @@ def _through_memory(L: _FuncLowering, src: ir.Value, res: ir.Value,
     ds, dd = L.dist(src.type), L.dist(res.type)
     elem = L.scalar_type(src.type.element_type)
     mem_t = ir.IntegerType.get_signless(8) if _is_i1(elem) else elem
-    numel = math.prod(ds.shape)
-    buf = L.shared_buffer(mem_t, numel)
-
-    def linear(d: Distribution, strides: list[int] | None = None) -> list[ir.Value]:
-        strides = strides or [math.prod(d.shape[i + 1:]) for i in range(d.rank)]
-        acc: list[ir.Value] | None = None
-        for dim in range(d.rank):
-            if d.shape[dim] == 1:
-                continue
-            coords = L.coordinates(d, dim, 0)
-            if strides[dim] != 1:
-                s = L.splat(L.const_i32(strides[dim]), d.vec_len)
-                coords = [arith.MulIOp(c, s).result for c in coords]
-            acc = coords if acc is None else [arith.AddIOp(a, c).result for a, c in zip(acc, coords)]
-        if acc is None:
-            acc = [L.zero(ir.VectorType.get([d.vec_len], _i32()))] * d.num_chunks
-        return acc
-
+    buf = L.shared_buffer(mem_t, math.prod(ds.shape))
     gpu.BarrierOp()
-    for chunk, idx in zip(L.frag(src), linear(ds)):
-        for i in range(ds.vec_len):
-            v = L.extract(chunk, i)
-            if mem_t != elem:
-                v = arith.ExtUIOp(mem_t, v).result
-            p = llvm.GEPOp(buf.type, buf, [L.extract(idx, i)], [_DYNAMIC_INDEX], mem_t,
-                           llvm.GEPNoWrapFlags.none).result
-            llvm.StoreOp(v, p)
+    store_row_major(L, src, buf, mem_t)
     gpu.BarrierOp()
     out = []
-    for idx in linear(dd, read_strides):
+    for idx in linear_index(L, dd, read_strides):
         elems = []
         for i in range(dd.vec_len):
-            p = llvm.GEPOp(buf.type, buf, [L.extract(idx, i)], [_DYNAMIC_INDEX], mem_t,
-                           llvm.GEPNoWrapFlags.none).result
-            v = llvm.LoadOp(mem_t, p).result
+            v = llvm.LoadOp(mem_t, shared_element(L, buf, L.extract(idx, i), mem_t)).result
             if mem_t != elem:
                 v = arith.TruncIOp(elem, v).result
             elems.append(v)
@@ -653,6 +666,7 @@ def run(module: ir.Module, target: Target, num_warps: int) -> None:
 from tilec.passes import lower_atomic_gpu, lower_reduce_gpu  # noqa: E402,F401
 from tilec.passes import lower_memory_gpu  # noqa: E402,F401
 from tilec.passes import lower_math_gpu  # noqa: E402
+from tilec.passes import lower_dot_gpu  # noqa: E402,F401
 
 
 # ---------------------------------------------------------------- CLI (tests)

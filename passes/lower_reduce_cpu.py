@@ -570,3 +570,6 @@ def _trans(lw: _Lowering, op: ir.Operation) -> None:
     # Result (cols, rows): out[j * rows + i] = in[i * cols + j].
     idx = [i * cols + j for j in range(cols) for i in range(rows)]
     lw.bind(op.result, _gather(lw, src, idx))
+
+# tl.dot on the CPU.
+from tilec.passes import lower_dot_cpu  # noqa: E402,F401

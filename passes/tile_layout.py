@@ -15,7 +15,8 @@ Output: the same IR where every tensor type carries a `#tile.blocked` or
   * `tile.atomic_rmw`/`tile.atomic_cas` operands and results share one
     encoding, like loads and stores (the lowering goes element by element);
   * `tile.reshape`/`tile.trans` results get their own encoding (the lowering
-    goes through workgroup memory);
+    goes through workgroup memory); so do `tile.dot`'s operands, while its
+    accumulator and result share one;
   * where one value would need two encodings, an explicit `tile.convert_layout`
     is inserted (only before an `expand_dims` whose source was already given a
     different slice, e.g. a reduce result expanded along another axis).  A 1-D index tile computed by a short chain of cheap ops
@@ -206,6 +207,12 @@ class _LayoutFunc:
                 self.uf.union(tiles[0], r)
             if srcs and tiles:
                 self.reduces.append(op)
+        elif name == "tile.dot":
+            # The operands go through workgroup memory (any encoding will do);
+            # the accumulator and the result are the same fragments.
+            self.uf.add(op.operands[0])
+            self.uf.add(op.operands[1])
+            self.uf.union(op.operands[2], op.results[0])
         elif name in ("scf.yield", "func.return", "tile.convert_layout", "tile.reshape",
                       "tile.trans"):
             for v in op.operands:

@@ -198,12 +198,40 @@ def _trans(op: ir.Operation) -> None:
         raise VerifyError(op, f"result must be the transpose of {s}, got {r}")
 
 
+def _dot(op: ir.Operation) -> None:
+    a, b, acc = (v.type for v in op.operands)
+    r = op.results[0].type
+    sa, sb, sc = tile.shape_of(a), tile.shape_of(b), tile.shape_of(acc)
+    if len(sa) != 2 or len(sb) != 2 or sa[1] != sb[0] or sc != (sa[0], sb[1]) or r != acc:
+        raise VerifyError(op, f"tile.dot needs a [M, K], b [K, N] and acc [M, N] (= the "
+                              f"result), got {a}, {b}, {acc} -> {r}")
+    ea, eb, ec = tile.element_type(a), tile.element_type(b), tile.element_type(acc)
+    if ea != eb:
+        raise VerifyError(op, f"tile.dot operands must have one element type, got {ea} and {eb}")
+    if tile.is_ptr(a) or not dot_result_ok(ea, ec):
+        raise VerifyError(op, f"tile.dot of {ea} cannot accumulate in {ec}")
+
+
+def dot_result_ok(operand: ir.Type, result: ir.Type) -> bool:
+    """The accumulator types `tile.dot` allows for an operand element type:
+    f16/bf16/f32 -> f32 (f16 -> f16 too), f64 -> f64, i8/i16/i32 -> i32."""
+    f16, bf16, f32, f64 = (ir.F16Type.get(), ir.BF16Type.get(), ir.F32Type.get(),
+                           ir.F64Type.get())
+    if operand in (f16, bf16, f32):
+        return result == f32 or (operand == f16 and result == f16)
+    if operand == f64:
+        return result == f64
+    if isinstance(operand, ir.IntegerType) and operand.width in (8, 16, 32):
+        return isinstance(result, ir.IntegerType) and result.width == 32
+    return False
+
+
 _RULES: dict[str, Callable[[ir.Operation], None]] = {
     "tile.reduce": _reduce, "tile.scan": _scan, "tile.atomic_rmw": _atomic_rmw,
     "tile.atomic_cas": _atomic_cas, "tile.reshape": _reshape, "tile.trans": _trans,
     "tile.program_id": _axis, "tile.num_programs": _axis, "tile.range": _range,
     "tile.broadcast": _broadcast, "tile.expand_dims": _expand_dims, "tile.addptr": _addptr,
-    "tile.load": _load, "tile.store": _store,
+    "tile.load": _load, "tile.store": _store, "tile.dot": _dot,
 }
 RULES = _RULES  # other files add rules for ops they define
 

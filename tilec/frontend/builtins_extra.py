@@ -1,6 +1,8 @@
-"""Frontend rules for Triton's conveniences, composed from the core rules.
+"""Frontend rules for `tl.dot` and Triton's conveniences.
 
-`tl.sigmoid`, `tl.clamp`, `tl.zeros_like`, `tl.expand_dims`, `tl.broadcast_to`,
+`tl.dot` emits `tile.dot` (accumulator types as Triton: f32 for f16/bf16/f32
+operands, or f16 for f16 with `out_dtype=tl.float16`; f64 for f64; i32 for
+integers).  `tl.sigmoid`, `tl.clamp`, `tl.zeros_like`, `tl.expand_dims`, `tl.broadcast_to`,
 `tl.broadcast`, and the compiler hints `tl.multiple_of`, `tl.max_contiguous`,
 `tl.max_constancy` (accepted and checked; the axis analysis derives these
 facts itself, so a hint never changes the code).  `tl.range` / `tl.static_range`
@@ -23,6 +25,59 @@ def _tile(cg: CodeGen, node: Any, x: Any, fn: str) -> TValue:
     if not isinstance(x, TValue):
         cg.err(node, f"tl.{fn} needs a tile or a runtime scalar, got {cg.describe(x)}")
     return x
+
+
+_PRECISIONS = (None, "tf32", "tf32x3", "ieee")
+
+
+@rule("dot")
+def dot(cg: CodeGen, node: Any, input: Any, other: Any, acc: Any = None,
+        input_precision: Any = None, allow_tf32: Any = None, max_num_imprecise_acc: Any = None,
+        out_dtype: Any = tl.float32) -> TValue:
+    """acc + input @ other for 2-D tiles [M, K] @ [K, N]."""
+    a = _tile(cg, node, input, "dot")
+    b = _tile(cg, node, other, "dot")
+    if a.is_ptr or b.is_ptr:
+        cg.err(node, "tl.dot needs tiles of numbers, not pointers")
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        cg.err(node, f"tl.dot needs 2-D tiles, got shapes {list(a.shape)} and {list(b.shape)}")
+    if a.shape[1] != b.shape[0]:
+        cg.err(node, f"tl.dot: the inner dimensions differ: {list(a.shape)} @ {list(b.shape)}")
+    if a.dtype is not b.dtype:
+        cg.err(node, f"tl.dot operands must have one dtype, got {a.dtype!r} and {b.dtype!r}; "
+               "convert one with .to()")
+    if isinstance(input_precision, tl.constexpr):
+        input_precision = input_precision.value
+    if input_precision not in _PRECISIONS:
+        cg.err(node, f"tl.dot: input_precision must be one of {_PRECISIONS[1:]}, got "
+               f"{input_precision!r}")
+    if isinstance(out_dtype, tl.constexpr):
+        out_dtype = out_dtype.value
+    dt = a.dtype
+    if dt.is_floating() and dt.bits == 64:
+        res_t = tl.float64
+    elif dt.is_floating():
+        if out_dtype is tl.float16 and dt is tl.float16:
+            res_t = tl.float16
+        elif out_dtype is tl.float32:
+            res_t = tl.float32
+        else:
+            cg.err(node, f"tl.dot of {dt!r} accumulates in tl.float32 (or tl.float16 for "
+                   f"tl.float16 operands), not {out_dtype!r}")
+    elif dt.kind in ("int", "uint") and dt.bits <= 32:
+        res_t = tl.int32
+    else:
+        cg.err(node, f"tl.dot does not support {dt!r} operands")
+    shape = (a.shape[0], b.shape[1])
+    if acc is None:
+        acc_v = cg.broadcast_to(cg.constant(0, res_t), shape, node)
+    else:
+        acc_v = _tile(cg, node, acc, "dot")
+        if tuple(acc_v.shape) != shape or acc_v.is_ptr or acc_v.dtype is not res_t:
+            cg.err(node, f"tl.dot: acc must be a {list(shape)} tile of {res_t!r}, got "
+                   f"{acc_v.type_str()}")
+    result: TValue = cg.op1("tile.dot", res_t, shape, [a.handle, b.handle, acc_v.handle])
+    return result
 
 
 @rule("sigmoid")
@@ -116,4 +171,4 @@ def _hint(name: str) -> None:
 for _name in ("multiple_of", "max_contiguous", "max_constancy"):
     _hint(_name)
 
-__all__ = ["sigmoid", "clamp", "zeros_like", "expand_dims", "broadcast_to", "broadcast"]
+__all__ = ["dot", "sigmoid", "clamp", "zeros_like", "expand_dims", "broadcast_to", "broadcast"]

@@ -244,6 +244,12 @@ def static_print(*values: Any) -> None:
 
 
 @_builtin
+def dot(input: Any, other: Any, acc: Any = None, input_precision: Any = None,
+        allow_tf32: Any = None, max_num_imprecise_acc: Any = None, out_dtype: Any = None) -> Any:
+    """acc + input @ other for 2-D tiles [M, K] @ [K, N] (f32/f64/i32 accumulation)."""
+
+
+@_builtin
 def sigmoid(x: Any) -> Any:
     """1 / (1 + exp(-x)), elementwise."""
 

@@ -100,3 +100,19 @@ func.func @in_loop(%p: tensor<16x!tile.ptr<f32>>, %m: tensor<16xi1>, %o: tensor<
   }
   return
 }
+
+// -----
+
+// CHECK: k.py:15:3: error: 'tile.dot' op tile.dot needs a [M, K], b [K, N] and acc [M, N] (= the result), got tensor<16x8xf32>, tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
+func.func @dot_inner(%a: tensor<16x8xf32>, %b: tensor<16x16xf32>, %c: tensor<16x16xf32>) attributes {tile.kernel} {
+  %d = "tile.dot"(%a, %b, %c) : (tensor<16x8xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc("k.py":15:3)
+  return
+}
+
+// -----
+
+// CHECK: k.py:16:3: error: 'tile.dot' op tile.dot of f32 cannot accumulate in i32
+func.func @dot_acc_type(%a: tensor<16x16xf32>, %c: tensor<16x16xi32>) attributes {tile.kernel} {
+  %d = "tile.dot"(%a, %a, %c) : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xi32>) -> tensor<16x16xi32> loc("k.py":16:3)
+  return
+}

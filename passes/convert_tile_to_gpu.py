@@ -522,12 +522,14 @@ def shared_element(L: _FuncLowering, buf: ir.Value, index: ir.Value, mem_t: ir.T
                       llvm.GEPNoWrapFlags.none).result
 
 
-def store_row_major(L: _FuncLowering, src: ir.Value, buf: ir.Value, mem_t: ir.Type) -> None:
+def store_row_major(L: _FuncLowering, src: ir.Value, buf: ir.Value, mem_t: ir.Type,
+                    strides: list[int] | None = None) -> None:
     """Every thread stores its elements of tile `src` at their row-major
-    positions in the workgroup-memory array `buf` (i1 widened to `mem_t`)."""
+    positions (or at `strides`) in the workgroup-memory array `buf` (i1 widened
+    to `mem_t`)."""
     ds = L.dist(src.type)
     elem = L.scalar_type(src.type.element_type)
-    for chunk, idx in zip(L.frag(src), linear_index(L, ds)):
+    for chunk, idx in zip(L.frag(src), linear_index(L, ds, strides)):
         for i in range(ds.vec_len):
             v = L.extract(chunk, i)
             if mem_t != elem:

@@ -57,6 +57,19 @@ def make_blocked(shape: tuple[int, ...], order: tuple[int, ...], vec: int,
     return Blocked(tuple(per_thread), tuple(lanes), tuple(warps), tuple(order))
 
 
+def mma_accumulator_layout(m: int, n: int, k: int, warp_size: int,
+                           num_warps: int) -> Blocked | None:
+    """The blocked layout that *is* the accumulator fragment of NVIDIA's
+    `mma.sync.m16n8k16` for an [m, n] result with the warps side by side along n:
+    a thread (lane = 4 * g + t) of warp w holds rows g + 8 r and columns
+    8 w + 2 t + {0, 1} + 8 * num_warps * j, which for every 16 x 8 tile the warp
+    covers are exactly its c0..c3 registers.  None when the shape does not fit
+    (m, k multiples of 16; n a multiple of 8 * num_warps; 32-lane warps)."""
+    if warp_size != 32 or m % 16 or k % 16 or n % (8 * num_warps):
+        return None
+    return Blocked((1, 2), (8, 4), (1, num_warps), (1, 0))
+
+
 @dataclass(frozen=True)
 class Distribution:
     """One tile shape distributed by one layout (see the module docstring)."""

@@ -16,7 +16,10 @@ Output: the same IR where every tensor type carries a `#tile.blocked` or
     encoding, like loads and stores (the lowering goes element by element);
   * `tile.reshape`/`tile.trans` results get their own encoding (the lowering
     goes through workgroup memory); so do `tile.dot`'s operands, while its
-    accumulator and result share one;
+    accumulator and result share one, which is the `mma.sync` accumulator
+    fragment layout (`layouts.mma_accumulator_layout`) when the target has
+    `mma_m16n8k16` and the dot fits it (it then wins over the group's memory
+    proposals);
   * where one value would need two encodings, an explicit `tile.convert_layout`
     is inserted (only before an `expand_dims` whose source was already given a
     different slice, e.g. a reduce result expanded along another axis).  A 1-D index tile computed by a short chain of cheap ops
@@ -45,7 +48,7 @@ from tilec.dialects import tile
 from tilec.dialects.tile import Blocked, Layout, Slice
 from tilec.errors import CompilerBugError, TilecError
 from tilec.passes import axis_info
-from tilec.passes.layouts import log2, make_blocked
+from tilec.passes.layouts import log2, make_blocked, mma_accumulator_layout
 from tilec.targets import Target
 
 
@@ -139,6 +142,22 @@ class TileLayout:
                 _LayoutFunc(op.operation, target, num_warps).run()
 
 
+def dot_result_layout(op: ir.Operation, target: Target, num_warps: int) -> Layout | None:
+    """The layout a `tile.dot` needs for its accumulator and result: the
+    `mma.sync` accumulator fragment layout where the target has m16n8k16 mma and
+    the dot fits it (f16/bf16 operands, f32 accumulator), else None (any layout;
+    the FMA lowering takes whatever the group gets)."""
+    if not target.has("mma_m16n8k16"):
+        return None
+    a, b = op.operands[0].type, op.operands[1].type
+    elem = tile.element_type(a)
+    if elem not in (ir.F16Type.get(), ir.BF16Type.get()) or \
+            tile.element_type(op.results[0].type) != ir.F32Type.get():
+        return None
+    (m, k), n = _shape(a), _shape(b)[1]
+    return mma_accumulator_layout(m, n, k, target.warp_size, num_warps)
+
+
 class _LayoutFunc:
     def __init__(self, func: ir.Operation, target: Target, num_warps: int) -> None:
         self.func = func
@@ -148,6 +167,7 @@ class _LayoutFunc:
         self.expands: list[ir.Operation] = []
         self.reduces: list[ir.Operation] = []
         self.anchors: dict[ir.Value, list[_Proposal]] = {}
+        self.forced: dict[ir.Value, Layout] = {}  # group root -> layout a dot requires
         self.members: dict[ir.Value, list[ir.Value]] = {}
 
     def run(self) -> None:
@@ -169,6 +189,10 @@ class _LayoutFunc:
                 mask = op.operands[2 if op.name == "tile.store" else 1] if has_mask else None
                 self.anchors.setdefault(self.uf.find(ptr), []).append(
                     propose(ptr, mask, info, self.target, self.num_warps))
+            elif op.name == "tile.dot":
+                layout = dot_result_layout(op, self.target, self.num_warps)
+                if layout is not None:
+                    self.forced[self.uf.find(op.results[0])] = layout
         for v in list(self.uf.parent):
             self.members.setdefault(self.uf.find(v), []).append(v)
         layouts = self._assign()
@@ -249,6 +273,9 @@ class _LayoutFunc:
                 layouts[root] = Slice(_axis(first), parent)
                 continue
             shape = tuple(max(s) for s in zip(*(_shape(v.type) for v in self.members[root])))
+            if root in self.forced:
+                layouts[root] = self.forced[root]
+                continue
             props = self.anchors.get(root)
             if props:
                 best = max(props, key=lambda p: p.access_bytes)

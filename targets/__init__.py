@@ -77,9 +77,11 @@ _AMD_STAGES = ("tile", "tiled", "gpu", "llir", "amdgcn", "hsaco")
 # get it as dynamic shared memory sized at launch.
 # `ptx_predicated_mem`: masked global loads/stores become predicated PTX
 # instructions (`@p ld.global.v4.b32` through inline asm) instead of branches.
+# `mma_m16n8k16`: warp-wide `mma.sync.aligned.m16n8k16` on f16/bf16 (sm80 and later):
+# tl.dot's products run on the tensor cores.
 _NV_COMMON = frozenset({"warp_sync_instr", "shfl_sync", "f16", "bf16", "device_libm",
                         "fast_exp2", "fp_contract", "ptx_predicated_mem", "fast_fdiv",
-                        "dynamic_shared"})
+                        "dynamic_shared", "mma_m16n8k16"})
 # `implicit_block_count`: the grid size comes from the code object's hidden
 # kernel arguments (gpu.grid_dim would call the unlinked device library).
 _AMD_COMMON = frozenset({"ds_swizzle", "ds_bpermute", "f16", "bf16", "fast_exp2", "fp_contract",

@@ -124,8 +124,47 @@ def test_dot_gpu_lowering_assembles(target: str) -> None:
                          constexprs={"M": 64, "N": 32, "K": 32, "ACC": False, "OUT16": False})
     asm: Any = k.asm
     if target.startswith("sm"):
-        assert asm["cubin"] and "fma.rn.f32" in asm["ptx"] and "bar.sync" in asm["ptx"]
+        assert asm["cubin"] and "mma.sync.aligned.m16n8k16" in asm["ptx"]
+        assert "bar.sync" in asm["ptx"]
         assert "ld.shared" in asm["ptx"] and "st.shared" in asm["ptx"]
     else:
         gcn = asm["amdgcn"]
         assert asm["hsaco"] and ("ds_read" in gcn or "ds_load" in gcn) and "s_barrier" in gcn
+
+
+@pytest.mark.parametrize("m,n,warps", [(64, 64, 4), (16, 32, 4), (128, 128, 8), (32, 8, 1)])
+def test_mma_accumulator_layout_is_the_mma_fragment(m: int, n: int, warps: int) -> None:
+    """Every thread's chunks (2i, 2j) / (2i+1, 2j) hold exactly the c0,c1 / c2,c3
+    elements of mma.m16n8k16 tile (i, j) of its warp (PTX ISA fragment layout:
+    groupID = lane >> 2 picks the row, 2 * (lane % 4) the column pair)."""
+    from tilec.passes.layouts import Distribution, mma_accumulator_layout
+    layout = mma_accumulator_layout(m, n, 16, 32, warps)
+    assert layout is not None
+    d = Distribution.of(layout, (m, n))
+    for tid in range(32 * warps):
+        lane, warp = tid % 32, tid // 32
+        g, t = lane >> 2, lane % 4
+        coords = d.thread_coords(tid, 32)
+        for i in range(m // 16):
+            for j in range(n // (8 * warps)):
+                n0 = 8 * warp + 8 * warps * j
+                assert coords[(2 * i, 2 * j)] == (16 * i + g, n0 + 2 * t)
+                assert coords[(2 * i, 2 * j + 1)] == (16 * i + g, n0 + 2 * t + 1)
+                assert coords[(2 * i + 1, 2 * j)] == (16 * i + g + 8, n0 + 2 * t)
+    assert mma_accumulator_layout(64, 16, 16, 32, 4) is None   # n < 8 * warps
+    assert mma_accumulator_layout(8, 64, 16, 32, 4) is None    # m < 16
+    assert mma_accumulator_layout(64, 64, 16, 64, 4) is None   # wave64
+
+
+@pytest.mark.parametrize("dtype,mma", [("fp16", "f16"), ("bf16", "bf16"), ("fp32", None)])
+@pytest.mark.parametrize("target", ["sm80", "sm90"])
+def test_nvidia_dot_uses_the_tensor_cores(target: str, dtype: str, mma: str | None) -> None:
+    k = dot_tile.compile(target=target, signature=f"*{dtype},*{dtype},*fp32",
+                         constexprs={"M": 64, "N": 64, "K": 32, "ACC": False, "OUT16": False})
+    ptx = k.asm["ptx"]
+    assert k.asm["cubin"]
+    if mma is None:
+        assert "mma.sync" not in ptx and "fma.rn.f32" in ptx   # f32 stays exact (no tf32)
+    else:
+        # 4 x 2 tiles of 16 x 8 per warp, 2 k-steps of 16
+        assert ptx.count(f"mma.sync.aligned.m16n8k16.row.col.f32.{mma}.{mma}.f32") == 16

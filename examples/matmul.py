@@ -52,7 +52,7 @@ def matmul_i8(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.c
              mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
-SIG = "*{t},*{t},*{t},i32,i32,i32,i32,i32:1,i32,i32:1,i32,i32:1"
+SIG = "*{t}:16,*{t}:16,*{t}:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32=1,i32:16,i32=1"
 # What the test suite compiles for every target: (kernel, signature, constexprs).
 SPECS = [
     (matmul, SIG.format(t="fp32"), {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16}),

@@ -529,12 +529,20 @@ def store_row_major(L: _FuncLowering, src: ir.Value, buf: ir.Value, mem_t: ir.Ty
     to `mem_t`)."""
     ds = L.dist(src.type)
     elem = L.scalar_type(src.type.element_type)
+    full = strides or [math.prod(ds.shape[i + 1:]) for i in range(ds.rank)]
+    eb = axis_info.type_bytes(mem_t) if not isinstance(mem_t, llvm.PointerType) else 8
+    # Whole vectors (up to 16 bytes) where a chunk's elements are adjacent in
+    # `buf` and every chunk starts at a multiple of the piece (so it is aligned).
+    piece = min(ds.vec_len, max(1, 16 // eb)) if mem_t == elem and full[ds.fast] == 1 and \
+        all(full[d] % ds.vec_len == 0 for d in range(ds.rank) if d != ds.fast and
+            ds.shape[d] > 1) else 1
     for chunk, idx in zip(L.frag(src), linear_index(L, ds, strides)):
-        for i in range(ds.vec_len):
-            v = L.extract(chunk, i)
+        for i in range(0, ds.vec_len, piece):
+            v = L.slice(chunk, i, piece)
             if mem_t != elem:
                 v = arith.ExtUIOp(mem_t, v).result
-            llvm.StoreOp(v, shared_element(L, buf, L.extract(idx, i), mem_t))
+            llvm.StoreOp(v, shared_element(L, buf, L.extract(idx, i), mem_t),
+                         alignment=piece * eb if piece > 1 else None)
 
 
 def _through_memory(L: _FuncLowering, src: ir.Value, res: ir.Value,

@@ -5,12 +5,13 @@ Registered in `convert-tile-to-gpu`'s rule registry.
 
 Tensor cores (`target.has("mma_m16n8k16")`, f16/bf16 operands, f32
 accumulator, and `tile-layout` gave the result the `mma.sync` accumulator
-layout, `layouts.mma_accumulator_layout`): a is stored row-major and b
-transposed (n-major) into workgroup memory between barriers; each warp then
-runs, for every k-step of 16 and every 16 x 8 tile of the result it holds, one
-`mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}` (inline PTX) whose A and B
-registers are 32-bit workgroup-memory loads (two adjacent k elements each) and
-whose C/D registers are the thread's accumulator fragment itself, so the
+layout, `layouts.mma_accumulator_layout`): a and b are stored row-major into
+workgroup memory (16-byte vector stores where the operand layout allows)
+between barriers; each warp then runs, for every k-step of 16 and every 16 x 8
+tile of the result it holds, one `mma.sync.aligned.m16n8k16.row.col.f32.{f16,
+bf16}` (inline PTX) whose A registers come from one `ldmatrix.x4` per 16-row
+block and whose B registers from one `ldmatrix.x2.trans` per 8-column block,
+and whose C/D registers are the thread's accumulator fragment itself, so the
 accumulator stays in registers across an enclosing K loop.  A last barrier lets
 the buffers be reused.
 
@@ -70,6 +71,21 @@ def _mma_kind(L: _FuncLowering, op: ir.Operation) -> str | None:
     return kind
 
 
+def _ldmatrix(addr: ir.Value, count: int, trans: bool) -> list[ir.Value]:
+    """`ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16` at the lane's row
+    address `addr` (a 32-bit workgroup-memory address): `count` 32-bit registers.
+    It has side effects for LLVM so it stays after the barrier that publishes
+    the data."""
+    i32 = _i32()
+    regs = ",".join(f"${r}" for r in range(count))
+    text = (f"ldmatrix.sync.aligned.m8n8.x{count}{'.trans' if trans else ''}.shared.b16 "
+            f"{{{regs}}}, [${count}];")
+    res_t = llvm.StructType.get_literal([i32] * count)
+    out = llvm.InlineAsmOp(res_t, [addr], text, ",".join(["=r"] * count + ["r"]),
+                           has_side_effects=True).result
+    return [llvm.ExtractValueOp(i32, out, [r]).result for r in range(count)]
+
+
 def _dot_mma(L: _FuncLowering, op: ir.Operation, kind: str) -> None:
     a, b, acc = op.operands
     res = _result(op)
@@ -83,21 +99,26 @@ def _dot_mma(L: _FuncLowering, op: ir.Operation, kind: str) -> None:
     buf_b = L.shared_buffer(elem, k_dim * n_dim)
     gpu.BarrierOp()
     store_row_major(L, a, buf_a, elem)
-    store_row_major(L, b, buf_b, elem, [1, k_dim])   # b[k, n] at n * K + k
+    store_row_major(L, b, buf_b, elem)
     gpu.BarrierOp()
     assert L.tid is not None
     lane = arith.AndIOp(L.tid, L.const_i32(31)).result
-    g = arith.ShRUIOp(lane, L.const_i32(2)).result
-    t2 = arith.ShLIOp(arith.AndIOp(lane, L.const_i32(3)).result, L.const_i32(1)).result
+    l16 = arith.AndIOp(lane, L.const_i32(15)).result
+    hi8 = arith.ShLIOp(arith.ShRUIOp(lane, L.const_i32(4)).result, L.const_i32(3)).result
     warp = arith.ShRUIOp(L.tid, L.const_i32(5)).result
-    # Row term g * K + 2t of every A register, and (8 w + g) * K + 2t of every B one.
-    a_base = arith.AddIOp(arith.MulIOp(g, L.const_i32(k_dim)).result, t2).result
-    b_row = arith.AddIOp(arith.ShLIOp(warp, L.const_i32(3)).result, g).result
-    b_base = arith.AddIOp(arith.MulIOp(b_row, L.const_i32(k_dim)).result, t2).result
+    # Row addresses the lanes give ldmatrix, in bytes: A (x4): row l % 16 of the
+    # 16 x 16 block, column 8 * (l / 16); B (x2.trans): k row l % 16, columns 8 w...
+    a_elem = arith.AddIOp(arith.MulIOp(l16, L.const_i32(k_dim)).result, hi8).result
+    b_elem = arith.AddIOp(arith.MulIOp(l16, L.const_i32(n_dim)).result,
+                          arith.ShLIOp(warp, L.const_i32(3)).result).result
+    two = L.const_i32(2)
+    a_addr = arith.AddIOp(llvm.PtrToIntOp(i32, buf_a).result,
+                          arith.MulIOp(a_elem, two).result).result
+    b_addr = arith.AddIOp(llvm.PtrToIntOp(i32, buf_b).result,
+                          arith.MulIOp(b_elem, two).result).result
 
-    def word(buf: ir.Value, base: ir.Value, offset: int) -> ir.Value:
-        idx = arith.AddIOp(base, L.const_i32(offset)).result if offset else base
-        return llvm.LoadOp(i32, shared_element(L, buf, idx, elem), alignment=4).result
+    def at(base: ir.Value, elements: int) -> ir.Value:
+        return arith.AddIOp(base, L.const_i32(2 * elements)).result if elements else base
 
     d = L.dist(res.type)
     frag = list(L.frag(acc))
@@ -116,9 +137,8 @@ def _dot_mma(L: _FuncLowering, op: ir.Operation, kind: str) -> None:
     cons = "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3"
     for kk in range(k_dim // 16):
         k0 = 16 * kk
-        a_regs = [[word(buf_a, a_base, (16 * i + 8 * hr) * k_dim + k0 + 8 * hk)
-                   for hk in (0, 1) for hr in (0, 1)] for i in range(m_tiles)]
-        b_regs = [[word(buf_b, b_base, 8 * warps * j * k_dim + k0 + 8 * hk) for hk in (0, 1)]
+        a_regs = [_ldmatrix(at(a_addr, 16 * i * k_dim + k0), 4, False) for i in range(m_tiles)]
+        b_regs = [_ldmatrix(at(b_addr, k0 * n_dim + 8 * warps * j), 2, True)
                   for j in range(n_tiles)]
         for (i, j), c in regs.items():
             out = llvm.InlineAsmOp(res_t, a_regs[i] + b_regs[j] + c, text, cons).result

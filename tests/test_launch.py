@@ -113,7 +113,7 @@ def test_memory_cache_reuses_specializations(cache_dir: pathlib.Path,
                                             compiles: list[str]) -> None:
     k = fresh(axpb)
     x, o = data(1000)
-    for n in (1000, 999, 1, 500):            # same types and divisibility: one compile
+    for n in (1000, 999, 3, 500):            # same types and divisibility: one compile
         k[(tilec.cdiv(n, 128),)](x, o, 2.0, n, BLOCK=128)
     assert compiles == ["axpb"]
     k[(8,)](x, o, 2.0, 1000, BLOCK=128)      # n % 16 == 0 is a separate specialization
@@ -275,3 +275,29 @@ def test_compile_returns_asm_and_metadata() -> None:
     assert ck.metadata["name"] == "axpb" and ck.metadata["target"] == "cpu"
     assert ck.metadata["stored_args"] == ["o_ptr"]    # x_ptr is only read
     assert [p[0] for p in ck.params] == ["x_ptr", "o_ptr", "a", "n"]
+
+
+@tilec.kernel
+def strided_copy(x_ptr, out_ptr, n, stride, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    wide = stride.to(tl.int64)  # methods still work on an int specialized to 1
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs * wide, mask=m), mask=m)
+
+
+def test_int_equal_to_one_is_its_own_specialization(cache_dir: pathlib.Path,
+                                                    compiles: list[str]) -> None:
+    """As Triton: an int argument equal to 1 is compiled in as the constant 1
+    (a stride of 1 makes the access contiguous); other values share a kernel."""
+    x = np.arange(300, dtype=np.float32)
+    for stride in (1, 3, 1, 2):
+        out = np.full(100, np.nan, np.float32)
+        strided_copy[(1,)](x, out, 100, stride, BLOCK=128)
+        np.testing.assert_array_equal(out, x[: 100 * stride: stride])
+    assert compiles == ["strided_copy", "strided_copy"]
+    ck = strided_copy.compile(target="cpu", signature="*fp32,*fp32,i32,i32=1",
+                              constexprs={"BLOCK": 128})
+    assert "tile.equal_to_1" in ck.asm["tile"]
+    with pytest.raises(tilec.TilecError, match="only to 1"):
+        strided_copy.compile(target="cpu", signature="*fp32,*fp32,i32,i32=2",
+                             constexprs={"BLOCK": 128})

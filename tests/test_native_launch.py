@@ -115,7 +115,8 @@ def test_negative_int_and_zero_grid(module: Any) -> None:
 
 @pytest.mark.parametrize("case", [
     "dtype", "misaligned", "int_not_divisible", "int_too_wide", "bool_for_int", "float_for_int",
-    "constexpr_value", "constexpr_type", "extra_keyword", "missing_keyword", "positional_constexpr",
+    "int_is_one", "constexpr_value", "constexpr_type", "extra_keyword", "missing_keyword",
+    "positional_constexpr",
     "global_changed", "launch_option", "numpy_array",
 ])
 def test_anything_else_falls_back(module: Any, case: str) -> None:
@@ -131,6 +132,8 @@ def test_anything_else_falls_back(module: Any, case: str) -> None:
         args = (x[1:], x, 32)
     elif case == "int_not_divisible":
         args = (x, x, 33)
+    elif case == "int_is_one":
+        args = (x, x, 1)  # 1 is its own specialization (compiled in as a constant)
     elif case == "int_too_wide":
         args = (x, x, 2 ** 31)
     elif case == "bool_for_int":
@@ -163,6 +166,17 @@ def test_anything_else_falls_back(module: Any, case: str) -> None:
     assert not driver.calls, case
     assert len(fallbacks) == 1
     assert fallbacks[0][0] == args and fallbacks[0][1] == kwargs
+
+
+def test_an_int_specialized_to_one(module: Any) -> None:
+    launcher, driver, fallbacks, g = setup(module)
+    x = torch.ones(64)
+    add_entry(launcher, driver, (x, x, 1), {"BLOCK": 32}, g)
+    launcher(x, x, 1, BLOCK=32)
+    assert driver.calls and driver.calls[-1][-1][2] == 1 and not fallbacks
+    launcher(x, x, 17, BLOCK=32)
+    launcher(x, x, 1.0, BLOCK=32)
+    assert len(fallbacks) == 2 and len(driver.calls) == 1
 
 
 def test_driver_error_is_reported(module: Any) -> None:

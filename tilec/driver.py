@@ -15,6 +15,7 @@ from tilec.errors import TilecError
 from tilec.frontend.codegen import KernelSpec
 from tilec.frontend.parser import get_source, parse_source
 from tilec.language import core as tl
+from tilec.runtime.args import EQUAL_TO_1
 from tilec.targets import get_target
 
 if TYPE_CHECKING:
@@ -47,12 +48,17 @@ class CompiledKernel:
         return {
             "kernel": self.name, "target": self.target, "num_warps": self.num_warps,
             "shared": int(self.metadata.get("shared", 0) or 0),
-            "params": [{"name": n, "type": t, "divisibility": self.divisibility.get(n, 1)}
-                       for n, t in self.params],
+            "params": [_param_entry(n, t, self.divisibility.get(n, 1)) for n, t in self.params],
             "constexprs": {k: _jsonable(v) for k, v in self.constexprs.items()},
             "artifacts": dict(files), "metadata": _jsonable(self.metadata),
             "tilec_version": "0.1.0",
         }
+
+
+def _param_entry(name: str, type_: str, div: int) -> dict[str, Any]:
+    if div == EQUAL_TO_1:
+        return {"name": name, "type": type_, "divisibility": 1, "equal_to_1": True}
+    return {"name": name, "type": type_, "divisibility": div}
 
 
 def _jsonable(v: Any) -> Any:
@@ -97,12 +103,19 @@ def parse_signature(kernel: Kernel, signature: Any) -> dict[str, tuple[Any, int]
             t = p.annotation
             div = 16 if isinstance(t, tl.pointer_type) else 1
         else:
-            base, _, d = spelling.partition(":")
+            base, eq, value = spelling.partition("=")
+            base, _, d = base.partition(":")
             try:
                 t = tl.parse_type(base)
             except ValueError as e:
                 raise TilecError(f"parameter '{p.name}': {e}") from None
             div = int(d) if d else (16 if isinstance(t, tl.pointer_type) else 1)
+            if eq:
+                if value.strip() != "1" or not (isinstance(t, tl.dtype) and t.kind == "int"):
+                    raise TilecError(f"parameter '{p.name}': only a signed integer can be "
+                                     f"specialized to a value, and only to 1 ('i32=1'), got "
+                                     f"'{spelling}'")
+                div = EQUAL_TO_1
         out[p.name] = (t, div)
     return out
 
@@ -168,7 +181,8 @@ def build_entry(kernel: Kernel, cache: DiskCache, key: str, types: list[Any],
                 num_warps: int) -> CacheEntry:
     """Compile a launch's specialization and store it in the disk cache."""
     names = kernel.runtime_names()
-    sig = {n: f"{t.short}:{divisibility.get(n, 1)}" for n, t in zip(names, types)}
+    sig = {n: f"{t.short}=1" if divisibility.get(n, 1) == EQUAL_TO_1 else
+           f"{t.short}:{divisibility.get(n, 1)}" for n, t in zip(names, types)}
     ck = compile_kernel(kernel, target, sig, constexprs, num_warps, for_launch=True)
     files = {stage: ARTIFACT_FILES[stage] for stage in ck.asm if stage in ARTIFACT_FILES}
     artifacts = {files[s]: (v.encode() if isinstance(v, str) else v)

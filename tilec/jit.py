@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar, cast
 from tilec.cache import DiskCache, make_key
 from tilec.errors import CompilerBugError, SourceLoc, TilecError
 from tilec.language import core as tl
-from tilec.runtime.args import ArgInfo, check_declared, classify, fast_arg
+from tilec.runtime.args import EQUAL_TO_1, ArgInfo, check_declared, classify, fast_arg
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages")
 __version__ = "0.1.0"
@@ -395,7 +395,7 @@ class Kernel:
         num_warps = int(options.get("num_warps", 4))
         # The globals the kernel reads are compiled in (like constexprs): a changed
         # global value is another specialization, as in the disk cache key.
-        key = (tuple((i.type, i.divisible16) for i in infos),
+        key = (tuple((i.type, i.divisible16, i.one) for i in infos),
                tuple((k, _hashable(v)) for k, v in constexprs.items()), target, num_warps,
                tuple(self.used_globals().items()))
         g = self._grid(grid, values, constexprs)
@@ -488,7 +488,7 @@ class Kernel:
             "kernel": f"{self.fn.__module__}.{self.fn.__qualname__}",
             "source": self.source_hash(),
             "globals": self.used_globals(),
-            "args": [[i.type.short, i.divisible16] for i in infos],
+            "args": [[i.type.short, i.divisible16, i.one] for i in infos],
             "constexprs": {k: repr(v) for k, v in constexprs.items()},
             "target": target,
             "host": host_fingerprint() if target == "cpu" else "",
@@ -513,13 +513,14 @@ class Kernel:
         if entry is None:
             from tilec.driver import build_entry
             entry = build_entry(self, cache, key, [i.type for i in infos],
-                                {n: 16 if i.divisible16 else 1 for n, i in
-                                 zip(self.runtime_names(), infos)}, constexprs, target, num_warps)
+                                {n: EQUAL_TO_1 if i.one else 16 if i.divisible16 else 1
+                                 for n, i in zip(self.runtime_names(), infos)}, constexprs,
+                                target, num_warps)
         return entry
 
     def _missing_specialization(self, infos: Sequence[ArgInfo], constexprs: dict[str, Any],
                                 target: str, num_warps: int, cache: DiskCache) -> str:
-        sig = ",".join(f"{i.type.short}:{16 if i.divisible16 else 1}" for i in infos)
+        sig = ",".join(i.spelling() for i in infos)
         cx = " ".join(f"--constexpr {k}={v!r}" for k, v in constexprs.items())
         file = inspect.getsourcefile(self.fn) or "KERNELS.py"
         return (f"kernel '{self.name}' has no compiled specialization for target {target} with "

@@ -30,6 +30,7 @@ from tilec.frontend.semantic import (
     ElemType, TValue, broadcast_shapes, literal_dtype, mlir_scalar, mlir_type, promote,
 )
 from tilec.language import core as tl
+from tilec.runtime.args import EQUAL_TO_1
 
 Node = Any  # lark Tree | Token | None
 
@@ -402,6 +403,8 @@ class CodeGen:
         for p in arg_names:
             d = spec.divisibility.get(p, 1)
             attrs = {"tile.name": ir.StringAttr.get(p)}
+            if d == EQUAL_TO_1:
+                attrs["tile.equal_to_1"] = ir.UnitAttr.get()
             if d > 1:
                 attrs["tile.divisibility"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), d)
             arg_attrs.append(ir.DictAttr.get(attrs))
@@ -414,6 +417,11 @@ class CodeGen:
             self.scope[p] = v
         body = spec.tree.children[-1]
         self.ip = ir.InsertionPoint(entry)
+        for p in arg_names:  # ints specialized to 1 are the constant 1 of their type
+            t = spec.runtime_types[p]
+            if spec.divisibility.get(p, 1) == EQUAL_TO_1 and isinstance(t, tl.dtype):
+                with self.location(spec.tree):
+                    self.scope[p] = self.constant(1, t)
         self.exec_suite(body, top_level=True)
         self.loc = self.location(spec.tree)
         self.create("func.return", [], [])

@@ -5,8 +5,8 @@
  * entries, one per specialization seen through it; an entry says where each
  * parameter's value comes from (a position or a keyword), what it must be for
  * the specialization to apply (a tensor of this type, dtype, device and
- * 16-byte alignment; an i32 of this alignment; a float; a bool; a constexpr
- * equal to this value), which module globals the kernel read, and how to
+ * 16-byte alignment; an i32 of this alignment other than 1; exactly 1; a
+ * float; a bool; a constexpr equal to this value), which module globals the kernel read, and how to
  * launch it (the CUfunction, threads, dynamic shared bytes, and one argument
  * block `void *params[]`).  A call that matches an entry writes the values
  * into that entry's argument block and calls cuLaunchKernel (through the
@@ -25,7 +25,7 @@
 
 #define MAX_ENTRIES 8
 
-enum { K_CONST = 0, K_TENSOR = 1, K_I32 = 2, K_F32 = 3, K_BOOL = 4 };
+enum { K_CONST = 0, K_TENSOR = 1, K_I32 = 2, K_F32 = 3, K_BOOL = 4, K_ONE = 5 };
 
 typedef int (*launch_fn_t)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                            unsigned by, unsigned bz, unsigned shared, void *stream,
@@ -128,9 +128,21 @@ static int try_entry(Launcher *self, Entry *e, PyObject *args, PyObject *kwargs)
             int overflow = 0;
             long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
             if (overflow || x < INT32_MIN || x > INT32_MAX) return 0;
+            if (x == 1) return 0;  /* 1 is its own specialization (K_ONE) */
             if (((x & 15) == 0) != c->aligned) return 0;
             int32_t x32 = (int32_t)x;
             memcpy(slot, &x32, sizeof x32);
+            break;
+        }
+        case K_ONE: {  /* an int the kernel was specialized to: exactly 1 */
+            if (!PyLong_CheckExact(v)) return 0;
+            int overflow = 0;
+            if (PyLong_AsLongLongAndOverflow(v, &overflow) != 1 || overflow) {
+                if (PyErr_Occurred()) PyErr_Clear();
+                return 0;
+            }
+            int32_t one = 1;
+            memcpy(slot, &one, sizeof one);
             break;
         }
         case K_F32: {
@@ -261,7 +273,7 @@ static PyObject *Launcher_add(Launcher *self, PyObject *spec) {
             return NULL;
         }
         int runtime = kind != K_CONST;
-        if (kind < K_CONST || kind > K_BOOL || (runtime && (slot < 0 || slot >= nslots)) ||
+        if (kind < K_CONST || kind > K_ONE || (runtime && (slot < 0 || slot >= nslots)) ||
             (!runtime && slot != -1) ||
             (PyLong_Check(src) ? PyLong_AsSsize_t(src) < 0 || PyLong_AsSsize_t(src) >= nargs
                                : !PyUnicode_Check(src)) ||

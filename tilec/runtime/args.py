@@ -39,6 +39,18 @@ class ArgInfo:
     raw: int | float
     device: str = "cpu"        # 'cpu' or 'cuda' for arrays
     writable: bool = True
+    one: bool = False          # an integer equal to 1: compiled in as the constant 1
+
+    def spelling(self) -> str:
+        """This specialization in signature syntax: `*fp32:16`, `i32:1`, `i32=1`."""
+        if self.one:
+            return f"{self.type.short}=1"
+        return f"{self.type.short}:{16 if self.divisible16 else 1}"
+
+
+# Signature divisibility value of an integer parameter specialized to the value 1
+# (Triton's equal_to_1): spelled `i32=1`, compiled in as the constant 1.
+EQUAL_TO_1 = -1
 
 
 def _torch_info(v: Any) -> ArgInfo:
@@ -55,7 +67,7 @@ def classify(v: Any) -> ArgInfo:
         return ArgInfo(tl.int1, False, int(v))
     if isinstance(v, int):
         if -(2 ** 31) <= v < 2 ** 31:
-            return ArgInfo(tl.int32, v % 16 == 0, v)
+            return ArgInfo(tl.int32, v % 16 == 0, v, one=v == 1)
         if -(2 ** 63) <= v < 2 ** 63:
             return ArgInfo(tl.int64, v % 16 == 0, v)
         if v < 2 ** 64:
@@ -109,7 +121,8 @@ def _numpy_scalar(v: Any) -> ArgInfo:
     if dt is None:
         raise TypeError(f"NumPy scalars of dtype {name} are not supported")
     raw: int | float = float(v) if dt.is_floating() else int(v)
-    return ArgInfo(dt, (not dt.is_floating()) and int(v) % 16 == 0, raw)
+    one = dt.kind == "int" and dt.bits == 32 and int(v) == 1
+    return ArgInfo(dt, (not dt.is_floating()) and int(v) % 16 == 0, raw, one=one)
 
 
 def check_declared(name: str, declared: tl.dtype | tl.pointer_type, got: ArgInfo) -> ArgInfo:
@@ -133,7 +146,7 @@ def check_declared(name: str, declared: tl.dtype | tl.pointer_type, got: ArgInfo
               else (-(2 ** (declared.bits - 1)), 2 ** (declared.bits - 1)))
     if not lo <= v < hi:
         raise TilecError(f"argument '{name}' is declared {declared.short} but {v} does not fit")
-    return ArgInfo(declared, v % 16 == 0, v)
+    return ArgInfo(declared, v % 16 == 0, v, one=v == 1 and declared.kind != "bool")
 
 
 _TENSOR_TYPES: set[type] = set()
@@ -163,7 +176,7 @@ def fast_arg(v: Any) -> tuple[Any, Any] | None:
         return (v.dtype, p & 15 == 0, v.is_cuda), p
     if t is int:
         if -2147483648 <= v <= 2147483647:
-            return ("i32", v & 15 == 0), v
+            return ("i32", v & 15 == 0, v == 1), v
         return None
     if t is float:
         return ("fp32",), v

@@ -3,8 +3,8 @@
 `entry_spec` turns one launch that the general path has just checked (its
 arguments, where each came from, the loaded CudaKernel) into the entry a C
 `Launcher` matches later calls against: the same facts the specialization key
-holds (tensor type, dtype, device, 16-byte alignment; i32 range and
-16-divisibility; float; bool; constexpr values; the module globals the kernel
+holds (tensor type, dtype, device, 16-byte alignment; i32 range,
+16-divisibility and being 1; float; bool; constexpr values; the module globals the kernel
 reads), so a call the C path accepts is one the general path would have sent
 to the same compiled kernel.  Calls it cannot describe get no entry and stay
 on the Python path.
@@ -18,9 +18,9 @@ from typing import Any, Callable, Mapping, Sequence
 from tilec.runtime import native
 from tilec.runtime.args import is_torch_tensor
 
-K_CONST, K_TENSOR, K_I32, K_F32, K_BOOL = 0, 1, 2, 3, 4
+K_CONST, K_TENSOR, K_I32, K_F32, K_BOOL, K_ONE = 0, 1, 2, 3, 4, 5
 _SLOT_CTYPE = {K_TENSOR: ctypes.c_uint64, K_I32: ctypes.c_int32, K_F32: ctypes.c_float,
-               K_BOOL: ctypes.c_uint8}
+               K_BOOL: ctypes.c_uint8, K_ONE: ctypes.c_int32}
 # (name, is_constexpr, annotated, default) per kernel parameter, as in Kernel._plan
 Plan = Sequence[tuple[str, bool, bool, Any]]
 
@@ -31,6 +31,8 @@ def _kind(v: Any) -> tuple[int, Any, Any, Any, bool] | None:
     if is_torch_tensor(v):
         return K_TENSOR, t, v.dtype, v.is_cuda, v.data_ptr() & 15 == 0
     if t is int:
+        if v == 1:  # its own specialization, as in the key (Triton's equal_to_1)
+            return K_ONE, None, None, None, False
         return (K_I32, None, None, None, v & 15 == 0) if -2 ** 31 <= v < 2 ** 31 else None
     if t is float:
         return K_F32, None, None, None, False

@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 from tilec.cache import CacheEntry
 from tilec.errors import TilecError
 from tilec.language import core as tl
-from tilec.runtime.args import ArgInfo, classify
+from tilec.runtime.args import EQUAL_TO_1, ArgInfo, classify
 from tilec.targets import get_target
 
 
@@ -24,7 +24,8 @@ class LoadedKernel:
         self.manifest = manifest
         self.name: str = manifest["kernel"]
         self.target: str = manifest["target"]
-        self.params = [(p["name"], tl.parse_type(p["type"]), int(p.get("divisibility", 1)))
+        self.params = [(p["name"], tl.parse_type(p["type"]),
+                        EQUAL_TO_1 if p.get("equal_to_1") else int(p.get("divisibility", 1)))
                        for p in manifest["params"]]
         self.stored_args = set(manifest.get("metadata", {}).get("stored_args", []))
         self.device = "cpu" if self.target == "cpu" else "cuda"
@@ -156,6 +157,9 @@ def _check(kernel: str, name: str, declared: Any, div: int, info: ArgInfo,
     if declared.is_floating():
         return float(info.raw)
     v = int(info.raw)
+    if div == EQUAL_TO_1 and v != 1:
+        raise TilecError(f"argument '{name}' of '{kernel}' must be 1 (the kernel was specialized "
+                         f"for it, i32=1), got {v}")
     if div > 1 and v % div:
         raise TilecError(f"argument '{name}' of '{kernel}' must be divisible by {div} (the kernel "
                          f"was specialized for it), got {v}")

@@ -538,7 +538,7 @@ def store_row_major(L: _FuncLowering, src: ir.Value, buf: ir.Value, mem_t: ir.Ty
             ds.shape[d] > 1) else 1
     for chunk, idx in zip(L.frag(src), linear_index(L, ds, strides)):
         for i in range(0, ds.vec_len, piece):
-            v = L.slice(chunk, i, piece)
+            v = L.slice(chunk, i, piece) if piece > 1 else L.extract(chunk, i)
             if mem_t != elem:
                 v = arith.ExtUIOp(mem_t, v).result
             llvm.StoreOp(v, shared_element(L, buf, L.extract(idx, i), mem_t),

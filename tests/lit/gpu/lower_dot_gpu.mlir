@@ -12,7 +12,7 @@
 
 // CHECK-LABEL: gpu.func @dot16
 // CHECK: gpu.barrier
-// CHECK: llvm.store {{.*}} : f16, !llvm.ptr<3>
+// CHECK: llvm.store {{.*}} : {{(vector<2xf16>|f16)}}, !llvm.ptr<3>
 // CHECK: gpu.barrier
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> f16

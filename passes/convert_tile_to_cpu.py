@@ -216,6 +216,33 @@ class _Lowering:
         self.make("scf.yield", [], [])
         self.ip = ir.InsertionPoint(entry)
         self.make("func.return", [], [])
+        self._packed_function(module_body, name, abi_types, loc)
+
+    def _packed_function(self, module_body: ir.Block, name: str, abi_types: list[ir.Type],
+                         loc: ir.Location) -> None:
+        """`tilec_<name>_packed(void **args, g0, g1, g2, start, end)`: the grid
+        function with its arguments passed as an array of pointers to their values
+        (one signature for every kernel, so the C launch path can call any)."""
+        i32 = ir.IntegerType.get_signless(32)
+        i64 = ir.IntegerType.get_signless(64)
+        ftype = ir.FunctionType.get([self.llvm_ptr, i32, i32, i32, i64, i64], [])
+        fn = ir.Operation.create("func.func", regions=1, loc=loc,
+                                 ip=ir.InsertionPoint(module_body), attributes={
+            "sym_name": ir.StringAttr.get(f"tilec_{name}_packed"),
+            "function_type": ir.TypeAttr.get(ftype)})
+        entry = fn.regions[0].blocks.append(*ftype.inputs)
+        params, rest = entry.arguments[0], list(entry.arguments)[1:]
+        self.ip = ir.InsertionPoint(entry)
+        values = []
+        for i, t in enumerate(abi_types):
+            slot = self.make("llvm.getelementptr", [self.llvm_ptr], [params], {
+                "rawConstantIndices": ir.DenseI32ArrayAttr.get([i]),
+                "elem_type": ir.TypeAttr.get(self.llvm_ptr)}).result
+            where = self.make("llvm.load", [self.llvm_ptr], [slot]).result
+            values.append(self.make("llvm.load", [t], [where]).result)
+        self.make("func.call", [], values + rest, {
+            "callee": ir.FlatSymbolRefAttr.get(f"tilec_{name}")})
+        self.make("func.return", [], [])
 
     def lower_block(self, block: ir.Block) -> None:
         for view in block.operations:

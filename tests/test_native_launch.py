@@ -17,7 +17,7 @@ import pytest
 import tilec
 import tilec.language as tl
 from tilec.errors import TilecError
-from tilec.runtime import cuda_fast, native
+from tilec.runtime import launch_entries, native
 from tilec.runtime.args import _TENSOR_TYPES, fast_arg
 from tilec.runtime.cuda import CudaKernel, param_slots
 
@@ -77,8 +77,9 @@ def setup(module: Any, grid: tuple[int, int, int] = (3, 1, 1), code: int = 0,
 
     def on_error(c: int) -> None:
         raise TilecError(f"driver error {c}")
-    launcher = module.Launcher(grid, address, lambda *a, **k: fallbacks.append((a, k)), on_error,
+    launcher = module.Launcher(grid, lambda *a, **k: fallbacks.append((a, k)), on_error,
                                stream[0], stream[1], g)
+    assert address
     return launcher, driver, fallbacks, g
 
 
@@ -86,8 +87,10 @@ def add_entry(launcher: Any, driver: FakeDriver, args: tuple[Any, ...],
               kwargs: dict[str, Any], g: dict[str, Any]) -> None:
     for a in args:
         fast_arg(a)  # registers torch's tensor type, as a first launch does
-    spec = cuda_fast.entry_spec(PLAN, args, kwargs, ("num_warps", "num_stages"),
-                                fake_kernel(driver, TYPES), [("SCALE", g["SCALE"])])
+    target = launch_entries.native_target(fake_kernel(driver, TYPES))
+    assert target is not None
+    spec = launch_entries.entry_spec(PLAN, args, kwargs, ("num_warps", "num_stages"), target,
+                                     [("SCALE", g["SCALE"])])
     assert spec is not None
     launcher.add(spec)
 
@@ -204,36 +207,37 @@ def test_entries_are_bounded_and_oldest_replaced(module: Any) -> None:
 def test_bad_entries_are_refused(module: Any) -> None:
     launcher, *_ = setup(module)
     with pytest.raises(ValueError):
-        launcher.add((1, 0, ((0, 9, None, None, None, False, 0),), (), 1, 128, 0, 1))
+        launcher.add((1, 0, ((0, 9, None, None, None, False, 0),), (), 1, 128, 0, 1, 0, 0, 0))
     with pytest.raises(ValueError):
-        launcher.add((1, 0, ((5, 2, None, None, None, False, 0),), (), 1, 128, 0, 1))
+        launcher.add((1, 0, ((5, 2, None, None, None, False, 0),), (), 1, 128, 0, 1, 0, 0, 0))
     with pytest.raises(ValueError):
-        launcher.add((1, 0, ((0, 2, None, None, None, False, 3),), (), 1, 128, 0, 1))
+        launcher.add((1, 0, ((0, 2, None, None, None, False, 3),), (), 1, 128, 0, 1, 0, 0, 0))
     with pytest.raises(TypeError):
         launcher.add("not an entry")
     with pytest.raises(TypeError):
-        launcher.add((1, 0, ("not a check",), (), 1, 128, 0, 1))
+        launcher.add((1, 0, ("not a check",), (), 1, 128, 0, 1, 0, 0, 0))
     with pytest.raises(TypeError):
-        launcher.add((0, 0, (), (("G",),), 1, 128, 0, 0))
+        launcher.add((0, 0, (), (("G",),), 1, 128, 0, 0, 0, 0, 0))
     assert launcher.entries == 0
 
 
 def test_entry_spec_declines_what_c_cannot_check(module: Any) -> None:
     driver = FakeDriver([])
-    kern = fake_kernel(driver, TYPES)
+    kern = launch_entries.native_target(fake_kernel(driver, TYPES))
+    assert kern is not None
     x = torch.ones(4)
     fast_arg(x)
     opts = ("num_warps",)
     annotated = [("x", False, True, None)] + PLAN[1:]
-    assert cuda_fast.entry_spec(annotated, (x, x, 4), {}, opts, kern, []) is None
+    assert launch_entries.entry_spec(annotated, (x, x, 4), {}, opts, kern, []) is None
     runtime_default = PLAN[:2] + [("n", False, False, 7)]
-    assert cuda_fast.entry_spec(runtime_default, (x, x), {}, opts, kern, []) is None
-    assert cuda_fast.entry_spec(PLAN, (x, x, 2 ** 40), {}, opts, kern, []) is None
-    assert cuda_fast.entry_spec(PLAN, (x, x, 1.5), {}, opts, kern, []) is None  # slot is i32
-    no_raw = SimpleNamespace(**{**vars(kern), "_raw_launch": None})
-    assert cuda_fast.entry_spec(PLAN, (x, x, 4), {}, opts, no_raw, []) is None
-    spec = cuda_fast.entry_spec(PLAN, (x, x, 4), {}, opts, kern, [])
-    assert spec is not None and spec[2][-1] == (2, cuda_fast.K_I32, None, None, None, False, 2)
+    assert launch_entries.entry_spec(runtime_default, (x, x), {}, opts, kern, []) is None
+    assert launch_entries.entry_spec(PLAN, (x, x, 2 ** 40), {}, opts, kern, []) is None
+    assert launch_entries.entry_spec(PLAN, (x, x, 1.5), {}, opts, kern, []) is None  # slot is i32
+    no_raw = SimpleNamespace(**{**vars(fake_kernel(driver, TYPES)), "_raw_launch": None})
+    assert launch_entries.native_target(no_raw) is None
+    spec = launch_entries.entry_spec(PLAN, (x, x, 4), {}, opts, kern, [])
+    assert spec is not None and spec[2][-1] == (2, launch_entries.K_I32, None, None, None, False, 2)
 
 
 # ---------------------------------------------------------------- through Kernel
@@ -286,7 +290,7 @@ def fake_cuda(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
 
     monkeypatch.setattr(cuda_rt, "CudaKernel", FakeCudaKernel)
     monkeypatch.setattr(cuda_rt, "target_for_device", lambda: "sm90")
-    monkeypatch.setattr(cuda_fast, "stream_functions", lambda: (None, None))
+    monkeypatch.setattr(launch_entries, "stream_functions", lambda: (None, None))
     return python_launches, drivers
 
 
@@ -351,4 +355,56 @@ def test_uninitialized_launcher_raises_instead_of_crashing(module: Any) -> None:
     with pytest.raises(TypeError, match="__init__ was not called"):
         raw()
     with pytest.raises(TypeError, match="__init__ was not called"):
-        raw.add((0, 0, (), (), 1, 128, 0, 0))
+        raw.add((0, 0, (), (), 1, 128, 0, 0, 0, 0, 0))
+
+
+# ---------------------------------------------------------------- CPU kernels
+
+@tilec.kernel
+def axpy_cpu(x_ptr, y_ptr, out_ptr, a, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, a * tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m),
+             mask=m)
+
+
+def test_cpu_kernels_small_grids_run_from_c(module: Any, tmp_path: pathlib.Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    import tilec.runtime.cpu as cpu_rt
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TILEC_NUM_THREADS", "2")
+    python_path: list[tuple[int, int, int]] = []
+    real = cpu_rt.CpuKernel.launch
+
+    def counting(self: Any, grid: tuple[int, int, int], raw: Any) -> None:
+        python_path.append(grid)
+        real(self, grid, raw)
+    monkeypatch.setattr(cpu_rt.CpuKernel, "launch", counting)
+    rng = np.random.default_rng(0)
+    for round_ in range(3):
+        x, y = rng.standard_normal(200).astype(np.float32), rng.standard_normal(200).astype(np.float32)
+        out = np.full(200, np.nan, np.float32)
+        axpy_cpu[(1,)](x, y, out, 2.5, 200, BLOCK=256)      # 1 program: run from C
+        np.testing.assert_allclose(out, 2.5 * x + y, rtol=1e-6)
+        big = np.full(200, np.nan, np.float32)
+        axpy_cpu[(4,)](x, y, big, 2.5, 200, BLOCK=64)       # 4 programs: the thread pool
+        np.testing.assert_allclose(big, 2.5 * x + y, rtol=1e-6)
+    assert python_path == [(1, 1, 1), (4, 1, 1), (4, 1, 1), (4, 1, 1)]
+    assert type(axpy_cpu[(1,)]).__name__ == "Launcher" and axpy_cpu[(1,)].entries == 1
+    # Another dtype, a misaligned view, a read-only array: the general path
+    # (it recompiles or refuses), never the entry made for float32 arrays.
+    x64 = rng.standard_normal(200)
+    o64 = np.zeros(200)
+    axpy_cpu[(1,)](x64, x64, o64, 2.0, 200, BLOCK=256)
+    np.testing.assert_allclose(o64, 3 * x64)
+    x, y = rng.standard_normal(201).astype(np.float32), rng.standard_normal(200).astype(np.float32)
+    out = np.zeros(200, np.float32)
+    axpy_cpu[(1,)](x[1:], y, out, 1.0, 200, BLOCK=256)
+    np.testing.assert_allclose(out, x[1:] + y, rtol=1e-6)
+    ro = np.zeros(200, np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(TilecError, match="read-only"):
+        axpy_cpu[(1,)](y, y, ro, 1.0, 200, BLOCK=256)
+    assert len(python_path) == 6  # the float64 and misaligned launches went through Python once

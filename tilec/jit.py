@@ -189,10 +189,11 @@ class Kernel:
         return launcher
 
     def _native_launcher(self, grid: tuple[int, ...], loaded: Any) -> Any:
-        """The C launcher of a static grid (made on the first NVIDIA launch through
-        it; it replaces the Python launcher `kernel[grid]` returns), or None."""
+        """The C launcher of a static grid (made on the first launch through it that
+        the C path can take; it replaces the Python launcher `kernel[grid]`
+        returns), or None."""
         from tilec.runtime.cuda import raise_driver_error
-        from tilec.runtime.cuda_fast import make_launcher, static_grid
+        from tilec.runtime.launch_entries import make_launcher, static_grid
         dims = static_grid(grid)
         if dims is None:
             return None
@@ -201,7 +202,7 @@ class Kernel:
             return c
         # What the C launcher cannot take it passes on, as called, to the Python
         # launcher (called from C, whose caller is the user's line).
-        c = make_launcher(dims, loaded._launcher, self._python_launcher(grid), raise_driver_error,
+        c = make_launcher(dims, self._python_launcher(grid), raise_driver_error,
                           self.fn.__globals__)
         if c is not None:
             self._native[grid] = c
@@ -210,15 +211,16 @@ class Kernel:
 
     def _add_native_entry(self, grid: Any, args: Sequence[Any], kwargs: Mapping[str, Any],
                           loaded: Any) -> None:
-        """Teach the grid's C launcher this launch's specialization (NVIDIA only)."""
-        if loaded.device != "cuda" or type(grid) is not tuple:
+        """Teach the grid's C launcher this launch's specialization."""
+        from tilec.runtime.launch_entries import entry_spec, native_target
+        target = native_target(loaded._launcher) if type(grid) is tuple else None
+        if target is None:
             return
         c = self._native_launcher(grid, loaded)
         if c is None:
             return
-        from tilec.runtime.cuda_fast import entry_spec
         get = self.fn.__globals__.get
-        spec = entry_spec(self._plan, args, kwargs, LAUNCH_OPTIONS, loaded._launcher,
+        spec = entry_spec(self._plan, args, kwargs, LAUNCH_OPTIONS, target,
                           [(n, get(n)) for n in self._global_names or ()])
         if spec is not None:
             c.add(spec)

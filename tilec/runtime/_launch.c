@@ -10,7 +10,10 @@
  * launch it (the CUfunction, threads, dynamic shared bytes, and one argument
  * block `void *params[]`).  A call that matches an entry writes the values
  * into that entry's argument block and calls cuLaunchKernel (through the
- * function pointer given at construction) on the current stream.  Anything
+ * entry's function pointer) on the current stream; for a CPU
+ * kernel it calls the kernel's `tilec_<name>_packed` on this thread, without
+ * the GIL, when the grid has fewer programs than the entry's limit (larger
+ * grids go to the Python path's thread pool).  Anything
  * else (an unseen specialization, an unusual argument, an error) goes to the
  * Python fallback (called with the same arguments), which runs the general
  * path and may add an entry.
@@ -25,19 +28,22 @@
 
 #define MAX_ENTRIES 8
 
-enum { K_CONST = 0, K_TENSOR = 1, K_I32 = 2, K_F32 = 3, K_BOOL = 4, K_ONE = 5 };
+enum { K_CONST = 0, K_TENSOR = 1, K_I32 = 2, K_F32 = 3, K_BOOL = 4, K_ONE = 5, K_NDARRAY = 6 };
 
 typedef int (*launch_fn_t)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                            unsigned by, unsigned bz, unsigned shared, void *stream,
                            void **params, void **extra);
+/* A CPU kernel's `tilec_<name>_packed(void **args, g0, g1, g2, start, end)`. */
+typedef void (*cpu_fn_t)(void **params, int32_t gx, int32_t gy, int32_t gz, int64_t start,
+                         int64_t end);
 
 typedef struct {
     Py_ssize_t pos;       /* positional index, or -1: take it from `kw` */
     PyObject *kw;         /* keyword name (str) or NULL */
     int kind;
-    PyObject *expect;     /* K_CONST: the value; K_TENSOR: the tensor type */
-    PyObject *dtype;      /* K_TENSOR: the dtype object */
-    PyObject *is_cuda;    /* K_TENSOR: Py_True / Py_False */
+    PyObject *expect;     /* K_CONST: the value; K_TENSOR, K_NDARRAY: the array type */
+    PyObject *dtype;      /* K_TENSOR: the dtype object; K_NDARRAY: the buffer format (str) */
+    PyObject *is_cuda;    /* K_TENSOR: is_cuda; K_NDARRAY: read-only (Py_True / Py_False) */
     int aligned;          /* K_TENSOR, K_I32: whether the value is 16-divisible */
     Py_ssize_t slot;      /* runtime parameters: index in the argument block */
 } Check;
@@ -48,6 +54,9 @@ typedef struct {
     PyObject **global_names, **global_values;
     void *function;
     unsigned threads, shared;
+    launch_fn_t launch;   /* CUDA: cuLaunchKernel */
+    cpu_fn_t cpu_fn;      /* non-NULL: a CPU kernel, called here when the grid is small */
+    long long cpu_max;    /* ... smaller than this many programs */
     uint64_t *storage;
     void **params;
 } Entry;
@@ -55,7 +64,6 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     unsigned grid[3];
-    launch_fn_t launch;
     PyObject *fallback, *on_error, *get_device, *get_stream, *globals;
     Entry *entries[MAX_ENTRIES];
     int count, next;      /* entries used; where the next one goes once full */
@@ -119,6 +127,23 @@ static int try_entry(Launcher *self, Entry *e, PyObject *args, PyObject *kwargs)
             unsigned long long ptr = PyLong_AsUnsignedLongLong(p);
             Py_DECREF(p);
             if (ptr == (unsigned long long)-1 && PyErr_Occurred()) { PyErr_Clear(); return 0; }
+            if (((ptr & 15) == 0) != c->aligned) return 0;
+            *slot = (uint64_t)ptr;
+            break;
+        }
+        case K_NDARRAY: {  /* a NumPy array, through the buffer protocol */
+            if ((PyObject *)Py_TYPE(v) != c->expect) return 0;
+            Py_buffer view;
+            if (PyObject_GetBuffer(v, &view, PyBUF_STRIDES | PyBUF_FORMAT) < 0) {
+                PyErr_Clear();
+                return 0;
+            }
+            const char *want = PyUnicode_AsUTF8(c->dtype);
+            int ok = want != NULL && view.format != NULL && strcmp(view.format, want) == 0 &&
+                     (view.readonly != 0) == (c->is_cuda == Py_True);
+            uintptr_t ptr = (uintptr_t)view.buf;
+            PyBuffer_Release(&view);
+            if (!ok) { PyErr_Clear(); return 0; }
             if (((ptr & 15) == 0) != c->aligned) return 0;
             *slot = (uint64_t)ptr;
             break;
@@ -193,7 +218,7 @@ static int current_stream(Launcher *self, void **stream) {
 }
 
 static int initialized(Launcher *self) {
-    if (self->launch != NULL && self->fallback != NULL && self->name_data_ptr != NULL) return 1;
+    if (self->fallback != NULL && self->name_data_ptr != NULL) return 1;
     PyErr_SetString(PyExc_TypeError, "Launcher.__init__ was not called");
     return 0;
 }
@@ -205,11 +230,24 @@ static PyObject *Launcher_call(Launcher *self, PyObject *args, PyObject *kwargs)
         self->busy = 1;
         int hit = try_entry(self, e, args, kwargs);
         if (!hit) { self->busy = 0; continue; }
+        if (e->cpu_fn != NULL) {
+            long long total = (long long)self->grid[0] * self->grid[1] * self->grid[2];
+            if (total >= e->cpu_max) { self->busy = 0; break; }  /* the thread pool's job */
+            if (total > 0) {
+                Py_BEGIN_ALLOW_THREADS  /* `busy` keeps other threads on the Python path */
+                e->cpu_fn(e->params, (int32_t)self->grid[0], (int32_t)self->grid[1],
+                          (int32_t)self->grid[2], 0, (int64_t)total);
+                Py_END_ALLOW_THREADS
+            }
+            self->busy = 0;
+            Py_RETURN_NONE;
+        }
+        if (e->launch == NULL) { self->busy = 0; break; }
         void *stream = NULL;
         int code = 0;
         if (self->grid[0] && self->grid[1] && self->grid[2]) {
             if (current_stream(self, &stream) < 0) { self->busy = 0; return NULL; }
-            code = self->launch(e->function, self->grid[0], self->grid[1], self->grid[2],
+            code = e->launch(e->function, self->grid[0], self->grid[1], self->grid[2],
                                 e->threads, 1, 1, e->shared, stream, e->params, NULL);
         }
         self->busy = 0;
@@ -219,22 +257,26 @@ static PyObject *Launcher_call(Launcher *self, PyObject *args, PyObject *kwargs)
     return PyObject_Call(self->fallback, args, kwargs);
 }
 
-/* Launcher.add((nargs, nkw, checks, globals, function, threads, shared, nslots))
+/* Launcher.add((nargs, nkw, checks, globals, function, threads, shared, nslots, launch,
+ *               cpu_fn, cpu_max)): `launch` (cuLaunchKernel) for a CUDA kernel, `cpu_fn`
+ *               (its packed entry) for a CPU kernel, 0 for the other
  * checks: ((pos or name, kind, expect, dtype, is_cuda, aligned, slot), ...)
  * globals: ((name, value), ...) */
 static PyObject *Launcher_add(Launcher *self, PyObject *spec) {
     Py_ssize_t nargs, nkw, nslots;
     PyObject *checks, *globals;
-    unsigned long long function;
+    unsigned long long function, launch, cpu_fn;
     unsigned threads, shared;
+    long long cpu_max;
     if (!initialized(self)) return NULL;
     if (self->busy) Py_RETURN_NONE;  /* called from inside a match: leave the entries be */
     if (!PyTuple_Check(spec)) {
         PyErr_SetString(PyExc_TypeError, "a launcher entry is a tuple");
         return NULL;
     }
-    if (!PyArg_ParseTuple(spec, "nnO!O!KIIn", &nargs, &nkw, &PyTuple_Type, &checks,
-                          &PyTuple_Type, &globals, &function, &threads, &shared, &nslots))
+    if (!PyArg_ParseTuple(spec, "nnO!O!KIInKKL", &nargs, &nkw, &PyTuple_Type, &checks,
+                          &PyTuple_Type, &globals, &function, &threads, &shared, &nslots,
+                          &launch, &cpu_fn, &cpu_max))
         return NULL;
     if (nargs < 0 || nkw < 0 || nslots < 0 || nslots > 4096) {
         PyErr_SetString(PyExc_ValueError, "bad launcher entry sizes");
@@ -244,6 +286,8 @@ static PyObject *Launcher_add(Launcher *self, PyObject *spec) {
     if (e == NULL) return PyErr_NoMemory();
     e->nargs = nargs; e->nkw = nkw; e->nslots = nslots;
     e->function = (void *)(uintptr_t)function; e->threads = threads; e->shared = shared;
+    e->launch = (launch_fn_t)(uintptr_t)launch;
+    e->cpu_fn = (cpu_fn_t)(uintptr_t)cpu_fn; e->cpu_max = cpu_max;
     Py_ssize_t nc = PyTuple_GET_SIZE(checks), ng = PyTuple_GET_SIZE(globals);
     e->checks = PyMem_Calloc(nc ? nc : 1, sizeof(Check));
     e->global_names = PyMem_Calloc(ng ? ng : 1, sizeof(PyObject *));
@@ -273,11 +317,12 @@ static PyObject *Launcher_add(Launcher *self, PyObject *spec) {
             return NULL;
         }
         int runtime = kind != K_CONST;
-        if (kind < K_CONST || kind > K_ONE || (runtime && (slot < 0 || slot >= nslots)) ||
+        if (kind < K_CONST || kind > K_NDARRAY || (runtime && (slot < 0 || slot >= nslots)) ||
             (!runtime && slot != -1) ||
             (PyLong_Check(src) ? PyLong_AsSsize_t(src) < 0 || PyLong_AsSsize_t(src) >= nargs
                                : !PyUnicode_Check(src)) ||
-            (kind == K_TENSOR && !PyType_Check(expect))) {
+            ((kind == K_TENSOR || kind == K_NDARRAY) && !PyType_Check(expect)) ||
+            (kind == K_NDARRAY && !PyUnicode_Check(dtype))) {
             PyErr_Clear();
             PyErr_SetString(PyExc_ValueError, "bad launcher check");
             entry_free(e);
@@ -324,21 +369,19 @@ static PyObject *Launcher_len(Launcher *self, void *Py_UNUSED(closure)) {
     return PyLong_FromLong(self->count);
 }
 
-/* Launcher(grid, launch_fn_address, fallback(*args, **kwargs), on_error(code), get_device,
- *          get_stream, globals) */
+/* Launcher(grid, fallback(*args, **kwargs), on_error(code), get_device, get_stream,
+ *          globals) */
 static int Launcher_init(Launcher *self, PyObject *args, PyObject *Py_UNUSED(kwds)) {
-    unsigned long long fn;
     PyObject *fallback, *on_error, *get_device, *get_stream, *globals;
     unsigned gx, gy, gz;
-    if (!PyArg_ParseTuple(args, "(III)KOOOOO!", &gx, &gy, &gz, &fn, &fallback, &on_error,
+    if (!PyArg_ParseTuple(args, "(III)OOOOO!", &gx, &gy, &gz, &fallback, &on_error,
                           &get_device, &get_stream, &PyDict_Type, &globals))
         return -1;
-    if (fn == 0 || !PyCallable_Check(fallback) || !PyCallable_Check(on_error)) {
-        PyErr_SetString(PyExc_ValueError, "Launcher needs a launch function and two callables");
+    if (!PyCallable_Check(fallback) || !PyCallable_Check(on_error)) {
+        PyErr_SetString(PyExc_ValueError, "Launcher needs two callables");
         return -1;
     }
     self->grid[0] = gx; self->grid[1] = gy; self->grid[2] = gz;
-    self->launch = (launch_fn_t)(uintptr_t)fn;
     Py_XSETREF(self->fallback, Py_NewRef(fallback));
     Py_XSETREF(self->on_error, Py_NewRef(on_error));
     Py_XSETREF(self->get_device, Py_NewRef(get_device));

@@ -106,6 +106,14 @@ class CpuKernel:
     def __init__(self, so_path: str, name: str, arg_types: Sequence[tl.dtype | tl.pointer_type]):
         self.lib = load_library(so_path)
         self.fn = getattr(self.lib, f"tilec_{name}")
+        # The same grid function taking `void **args` (absent from objects built
+        # before it existed): what the C launch path calls.
+        try:
+            self.packed_address = ctypes.cast(getattr(self.lib, f"tilec_{name}_packed"),
+                                              ctypes.c_void_p).value or 0
+        except AttributeError:
+            self.packed_address = 0
+        self.arg_ctypes = [ctype_for(t) for t in arg_types]
         self.fn.argtypes = [ctype_for(t) for t in arg_types] + [
             ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int64, ctypes.c_int64]
         self.fn.restype = None

@@ -92,21 +92,23 @@ class AotKernel:
     def _add_native_entry(self, grid: Any, args: Sequence[Any]) -> None:
         """Teach the grid's C launcher (made on first use) this checked launch."""
         from tilec.runtime.cuda import raise_driver_error
-        from tilec.runtime.cuda_fast import entry_spec, make_launcher, static_grid
-        cu = self.loaded._launcher
+        from tilec.runtime.launch_entries import (
+            entry_spec, make_launcher, native_target, static_grid,
+        )
+        target = native_target(self.loaded._launcher)
         dims = static_grid(grid)
-        if dims is None:
+        if dims is None or target is None:
             return
         c = self._native.get(grid)
         if c is None:
             if len(self._native) >= 64:
                 return
-            c = make_launcher(dims, cu, self._python_launcher(grid), raise_driver_error, {})
+            c = make_launcher(dims, self._python_launcher(grid), raise_driver_error, {})
             if c is None:
                 return
             self._native[grid] = c
         plan = [(name, False, False, None) for name, _, _ in self.loaded.params]
-        spec = entry_spec(plan, args, {}, (), cu, [])
+        spec = entry_spec(plan, args, {}, (), target, [])
         if spec is not None:
             c.add(spec)
 
@@ -133,7 +135,7 @@ class AotKernel:
         dims = [int(d) for d in g] + [1] * (3 - len(g))
         get_target(lk.target).check_grid((dims[0], dims[1], dims[2]))
         lk.launch((dims[0], dims[1], dims[2]), raw)
-        if lk.device == "cuda" and type(grid) is tuple:
+        if type(grid) is tuple:
             self._add_native_entry(grid, args)
 
 

@@ -1,28 +1,67 @@
-"""Entries for the C launch fast path (`_launch.c`) of NVIDIA kernels.
+"""Entries for the C launch fast path (`_launch.c`): NVIDIA and CPU kernels.
 
 `entry_spec` turns one launch that the general path has just checked (its
-arguments, where each came from, the loaded CudaKernel) into the entry a C
+arguments, where each came from, the loaded kernel) into the entry a C
 `Launcher` matches later calls against: the same facts the specialization key
-holds (tensor type, dtype, device, 16-byte alignment; i32 range,
-16-divisibility and being 1; float; bool; constexpr values; the module globals the kernel
-reads), so a call the C path accepts is one the general path would have sent
-to the same compiled kernel.  Calls it cannot describe get no entry and stay
-on the Python path.
+holds (tensor type, dtype, device, 16-byte alignment; NumPy array dtype,
+writability and alignment; i32 range, 16-divisibility and being 1; float;
+bool; constexpr values; the module globals the kernel reads), so a call the C
+path accepts is one the general path would have sent to the same compiled
+kernel.  Calls it cannot describe get no entry and stay on the Python path.
+`native_target(loaded)` says how the C path launches a loaded kernel: a
+CUfunction through cuLaunchKernel, or a CPU kernel's packed entry point.
 """
 from __future__ import annotations
 
 import ctypes
 import sys
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from tilec.runtime import native
 from tilec.runtime.args import is_torch_tensor
 
-K_CONST, K_TENSOR, K_I32, K_F32, K_BOOL, K_ONE = 0, 1, 2, 3, 4, 5
-_SLOT_CTYPE = {K_TENSOR: ctypes.c_uint64, K_I32: ctypes.c_int32, K_F32: ctypes.c_float,
-               K_BOOL: ctypes.c_uint8, K_ONE: ctypes.c_int32}
+K_CONST, K_TENSOR, K_I32, K_F32, K_BOOL, K_ONE, K_NDARRAY = 0, 1, 2, 3, 4, 5, 6
+_POINTER = (ctypes.c_uint64, ctypes.c_void_p)
+_SLOT_CTYPES: dict[int, tuple[type, ...]] = {
+    K_TENSOR: _POINTER, K_NDARRAY: _POINTER, K_I32: (ctypes.c_int32,),
+    K_ONE: (ctypes.c_int32,), K_F32: (ctypes.c_float,), K_BOOL: (ctypes.c_uint8, ctypes.c_bool)}
 # (name, is_constexpr, annotated, default) per kernel parameter, as in Kernel._plan
 Plan = Sequence[tuple[str, bool, bool, Any]]
+
+
+@dataclass(frozen=True)
+class NativeTarget:
+    """How the C path launches one loaded kernel."""
+
+    slot_types: tuple[type, ...]   # the C type of each kernel parameter
+    function: int = 0              # CUDA: the CUfunction
+    launch: int = 0                # CUDA: address of cuLaunchKernel
+    threads: int = 0
+    shared: int = 0
+    cpu_fn: int = 0                # CPU: address of tilec_<name>_packed
+    cpu_max: int = 0               # CPU: grids with fewer programs run on the caller's thread
+
+
+def native_target(launcher: Any) -> NativeTarget | None:
+    """The C-path description of a loaded kernel's launcher, or None."""
+    packed = getattr(launcher, "packed_address", 0)
+    if packed:
+        from tilec.runtime.cpu import _PARALLEL_MIN_PROGRAMS
+        return NativeTarget(tuple(launcher.arg_ctypes), cpu_fn=packed,
+                            cpu_max=_PARALLEL_MIN_PROGRAMS if _threads() > 1 else 2 ** 62)
+    raw = getattr(launcher, "_raw_launch", None)
+    if raw is not None:
+        return NativeTarget(tuple(type(s) for s in launcher._slots),
+                            function=launcher._function_handle,
+                            launch=ctypes.cast(raw, ctypes.c_void_p).value or 0,
+                            threads=launcher.threads, shared=launcher.shared)
+    return None
+
+
+def _threads() -> int:
+    from tilec.runtime.cpu import num_threads
+    return num_threads()
 
 
 def _kind(v: Any) -> tuple[int, Any, Any, Any, bool] | None:
@@ -38,16 +77,23 @@ def _kind(v: Any) -> tuple[int, Any, Any, Any, bool] | None:
         return K_F32, None, None, None, False
     if t is bool:
         return K_BOOL, None, None, None, False
+    if t.__module__ == "numpy" and getattr(v, "shape", ()) != ():
+        ai = getattr(v, "__array_interface__", None)
+        try:
+            fmt = memoryview(v).format  # what the C path compares (e.g. 'f', 'e', '?')
+        except (TypeError, ValueError):
+            return None
+        if isinstance(ai, dict) and isinstance(ai.get("data"), tuple):
+            ptr, readonly = ai["data"]
+            return K_NDARRAY, t, fmt, bool(readonly), ptr & 15 == 0
     return None
 
 
 def entry_spec(plan: Plan, args: Sequence[Any], kwargs: Mapping[str, Any],
-               options: Sequence[str], cuda_kernel: Any,
+               options: Sequence[str], native: NativeTarget,
                globals_read: Sequence[tuple[str, Any]]) -> tuple[Any, ...] | None:
     """The `Launcher.add` argument for this launch, or None (no C entry)."""
-    if getattr(cuda_kernel, "_raw_launch", None) is None:
-        return None
-    slots = cuda_kernel._slots
+    slots = native.slot_types
     checks: list[tuple[Any, ...]] = []
     runtime = 0
     for i, (name, is_constexpr, annotated, _default) in enumerate(plan):
@@ -65,7 +111,7 @@ def entry_spec(plan: Plan, args: Sequence[Any], kwargs: Mapping[str, Any],
             continue
         kind = _kind(v)
         if annotated or kind is None or runtime >= len(slots) or \
-                type(slots[runtime]) is not _SLOT_CTYPE[kind[0]]:
+                slots[runtime] not in _SLOT_CTYPES[kind[0]]:
             return None
         checks.append((src, *kind, runtime))
         runtime += 1
@@ -74,8 +120,9 @@ def entry_spec(plan: Plan, args: Sequence[Any], kwargs: Mapping[str, Any],
     for opt in options:
         if opt in kwargs:
             checks.append((opt, K_CONST, kwargs[opt], None, None, False, -1))
-    return (len(args), len(kwargs), tuple(checks), tuple(globals_read),
-            cuda_kernel._function_handle, cuda_kernel.threads, cuda_kernel.shared, len(slots))
+    return (len(args), len(kwargs), tuple(checks), tuple(globals_read), native.function,
+            native.threads, native.shared, len(slots), native.launch, native.cpu_fn,
+            native.cpu_max)
 
 
 def static_grid(grid: tuple[Any, ...]) -> tuple[int, int, int] | None:
@@ -101,17 +148,11 @@ def stream_functions() -> tuple[Callable[..., Any] | None, Callable[..., Any] | 
     return None, lambda: int(torch.cuda.current_stream().cuda_stream)
 
 
-def make_launcher(grid: tuple[int, int, int], cuda_kernel: Any,
-                  fallback: Callable[..., None],
+def make_launcher(grid: tuple[int, int, int], fallback: Callable[..., None],
                   on_error: Callable[[int], None], module_globals: dict[str, Any]) -> Any:
     """A C `Launcher` for a static grid, or None where the C path is unavailable."""
     module = native.launch_module()
-    raw = getattr(cuda_kernel, "_raw_launch", None)
-    if module is None or raw is None:
-        return None
-    address = ctypes.cast(raw, ctypes.c_void_p).value
-    if not address:
+    if module is None:
         return None
     get_device, get_stream = stream_functions()
-    return module.Launcher(grid, address, fallback, on_error, get_device, get_stream,
-                           module_globals)
+    return module.Launcher(grid, fallback, on_error, get_device, get_stream, module_globals)

@@ -34,6 +34,11 @@ def per_call(fn: Callable[[], Any], n: int = 100000) -> float:
     return (time.perf_counter() - t0) / n * 1e6
 
 
+def drv_mod() -> Any:
+    from cuda.bindings import driver
+    return driver
+
+
 def main() -> None:
     x = torch.ones(16, device="cuda")
     y = torch.ones(16, device="cuda")
@@ -50,6 +55,20 @@ def main() -> None:
     pyfn = cu._raw_launch
     cdll = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
     cdll.argtypes, cdll.restype = pyfn.argtypes, pyfn.restype
+    # cuLaunchKernel as the driver hands it out through cuGetProcAddress (what
+    # cuda-bindings calls) instead of the exported symbol.
+    proc_fn: Any = None
+    try:
+        err, ver = drv_mod().cuDriverGetVersion()
+        res = drv_mod().cuGetProcAddress(b"cuLaunchKernel", ver, 0)
+        print("cuGetProcAddress ->", res)
+        addr = int(res[1])
+        proto = ctypes.PYFUNCTYPE(ctypes.c_int, *pyfn.argtypes)
+        proc_fn = proto(addr)
+        print(f"cuGetProcAddress(cuLaunchKernel) = {addr:#x}; dlsym = "
+              f"{ctypes.cast(pyfn, ctypes.c_void_p).value:#x}")
+    except Exception as e:  # report and go on
+        print(f"cuGetProcAddress failed: {e!r}")
     side = torch.cuda.Stream()
     side_h = side.cuda_stream
     from cuda.bindings import driver as drv
@@ -63,6 +82,8 @@ def main() -> None:
         ("ctypes CDLL cuLaunchKernel, stream 0", lambda: cdll(f, 1, 1, 1, thr, one, one, sh, 0, prm, None)),
         ("ctypes PyDLL cuLaunchKernel, side stream", lambda: pyfn(f, 1, 1, 1, thr, one, one, sh, side_h, prm, None)),
         ("ctypes PyDLL cuLaunchKernel, per-thread stream", lambda: pyfn(f, 1, 1, 1, thr, one, one, sh, 2, prm, None)),
+        ("ctypes cuLaunchKernel from cuGetProcAddress, stream 0",
+         lambda: proc_fn(f, 1, 1, 1, thr, one, one, sh, 0, prm, None) if proc_fn else None),
         ("cuda-bindings cuLaunchKernel, stream 0", lambda: drv.cuLaunchKernel(cu.function, 1, 1, 1, cu.threads, 1, 1, 0, stream0, cu._params_addr, 0)),
         ("torch.add(x, y, out=o)", lambda: torch.add(x, y, out=o)),
         ("torch o.fill_(1.0)", lambda: o.fill_(1.0)),

@@ -71,6 +71,22 @@ def _mma_kind(L: _FuncLowering, op: ir.Operation) -> str | None:
     return kind
 
 
+def _stage_operands(L: _FuncLowering, a: ir.Value, b: ir.Value
+                    ) -> tuple[tuple[int, int, int], ir.Type, ir.Value, ir.Value]:
+    """Store a [M, K] and b [K, N] row-major into workgroup memory between
+    barriers; ((M, K, N), element type, buffer of a, buffer of b)."""
+    m_dim, k_dim = tuple(a.type.shape)
+    n_dim = tuple(b.type.shape)[1]
+    elem = L.scalar_type(a.type.element_type)
+    buf_a = L.shared_buffer(elem, m_dim * k_dim)
+    buf_b = L.shared_buffer(elem, k_dim * n_dim)
+    gpu.BarrierOp()
+    store_row_major(L, a, buf_a, elem)
+    store_row_major(L, b, buf_b, elem)
+    gpu.BarrierOp()
+    return (m_dim, k_dim, n_dim), elem, buf_a, buf_b
+
+
 def _ldmatrix(addr: ir.Value, count: int, trans: bool) -> list[ir.Value]:
     """`ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16` at the lane's row
     address `addr` (a 32-bit workgroup-memory address): `count` 32-bit registers.
@@ -89,18 +105,10 @@ def _ldmatrix(addr: ir.Value, count: int, trans: bool) -> list[ir.Value]:
 def _dot_mma(L: _FuncLowering, op: ir.Operation, kind: str) -> None:
     a, b, acc = op.operands
     res = _result(op)
-    m_dim, k_dim = tuple(a.type.shape)
-    n_dim = tuple(b.type.shape)[1]
+    (m_dim, k_dim, n_dim), elem, buf_a, buf_b = _stage_operands(L, a, b)
     warps = L.num_warps
-    elem = L.scalar_type(a.type.element_type)
     f32 = ir.F32Type.get()
     i32 = _i32()
-    buf_a = L.shared_buffer(elem, m_dim * k_dim)
-    buf_b = L.shared_buffer(elem, k_dim * n_dim)
-    gpu.BarrierOp()
-    store_row_major(L, a, buf_a, elem)
-    store_row_major(L, b, buf_b, elem)
-    gpu.BarrierOp()
     assert L.tid is not None
     lane = arith.AndIOp(L.tid, L.const_i32(31)).result
     l16 = arith.AndIOp(lane, L.const_i32(15)).result
@@ -160,17 +168,9 @@ def _dot(L: _FuncLowering, op: ir.Operation) -> None:
         return
     a, b, acc = op.operands
     res = _result(op)
-    m_dim, k_dim = tuple(a.type.shape)
-    n_dim = tuple(b.type.shape)[1]
-    elem = L.scalar_type(a.type.element_type)
+    (m_dim, k_dim, n_dim), elem, buf_a, buf_b = _stage_operands(L, a, b)
     acc_t = L.scalar_type(res.type.element_type)
     is_float = isinstance(acc_t, ir.FloatType)
-    buf_a = L.shared_buffer(elem, m_dim * k_dim)
-    buf_b = L.shared_buffer(elem, k_dim * n_dim)
-    gpu.BarrierOp()
-    store_row_major(L, a, buf_a, elem)
-    store_row_major(L, b, buf_b, elem)
-    gpu.BarrierOp()
     dc = L.dist(res.type)
     # Per chunk and lane of the result fragment: m * K (A's row start) and n.
     row_starts = linear_index(L, dc, [k_dim, 0])

@@ -30,7 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from tilec.errors import CompilerBugError, TilecError
-from tilec.jit import LAUNCH_OPTIONS, Kernel, _for_user, _NO_DEFAULT, __version__, call_grid
+from tilec.jit import (
+    LAUNCH_OPTIONS, Kernel, _for_user, _NO_DEFAULT, __version__, call_grid, user_launcher,
+)
 
 
 @dataclass
@@ -70,14 +72,7 @@ class _Wrapped:
         raise NotImplementedError
 
     def __getitem__(self, grid: Any) -> Callable[..., None]:
-        def launcher(*args: Any, **kwargs: Any) -> None:
-            try:
-                self.run(grid, args, kwargs)
-            except CompilerBugError:
-                raise
-            except TilecError as e:
-                raise _for_user(e, sys._getframe(1)) from None
-        return launcher
+        return user_launcher(self.run, grid)
 
     def grid_for(self, grid: Any, meta: dict[str, Any]) -> Any:
         """A grid function applied here, where the kernel comes next (a tuple

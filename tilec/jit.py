@@ -62,6 +62,20 @@ def _for_user(e: TilecError, caller: FrameType) -> TilecError:
     return e.with_traceback(None)
 
 
+def user_launcher(run: Callable[[Any, Sequence[Any], Mapping[str, Any]], None],
+                  grid: Any) -> Callable[..., None]:
+    """`obj[grid]`: a function of the launch arguments calling `run(grid, args,
+    kwargs)`, which reports a `TilecError` at the line that called it."""
+    def launcher(*args: Any, **kwargs: Any) -> None:
+        try:
+            run(grid, args, kwargs)
+        except CompilerBugError:
+            raise
+        except TilecError as e:
+            raise _for_user(e, sys._getframe(1)) from None
+    return launcher
+
+
 def _user_api(fn: F) -> F:
     """Report a `TilecError` raised inside `fn` at its caller: `raise ... from None`,
     no internal frames or chained internal exceptions.  Compiler bugs keep
@@ -179,14 +193,7 @@ class Kernel:
 
     def _python_launcher(self, grid: Any) -> Callable[..., None]:
         """`kernel[grid]` in Python: `run`, with a mistake reported at the caller's line."""
-        def launcher(*args: Any, **kwargs: Any) -> None:
-            try:
-                self.run(grid, args, kwargs)
-            except CompilerBugError:
-                raise
-            except TilecError as e:
-                raise _for_user(e, sys._getframe(1)) from None
-        return launcher
+        return user_launcher(self.run, grid)
 
     def _native_launcher(self, grid: tuple[int, ...], loaded: Any) -> Any:
         """The C launcher of a static grid (made on the first launch through it that

@@ -5,9 +5,9 @@ Registered in `convert-tile-to-gpu`'s rule registry.
 
 Tensor cores (`target.has("mma_m16n8k16")`, f16/bf16 operands, f32
 accumulator, and `tile-layout` gave the result the `mma.sync` accumulator
-layout, `layouts.mma_accumulator_layout`): a and b are stored row-major into
-workgroup memory (16-byte vector stores where the operand layout allows)
-between barriers; each warp then runs, for every k-step of 16 and every 16 x 8
+layout, `layouts.mma_accumulator_layout`): a and b are stored row by row into
+workgroup memory, each row padded by 16 bytes against bank conflicts (16-byte
+vector stores where the operand layout allows), between barriers; each warp then runs, for every k-step of 16 and every 16 x 8
 tile of the result it holds, one `mma.sync.aligned.m16n8k16.row.col.f32.{f16,
 bf16}` (inline PTX) whose A registers come from one `ldmatrix.x4` per 16-row
 block and whose B registers from one `ldmatrix.x2.trans` per 8-column block,
@@ -52,6 +52,10 @@ def _widen(v: ir.Value, to: ir.Type) -> ir.Value:
 
 
 _MMA_KIND = {"f16": "f16", "bf16": "bf16"}
+# Elements after each staged row on the mma path: 16 bytes, so the 8 rows one
+# ldmatrix phase reads (K + 8 or N + 8 elements apart) start in different
+# 16-byte bank groups (no bank conflicts for K, N multiples of 16).
+_MMA_PAD = 8
 
 
 def _mma_kind(L: _FuncLowering, op: ir.Operation) -> str | None:
@@ -71,18 +75,19 @@ def _mma_kind(L: _FuncLowering, op: ir.Operation) -> str | None:
     return kind
 
 
-def _stage_operands(L: _FuncLowering, a: ir.Value, b: ir.Value
+def _stage_operands(L: _FuncLowering, a: ir.Value, b: ir.Value, pad: int = 0
                     ) -> tuple[tuple[int, int, int], ir.Type, ir.Value, ir.Value]:
-    """Store a [M, K] and b [K, N] row-major into workgroup memory between
-    barriers; ((M, K, N), element type, buffer of a, buffer of b)."""
+    """Store a [M, K] and b [K, N] row by row into workgroup memory between
+    barriers, each row followed by `pad` unused elements (row strides K + pad
+    and N + pad); ((M, K, N), element type, buffer of a, buffer of b)."""
     m_dim, k_dim = tuple(a.type.shape)
     n_dim = tuple(b.type.shape)[1]
     elem = L.scalar_type(a.type.element_type)
-    buf_a = L.shared_buffer(elem, m_dim * k_dim)
-    buf_b = L.shared_buffer(elem, k_dim * n_dim)
+    buf_a = L.shared_buffer(elem, m_dim * (k_dim + pad))
+    buf_b = L.shared_buffer(elem, k_dim * (n_dim + pad))
     gpu.BarrierOp()
-    store_row_major(L, a, buf_a, elem)
-    store_row_major(L, b, buf_b, elem)
+    store_row_major(L, a, buf_a, elem, [k_dim + pad, 1])
+    store_row_major(L, b, buf_b, elem, [n_dim + pad, 1])
     gpu.BarrierOp()
     return (m_dim, k_dim, n_dim), elem, buf_a, buf_b
 
@@ -105,7 +110,8 @@ def _ldmatrix(addr: ir.Value, count: int, trans: bool) -> list[ir.Value]:
 def _dot_mma(L: _FuncLowering, op: ir.Operation, kind: str) -> None:
     a, b, acc = op.operands
     res = _result(op)
-    (m_dim, k_dim, n_dim), elem, buf_a, buf_b = _stage_operands(L, a, b)
+    (m_dim, k_dim, n_dim), elem, buf_a, buf_b = _stage_operands(L, a, b, _MMA_PAD)
+    ka, nb = k_dim + _MMA_PAD, n_dim + _MMA_PAD   # row strides in workgroup memory
     warps = L.num_warps
     f32 = ir.F32Type.get()
     i32 = _i32()
@@ -116,8 +122,8 @@ def _dot_mma(L: _FuncLowering, op: ir.Operation, kind: str) -> None:
     warp = arith.ShRUIOp(L.tid, L.const_i32(5)).result
     # Row addresses the lanes give ldmatrix, in bytes: A (x4): row l % 16 of the
     # 16 x 16 block, column 8 * (l / 16); B (x2.trans): k row l % 16, columns 8 w...
-    a_elem = arith.AddIOp(arith.MulIOp(l16, L.const_i32(k_dim)).result, hi8).result
-    b_elem = arith.AddIOp(arith.MulIOp(l16, L.const_i32(n_dim)).result,
+    a_elem = arith.AddIOp(arith.MulIOp(l16, L.const_i32(ka)).result, hi8).result
+    b_elem = arith.AddIOp(arith.MulIOp(l16, L.const_i32(nb)).result,
                           arith.ShLIOp(warp, L.const_i32(3)).result).result
     two = L.const_i32(2)
     a_addr = arith.AddIOp(llvm.PtrToIntOp(i32, buf_a).result,
@@ -145,8 +151,8 @@ def _dot_mma(L: _FuncLowering, op: ir.Operation, kind: str) -> None:
     cons = "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3"
     for kk in range(k_dim // 16):
         k0 = 16 * kk
-        a_regs = [_ldmatrix(at(a_addr, 16 * i * k_dim + k0), 4, False) for i in range(m_tiles)]
-        b_regs = [_ldmatrix(at(b_addr, k0 * n_dim + 8 * warps * j), 2, True)
+        a_regs = [_ldmatrix(at(a_addr, 16 * i * ka + k0), 4, False) for i in range(m_tiles)]
+        b_regs = [_ldmatrix(at(b_addr, k0 * nb + 8 * warps * j), 2, True)
                   for j in range(n_tiles)]
         for (i, j), c in regs.items():
             out = llvm.InlineAsmOp(res_t, a_regs[i] + b_regs[j] + c, text, cons).result

@@ -27,7 +27,9 @@ from matmul import matmul  # noqa: E402
 SIZE = 4096
 CONFIGS = [tilec.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}, num_warps=w)
            for bm, bn, bk, w in ((64, 64, 32, 4), (64, 64, 16, 4), (128, 64, 32, 4),
-                                 (128, 128, 32, 8), (128, 128, 64, 8), (64, 128, 32, 4))]
+                                 (128, 128, 32, 8), (128, 128, 64, 8), (64, 128, 32, 4),
+                                 (128, 128, 128, 8), (128, 256, 64, 8), (256, 128, 64, 8),
+                                 (128, 128, 64, 4))]
 tuned = tilec.autotune(CONFIGS, key=["M", "N", "K"], cache_results=False)(matmul)
 
 

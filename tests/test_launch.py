@@ -301,3 +301,27 @@ def test_int_equal_to_one_is_its_own_specialization(cache_dir: pathlib.Path,
     with pytest.raises(tilec.TilecError, match="only to 1"):
         strided_copy.compile(target="cpu", signature="*fp32,*fp32,i32,i32=2",
                              constexprs={"BLOCK": 128})
+
+
+@tilec.kernel(do_not_specialize=["n", "x_ptr"])
+def copy_plain(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m), mask=m)
+
+
+def test_do_not_specialize_compiles_once(cache_dir: pathlib.Path, compiles: list[str]) -> None:
+    """Values of the named parameters (divisibility, == 1, alignment) never
+    select another specialization, on the Python and the C launch paths."""
+    x = np.arange(100, dtype=np.float32)
+    for n, off in ((32, 0), (1, 0), (17, 1), (64, 3), (1, 1), (32, 0)):
+        out = np.full(64, np.nan, np.float32)
+        copy_plain[(1,)](x[off:], out, n, BLOCK=64)
+        np.testing.assert_array_equal(out[:n], x[off:off + n])
+        assert np.isnan(out[n:]).all()
+    assert compiles == ["copy_plain"]
+    ck = copy_plain.compile(target="cpu", signature="*fp32,*fp32,i32", constexprs={"BLOCK": 64})
+    assert ck.asm["tile"]
+    with pytest.raises(tilec.TilecError, match="do_not_specialize names 'BLOCK'") as e:
+        tilec.kernel(do_not_specialize=["BLOCK"])(copy_plain.fn)  # <- here
+    assert "<- here" in str(e.value)

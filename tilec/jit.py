@@ -8,6 +8,7 @@ the disk cache runs without the compiler.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import inspect
@@ -22,7 +23,9 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar, cast
 from tilec.cache import DiskCache, make_key
 from tilec.errors import CompilerBugError, SourceLoc, TilecError
 from tilec.language import core as tl
-from tilec.runtime.args import EQUAL_TO_1, ArgInfo, check_declared, classify, fast_arg
+from tilec.runtime.args import (
+    EQUAL_TO_1, ArgInfo, check_declared, classify, fast_arg, fast_arg_plain,
+)
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages")
 __version__ = "0.1.0"
@@ -145,7 +148,7 @@ class Kernel:
 
     __tilec_kernel__ = True
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], do_not_specialize: Sequence[str] = ()) -> None:
         self.fn = fn
         self.name = fn.__name__
         functools.update_wrapper(self, fn)
@@ -169,6 +172,13 @@ class Kernel:
         self._keyfns: dict[Any, Callable[..., Any]] = {}
         self._native: dict[Any, Any] = {}  # static grid -> C launcher (NVIDIA launches)
         self._global_names: list[str] | None = None
+        runtime = {p.name for p in params if not p.constexpr}
+        for n in do_not_specialize:
+            if n not in runtime:
+                raise TilecError(f"kernel '{self.name}': do_not_specialize names '{n}', which is "
+                                 f"not a runtime parameter ({', '.join(sorted(runtime))})")
+        # Parameters compiled without value facts (16-divisibility, alignment, == 1).
+        self.do_not_specialize = frozenset(do_not_specialize)
         self._plan = [(p.name, p.constexpr, p.annotation is not None, p.default) for p in params]
         self._source_hash: str | None = None
         self._parsed: Any = None
@@ -228,7 +238,7 @@ class Kernel:
             return
         get = self.fn.__globals__.get
         spec = entry_spec(self._plan, args, kwargs, LAUNCH_OPTIONS, target,
-                          [(n, get(n)) for n in self._global_names or ()])
+                          [(n, get(n)) for n in self._global_names or ()], self.do_not_specialize)
         if spec is not None:
             c.add(spec)
 
@@ -285,6 +295,8 @@ class Kernel:
                 raise TilecError(f"argument '{p.name}' of kernel '{self.name}': {e}") from None
             if p.annotation is not None:
                 info = check_declared(p.name, p.annotation, info)
+            if p.name in self.do_not_specialize:
+                info = dataclasses.replace(info, divisible16=False, one=False)
             infos.append(info)
         return infos, constexprs
 
@@ -314,7 +326,8 @@ class Kernel:
                 continue
             if annotated:
                 return self._fast_key
-            lines.append(f"    a{i} = fast_arg({src})")
+            fa = "fast_arg_plain" if name in self.do_not_specialize else "fast_arg"
+            lines.append(f"    a{i} = {fa}({src})")
             lines.append(f"    if a{i} is None: return None")
             parts.append(f"a{i}[0]")
             raws.append(f"a{i}[1]")
@@ -325,7 +338,8 @@ class Kernel:
         if self._global_names is None:
             g = self.fn.__globals__
             self._global_names = [n for n in self.fn.__code__.co_names if n in g]
-        env: dict[str, Any] = {"fast_arg": fast_arg, "DEFAULTS": [p[3] for p in plan],
+        env: dict[str, Any] = {"fast_arg": fast_arg, "fast_arg_plain": fast_arg_plain,
+                               "DEFAULTS": [p[3] for p in plan],
                "GET": self.fn.__globals__.get, "NAMES": self._global_names}
         exec("\n".join(lines), env)  # noqa: S102 - generated from parameter names only
         keyfn: Callable[..., Any] = env["keyfn"]
@@ -359,7 +373,7 @@ class Kernel:
                 continue
             if annotated:
                 return None  # annotated parameters are checked on the general path
-            fk = fast_arg(v)
+            fk = fast_arg_plain(v) if name in self.do_not_specialize else fast_arg(v)
             if fk is None:
                 return None
             parts.append(fk[0])
@@ -635,9 +649,22 @@ def _function_text(fn: Callable[..., Any]) -> str | None:
     return "".join(out)
 
 
-def kernel(fn: Callable[..., Any]) -> Kernel:
-    """Decorator: turn a Python function written in tilec's language into a kernel."""
+def kernel(fn: Callable[..., Any] | None = None, *,
+           do_not_specialize: Sequence[str] = ()) -> Any:
+    """Decorator: turn a Python function written in tilec's language into a kernel.
+
+    `@tilec.kernel` or `@tilec.kernel(do_not_specialize=["n"])`: the named
+    runtime parameters are compiled without facts about their values (an int's
+    16-divisibility or being 1, a pointer's 16-byte alignment), so changing
+    them never compiles another specialization (as Triton's option)."""
+    def make(f: Callable[..., Any]) -> Kernel:
+        try:
+            return Kernel(f, do_not_specialize)
+        except TilecError as e:  # e.g. an annotation tilec does not understand
+            raise _for_user(e, sys._getframe(1)) from None
+    if fn is None:
+        return make
     try:
-        return Kernel(fn)
-    except TilecError as e:  # e.g. an annotation tilec does not understand
+        return Kernel(fn, do_not_specialize)
+    except TilecError as e:
         raise _for_user(e, sys._getframe(1)) from None

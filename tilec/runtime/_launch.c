@@ -27,6 +27,7 @@
 #include <string.h>
 
 #define MAX_ENTRIES 8
+#define ANY_VALUE 2       /* `aligned` of a parameter not specialized on its value */
 
 enum { K_CONST = 0, K_TENSOR = 1, K_I32 = 2, K_F32 = 3, K_BOOL = 4, K_ONE = 5, K_NDARRAY = 6 };
 
@@ -44,7 +45,8 @@ typedef struct {
     PyObject *expect;     /* K_CONST: the value; K_TENSOR, K_NDARRAY: the array type */
     PyObject *dtype;      /* K_TENSOR: the dtype object; K_NDARRAY: the buffer format (str) */
     PyObject *is_cuda;    /* K_TENSOR: is_cuda; K_NDARRAY: read-only (Py_True / Py_False) */
-    int aligned;          /* K_TENSOR, K_I32: whether the value is 16-divisible */
+    int aligned;          /* K_TENSOR, K_NDARRAY, K_I32: whether the value is 16-divisible;
+                             ANY_VALUE: not checked (do_not_specialize) */
     Py_ssize_t slot;      /* runtime parameters: index in the argument block */
 } Check;
 
@@ -127,7 +129,7 @@ static int try_entry(Launcher *self, Entry *e, PyObject *args, PyObject *kwargs)
             unsigned long long ptr = PyLong_AsUnsignedLongLong(p);
             Py_DECREF(p);
             if (ptr == (unsigned long long)-1 && PyErr_Occurred()) { PyErr_Clear(); return 0; }
-            if (((ptr & 15) == 0) != c->aligned) return 0;
+            if (c->aligned != ANY_VALUE && ((ptr & 15) == 0) != c->aligned) return 0;
             *slot = (uint64_t)ptr;
             break;
         }
@@ -144,7 +146,7 @@ static int try_entry(Launcher *self, Entry *e, PyObject *args, PyObject *kwargs)
             uintptr_t ptr = (uintptr_t)view.buf;
             PyBuffer_Release(&view);
             if (!ok) { PyErr_Clear(); return 0; }
-            if (((ptr & 15) == 0) != c->aligned) return 0;
+            if (c->aligned != ANY_VALUE && ((ptr & 15) == 0) != c->aligned) return 0;
             *slot = (uint64_t)ptr;
             break;
         }
@@ -153,8 +155,10 @@ static int try_entry(Launcher *self, Entry *e, PyObject *args, PyObject *kwargs)
             int overflow = 0;
             long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
             if (overflow || x < INT32_MIN || x > INT32_MAX) return 0;
-            if (x == 1) return 0;  /* 1 is its own specialization (K_ONE) */
-            if (((x & 15) == 0) != c->aligned) return 0;
+            if (c->aligned != ANY_VALUE) {
+                if (x == 1) return 0;  /* 1 is its own specialization (K_ONE) */
+                if (((x & 15) == 0) != c->aligned) return 0;
+            }
             int32_t x32 = (int32_t)x;
             memcpy(slot, &x32, sizeof x32);
             break;
@@ -311,7 +315,7 @@ static PyObject *Launcher_add(Launcher *self, PyObject *spec) {
             entry_free(e);
             return NULL;
         }
-        if (!PyArg_ParseTuple(item, "OiOOOpn", &src, &kind, &expect, &dtype, &is_cuda,
+        if (!PyArg_ParseTuple(item, "OiOOOin", &src, &kind, &expect, &dtype, &is_cuda,
                               &aligned, &slot)) {
             entry_free(e);
             return NULL;

@@ -192,6 +192,21 @@ def fast_arg(v: Any) -> tuple[Any, Any] | None:
     return None
 
 
+def fast_arg_plain(v: Any) -> tuple[Any, Any] | None:
+    """`fast_arg` for a parameter that is not specialized on its value: the key
+    keeps the type (and device / writability of arrays), not divisibility,
+    alignment or being 1."""
+    fk = fast_arg(v)
+    if fk is None:
+        return None
+    key, raw = fk
+    if key[0] == "i32":
+        return ("i32",), raw
+    if len(key) == 3:  # an array: (dtype, aligned, device or read-only)
+        return (key[0], key[2]), raw
+    return fk
+
+
 class _DLDevice(ctypes.Structure):
     _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
 

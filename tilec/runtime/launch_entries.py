@@ -64,7 +64,7 @@ def _threads() -> int:
     return num_threads()
 
 
-def _kind(v: Any) -> tuple[int, Any, Any, Any, bool] | None:
+def _kind(v: Any) -> tuple[int, Any, Any, Any, int] | None:
     """(kind, expect, dtype, is_cuda, aligned) of a runtime argument, or None."""
     t = type(v)
     if is_torch_tensor(v):
@@ -89,10 +89,15 @@ def _kind(v: Any) -> tuple[int, Any, Any, Any, bool] | None:
     return None
 
 
+ANY_VALUE = 2  # the `aligned` of a check that ignores the value (do_not_specialize)
+
+
 def entry_spec(plan: Plan, args: Sequence[Any], kwargs: Mapping[str, Any],
                options: Sequence[str], native: NativeTarget,
-               globals_read: Sequence[tuple[str, Any]]) -> tuple[Any, ...] | None:
-    """The `Launcher.add` argument for this launch, or None (no C entry)."""
+               globals_read: Sequence[tuple[str, Any]],
+               no_spec: frozenset[str] = frozenset()) -> tuple[Any, ...] | None:
+    """The `Launcher.add` argument for this launch, or None (no C entry).
+    Parameters in `no_spec` are matched on their type only."""
     slots = native.slot_types
     checks: list[tuple[Any, ...]] = []
     runtime = 0
@@ -113,7 +118,10 @@ def entry_spec(plan: Plan, args: Sequence[Any], kwargs: Mapping[str, Any],
         if annotated or kind is None or runtime >= len(slots) or \
                 slots[runtime] not in _SLOT_CTYPES[kind[0]]:
             return None
-        checks.append((src, *kind, runtime))
+        check: tuple[Any, ...] = kind
+        if name in no_spec and kind[0] in (K_I32, K_ONE, K_TENSOR, K_NDARRAY):
+            check = (K_I32 if kind[0] == K_ONE else kind[0], *kind[1:4], ANY_VALUE)
+        checks.append((src, *check, runtime))
         runtime += 1
     if runtime != len(slots):
         return None

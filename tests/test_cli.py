@@ -478,3 +478,10 @@ def test_cache_command_shows_and_clears(capsys: pytest.CaptureFixture[str], tmp_
     assert cli.main(["cache"]) == 0
     out = capsys.readouterr().out
     assert "compiled kernels: 0" in out and "autotune results: 0" in out
+
+
+def test_signature_value_spelling_is_not_a_name() -> None:
+    assert cli.parse_signature("*fp32,i32=1") == "*fp32,i32=1"
+    assert cli.parse_signature("x=*fp32, n=i32=1") == {"x": "*fp32", "n": "i32=1"}
+    with pytest.raises(TilecError, match="mixes"):
+        cli.parse_signature("x=*fp32,i32")

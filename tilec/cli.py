@@ -175,9 +175,13 @@ def parse_signature(text: str | None) -> str | dict[str, str] | None:
     if text is None:
         return None
     parts = [p.strip() for p in text.split(",") if p.strip()]
-    if parts and all("=" in p for p in parts):
+
+    def named(part: str) -> bool:  # 'n=i32' (or 'n=i32=1'), not a value spelling 'i32=1'
+        _, eq, rest = part.partition("=")
+        return bool(eq) and not rest.strip().lstrip("-").isdigit()
+    if parts and all(named(p) for p in parts):
         return {k.strip(): v.strip() for k, _, v in (p.partition("=") for p in parts)}
-    if any("=" in p for p in parts):
+    if any(named(p) for p in parts):
         raise TilecError(f"--signature mixes 'name=type' and plain types: '{text}'")
     return text
 

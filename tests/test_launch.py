@@ -29,20 +29,6 @@ def cache_dir(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> pathli
     return d
 
 
-@pytest.fixture
-def compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Count (by kernel name) the compilations of launch specializations."""
-    calls: list[str] = []
-    real = tilec.driver.compile_kernel
-
-    def counting(kernel: Any, *args: Any, **kwargs: Any) -> Any:
-        calls.append(kernel.name)
-        return real(kernel, *args, **kwargs)
-
-    monkeypatch.setattr(tilec.driver, "compile_kernel", counting)
-    return calls
-
-
 def fresh(k: tilec.Kernel) -> tilec.Kernel:
     """A new Kernel object for the same function (empty in-memory cache)."""
     return tilec.kernel(k.fn)

@@ -248,3 +248,10 @@ def test_grid_function_mistake_is_the_users() -> None:
     with pytest.raises(tilec.TilecError, match="grid function raised KeyError") as e:
         tuned_add[lambda meta: (meta["BLOK"],)](x, y, out, 100)  # <- tuned
     assert "<- tuned" in str(e.value)
+
+
+def test_unhashable_key_value_is_the_users_mistake() -> None:
+    x, y, out = vectors(10)
+    with pytest.raises(tilec.TilecError, match="must name arguments with hashable values") as e:
+        tuned_add[grid](x, y, out, [10])  # <- key
+    assert "<- key" in str(e.value)

@@ -19,6 +19,7 @@ does not tune again (`cache_results=False` turns that off).
 """
 from __future__ import annotations
 
+import abc
 import hashlib
 import json
 import os
@@ -62,14 +63,15 @@ def _base_kernel(fn: Any, decorator: str) -> Kernel:
                      f"another tilec.autotune / tilec.heuristics), got {type(fn).__name__}")
 
 
-class _Wrapped:
+class _Wrapped(abc.ABC):
     """A kernel behind a decorator: launched with `obj[grid](*args)` like the kernel."""
 
     inner: Any
     kernel: Kernel
 
+    @abc.abstractmethod
     def run(self, grid: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
-        raise NotImplementedError
+        """Launch on `grid` with the decorator's choices added to `kwargs`."""
 
     def __getitem__(self, grid: Any) -> Callable[..., None]:
         return user_launcher(self.run, grid)
@@ -150,7 +152,13 @@ class Autotuner(_Wrapped):
             raise TilecError(f"kernel '{self.kernel.name}': {', '.join(sorted(set(clash)))} is "
                              "chosen by tilec.autotune and must not be passed to the launch")
         key = self._key(named)
-        config = self.cache.get(key)
+        try:
+            config = self.cache.get(key)
+        except TypeError:  # an unhashable key argument: the user's mistake
+            raise TilecError(f"kernel '{self.kernel.name}': the tilec.autotune key "
+                             f"{self.key} must name arguments with hashable values (ints, "
+                             "floats, arrays), got " + ", ".join(
+                                 f"{k}={type(named.get(k)).__name__}" for k in self.key)) from None
         if config is None:
             config = self._choose(grid, args, kwargs, named, key)
             self.cache[key] = config

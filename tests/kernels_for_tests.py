@@ -44,3 +44,32 @@ def compile_and_run(cache_dir: str, start: Any, results: Any) -> None:
         results.put(("ok" if ok else "wrong result", len(calls)))
     except BaseException:
         results.put(("error: " + traceback.format_exc(), -1))
+
+
+@tilec.kernel
+def row_sum_2d(x_ptr, o_ptr, n_rows, n_cols, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    m = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+    x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :], mask=m, other=0.0)
+    tl.store(o_ptr + rows, tl.sum(x, axis=1), mask=rows < n_rows)
+
+
+def _golden() -> list[tuple[str, Any, Any, dict[str, Any], int]]:
+    """Test kernels whose machine code is kept in tests/golden/machine/ besides the examples'."""
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "matmul.py"
+    spec = importlib.util.spec_from_file_location("tilec_golden_matmul", path)
+    assert spec is not None and spec.loader is not None
+    mm = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mm)
+    big = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}
+    return [
+        ("test-scale_add", scale_add, "*fp32:16,*fp32:16,fp32,i32", {"BLOCK": 512}, 4),
+        ("test-row_sum_2d", row_sum_2d, "*fp32:16,*fp32:16,i32,i32:16", {"BLOCK_M": 8, "BLOCK_N": 256}, 4),
+        ("test-matmul_fp16_128x128x64_w8", mm.matmul, mm.SIG.format(t="fp16"), big, 8),
+    ]
+
+
+GOLDEN = _golden()

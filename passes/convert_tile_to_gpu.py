@@ -45,7 +45,7 @@ from tilec.dialects import tile
 from tilec.errors import CompilerBugError, TilecError, source_loc
 from tilec.passes import axis_info
 from tilec.passes.layouts import Distribution, log2
-from tilec.targets import Target
+from tilec.targets import Feature, Target
 
 Lowered = Union[ir.Value, list[ir.Value]]
 _DYNAMIC_INDEX = -2147483648   # kDynamicIndex of llvm.getelementptr
@@ -367,7 +367,7 @@ class _FuncLowering:
         if self.shared_bytes == 0:
             return
         fname = ir.StringAttr(self.func.attributes["sym_name"]).value
-        dynamic = self.target.has("dynamic_shared") and self.shared_bytes > STATIC_SHARED_LIMIT
+        dynamic = self.target.has(Feature.DYNAMIC_SHARED) and self.shared_bytes > (self.target.static_shared_bytes or self.target.shared_bytes)
         count = 0 if dynamic else self.shared_bytes
         # The llvm dialect's Python bindings have no ArrayType builder.
         arr = ir.Type.parse(f"!llvm.array<{count} x i8>")
@@ -381,10 +381,6 @@ class _FuncLowering:
                 _i32(), self.shared_bytes)
 
 
-# Static shared memory per kernel on targets with `dynamic_shared` (NVIDIA's limit).
-STATIC_SHARED_LIMIT = 48 * 1024
-
-
 # ---------------------------------------------------------------- rules
 
 def _result(op: ir.Operation) -> ir.Value:
@@ -394,7 +390,7 @@ def _result(op: ir.Operation) -> ir.Value:
 @lowering("tile.program_id", "tile.num_programs")
 def _program_id(L: _FuncLowering, op: ir.Operation) -> None:
     axis = _int_attr(op, "axis")
-    if op.name == "tile.num_programs" and L.target.has("implicit_block_count"):
+    if op.name == "tile.num_programs" and L.target.has(Feature.IMPLICIT_BLOCK_COUNT):
         L.values[_result(op)] = _amd_block_count(axis)
         return
     dim = (gpu.Dimension.x, gpu.Dimension.y, gpu.Dimension.z)[axis]

@@ -3,7 +3,7 @@ target and the dot allow, else products on the vector units (FMA).
 
 Registered in `convert-tile-to-gpu`'s rule registry.
 
-Tensor cores (`target.has("mma_m16n8k16")`, f16/bf16 operands, f32
+Tensor cores (`target.has(Feature.MMA_M16N8K16)`, f16/bf16 operands, f32
 accumulator, and `tile-layout` gave the result the `mma.sync` accumulator
 layout, `layouts.mma_accumulator_layout`): a and b are stored row by row into
 workgroup memory, each row padded by 16 bytes against bank conflicts (16-byte
@@ -41,6 +41,7 @@ from tilec.passes.convert_tile_to_gpu import (
     _FuncLowering, _i32, _result, linear_index, lowering, shared_element, store_row_major,
 )
 from tilec.passes.layouts import mma_accumulator_layout
+from tilec.targets import Feature
 
 
 def _widen(v: ir.Value, to: ir.Type) -> ir.Value:
@@ -60,7 +61,7 @@ _MMA_PAD = 8
 
 def _mma_kind(L: _FuncLowering, op: ir.Operation) -> str | None:
     """'f16'/'bf16' when this dot runs on the tensor cores, else None."""
-    if not L.target.has("mma_m16n8k16"):
+    if not L.target.has(Feature.MMA_M16N8K16):
         return None
     a, b = op.operands[0].type, op.operands[1].type
     kind = _MMA_KIND.get(str(a.element_type))

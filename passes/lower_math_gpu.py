@@ -28,7 +28,7 @@ from typing import Any, Sequence
 from mlir import ir
 
 from tilec.errors import TilecError
-from tilec.targets import Target
+from tilec.targets import Feature, Target
 
 _LOG2E = 1.0 / math.log(2.0)
 _LN2 = math.log(2.0)
@@ -83,13 +83,13 @@ def emit(target: Target, name: str, rtypes: Sequence[ir.Type], operands: Sequenc
     if t is not None and len(rtypes) == 1 and len(operands) == 1 and name in _TRANSCENDENTAL:
         x = operands[0]
         e = _elem(t)
-        native = not target.has("device_libm")
+        native = not target.has(Feature.DEVICE_LIBM)
         if native and e == ir.F64Type.get():
             from tilec.errors import source_loc
             raise TilecError(f"tl.{name.split('.')[1]} on float64 is not supported on "
                              f"{target.name} (it needs the ROCm device library, which tilec does "
                              "not link); compute in float32", source_loc(ir.Location.current))
-        if name == "math.exp" and (target.has("fast_exp2") or native):
+        if name == "math.exp" and (target.has(Feature.FAST_EXP2) or native):
             return [_in_f32(t, x, lambda tt, xx: _exp2(target, tt, _op(
                 "arith.mulf", tt, [xx, _const(tt, _LOG2E)])))]
         if name == "math.log" and native:
@@ -97,13 +97,13 @@ def emit(target: Target, name: str, rtypes: Sequence[ir.Type], operands: Sequenc
                 "arith.mulf", tt, [_intrinsic("llvm.log2", tt, xx), _const(tt, _LN2)]))]
         if native:
             return [_in_f32(t, x, lambda tt, xx: _intrinsic(_INTRINSIC[name], tt, xx))]
-    if not target.has("device_libm") and name in ("math.floor", "math.ceil"):
+    if not target.has(Feature.DEVICE_LIBM) and name in ("math.floor", "math.ceil"):
         return [_in_f32(rtypes[0], operands[0],
                         lambda tt, xx: _intrinsic(_INTRINSIC[name], tt, xx))]
-    if name == "arith.divf" and target.has("fast_fdiv") and _elem(rtypes[0]) == ir.F32Type.get() \
+    if name == "arith.divf" and target.has(Feature.FAST_FDIV) and _elem(rtypes[0]) == ir.F32Type.get() \
             and str(attrs.get("fastmath", "#arith.fastmath<none>")) == "#arith.fastmath<none>":
         return [_per_element("llvm.nvvm.div.full", rtypes[0], operands)]
-    if name in _CONTRACTIBLE and target.has("fp_contract") and \
+    if name in _CONTRACTIBLE and target.has(Feature.FP_CONTRACT) and \
             str(attrs.get("fastmath", "#arith.fastmath<none>")) == "#arith.fastmath<none>":
         attrs = dict(attrs, fastmath=ir.Attribute.parse("#arith.fastmath<contract>"))
     op = ir.Operation.create(name, results=list(rtypes), operands=list(operands), attributes=attrs)
@@ -131,6 +131,6 @@ def _per_element(intrinsic: str, t: ir.Type, operands: Sequence[ir.Value]) -> ir
 
 
 def _exp2(target: Target, t: ir.Type, x: ir.Value) -> ir.Value:
-    if target.has("device_libm"):
+    if target.has(Feature.DEVICE_LIBM):
         return _op("math.exp2", t, [x])
     return _intrinsic("llvm.exp2", t, x)

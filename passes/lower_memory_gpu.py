@@ -9,7 +9,7 @@ Output, per access of `w` elements (`_FuncLowering.access` picks the width and
 alignment axis info proves, `w * sizeof(T) <= target.vector_bytes`; the mask
 is constant over each access):
   * unmasked: `llvm.load` / `llvm.store` of `vector<w x T>` (or `T`).
-  * masked, `target.has("ptx_predicated_mem")` (NVIDIA): one `llvm.inline_asm`
+  * masked, `target.has(Feature.PTX_PREDICATED_MEM)` (NVIDIA): one `llvm.inline_asm`
     per access holding a predicated PTX instruction, as Triton emits::
 
         mov.b32 $0, 0x0;  mov.b32 $1, $6; ...          (the `other` values)
@@ -49,9 +49,10 @@ from mlir import ir
 from mlir.dialects import arith, llvm, scf, vector
 
 from tilec.passes import axis_info
+from tilec.targets import Feature
 from tilec.passes.convert_tile_to_gpu import _FuncLowering, _is_i1, _is_tile, _result, lowering
 
-FEATURE = "ptx_predicated_mem"
+FEATURE = Feature.PTX_PREDICATED_MEM
 
 
 def _segments(op: ir.Operation) -> list[int]:

@@ -28,7 +28,7 @@ Output: upstream ops only, at the per-thread level:
     earlier repetitions.  A combine has no identity, so carries travel with an
     i1 "has a carry" flag and `arith.select`.
   * `tile.barrier` -> `gpu.barrier`; `tile.warp_sync` -> `nvvm.bar.warp.sync`
-    with a full mask where `target.has("warp_sync_instr")`, nothing on lock-step
+    with a full mask where `target.has(Feature.WARP_SYNC_INSTR)`, nothing on lock-step
     targets.
 Shuffle widths and offsets are validated in Python against the target's warp
 size before anything is emitted (some invalid combinations abort LLVM on AMD
@@ -54,7 +54,7 @@ from tilec.errors import CompilerBugError, TilecError
 from tilec.passes.convert_tile_to_gpu import (_DYNAMIC_INDEX, _FuncLowering, _i32, _is_tile,
                                               lowering, source_loc)
 from tilec.passes.layouts import Distribution, axis_span, log2, replica_masks
-from tilec.targets import Target
+from tilec.targets import Feature, Target
 
 Flag = Union[bool, ir.Value]          # statically known, or an i1
 Tup = list[ir.Value]                  # one value per reduce/scan operand
@@ -521,6 +521,6 @@ def _barrier(L: _FuncLowering, op: ir.Operation) -> None:
 @lowering("tile.warp_sync")
 def _warp_sync(L: _FuncLowering, op: ir.Operation) -> None:
     # Lock-step wavefronts (no `warp_sync_instr`) are converged by construction.
-    if L.target.has("warp_sync_instr"):
+    if L.target.has(Feature.WARP_SYNC_INSTR):
         full = (1 << L.target.warp_size) - 1
         nvvm.SyncWarpOp(arith.ConstantOp(_i32(), full - (1 << 32) if full >= 1 << 31 else full))

@@ -49,7 +49,7 @@ from tilec.dialects.tile import Blocked, Layout, Slice
 from tilec.errors import CompilerBugError, TilecError
 from tilec.passes import axis_info
 from tilec.passes.layouts import log2, make_blocked, mma_accumulator_layout
-from tilec.targets import Target
+from tilec.targets import Feature, Target
 
 
 def _shape(t: ir.Type) -> tuple[int, ...]:
@@ -147,7 +147,7 @@ def dot_result_layout(op: ir.Operation, target: Target, num_warps: int) -> Layou
     `mma.sync` accumulator fragment layout where the target has m16n8k16 mma and
     the dot fits it (f16/bf16 operands, f32 accumulator), else None (any layout;
     the FMA lowering takes whatever the group gets)."""
-    if not target.has("mma_m16n8k16"):
+    if not target.has(Feature.MMA_M16N8K16):
         return None
     a, b = op.operands[0].type, op.operands[1].type
     elem = tile.element_type(a)

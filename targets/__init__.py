@@ -1,15 +1,50 @@
 """Target records: every difference between chips is data here.
 
 Passes ask a `Target` for fields and features (`target.warp_size`,
-`target.has("warp_sync_instr")`); they never compare chip names or vendors.
+`target.has(Feature.WARP_SYNC_INSTR)`); they never compare chip names or vendors.
 Adding a chip is adding one record.  This module imports no MLIR, so the
 runtime can read target records on a machine without the compiler.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 from tilec.errors import TilecError
+
+
+class Feature(str, Enum):
+    """A capability a pass or rule may ask a target for (`target.has(Feature.X)`).
+
+    Every member is read by some pass or rule; a feature nobody reads is deleted
+    rather than declared.  `Target.has` accepts only members, so a misspelt
+    feature is an error, not a silent False.
+    """
+
+    # Lanes of a warp may diverge, so warp-level exchange needs an explicit
+    # synchronizing instruction (NVIDIA's bar.warp.sync); lock-step AMD
+    # wavefronts need none.
+    WARP_SYNC_INSTR = "warp_sync_instr"
+    # A device math library is linked (NVIDIA's libdevice is embedded by MLIR).
+    DEVICE_LIBM = "device_libm"
+    # tl.exp uses the hardware 2^x unit.
+    FAST_EXP2 = "fast_exp2"
+    # float32 division may use the approximate (full-range) divide, as Triton does.
+    FAST_FDIV = "fast_fdiv"
+    # float mul+add may fuse into FMA (Triton's default).
+    FP_CONTRACT = "fp_contract"
+    # Static shared memory is capped (`static_shared_bytes`); kernels needing more
+    # get it as dynamic shared memory sized at launch.
+    DYNAMIC_SHARED = "dynamic_shared"
+    # Masked global loads/stores become predicated PTX instructions
+    # (`@p ld.global.v4.b32` through inline asm) instead of branches.
+    PTX_PREDICATED_MEM = "ptx_predicated_mem"
+    # Warp-wide `mma.sync.aligned.m16n8k16` on f16/bf16 (sm80 and later):
+    # tl.dot's products run on the tensor cores.
+    MMA_M16N8K16 = "mma_m16n8k16"
+    # The grid size comes from the code object's hidden kernel arguments
+    # (gpu.grid_dim would call the unlinked device library).
+    IMPLICIT_BLOCK_COUNT = "implicit_block_count"
 
 
 @dataclass(frozen=True)
@@ -17,17 +52,25 @@ class Target:
     """One compilation target.
 
     name: the user-facing name (`sm90`, `gfx942`, `cpu`).
-    vendor: `nvidia`, `amd` or `cpu` (selects the back-end stage list only).
+    vendor: `nvidia`, `amd` or `cpu`: selects the back end (its stage list)
+        and nothing else.
     chip: what the back end is told (`sm_90a`, `gfx942`, `host`).
     warp_size: lanes that execute in lock-step (1 on the CPU).
-    vector_bytes: widest single memory access per thread (per core on the CPU).
+    vector_bytes: widest single memory access per thread; on the CPU, the
+        SIMD register width the CPU lowering strip-mines by.
     shared_bytes: workgroup (shared/LDS) memory available to one program.
-    mma: tensor-core kind (`mma_sync`, `wgmma`, `tcgen05`, `mfma`, `wmma`) or None.
-    features: capability flags asked for by passes.
-    stages: ordered artifact stages this target produces.
+    static_shared_bytes: the most workgroup memory a kernel may declare
+        statically; beyond it a target with `Feature.DYNAMIC_SHARED` asks for
+        dynamic shared memory at launch.
+    max_threads: the most threads one program (block) may have.
+    features: capabilities asked for by passes and rules.
+    ptx_version: the lowest PTX ISA the chip accepts (NVIDIA).
+    code_object_version: the AMDHSA code object version to emit (AMD).
     atomic_scope: LLVM syncscope naming "all threads of the device" in the back
         end's memory model (NVPTX `device`, AMDGPU `agent`).
     max_grid: the most programs a launch may have along x, y, z.
+    compute_capability: the CUDA major compute capability of the chips this
+        record serves (the runtime maps a device to its record through it).
     """
 
     name: str
@@ -37,13 +80,18 @@ class Target:
     vector_bytes: int
     shared_bytes: int
     max_threads: int
-    mma: str | None
-    features: frozenset[str] = field(default_factory=frozenset)
+    features: frozenset[Feature] = field(default_factory=frozenset)
+    static_shared_bytes: int | None = None
     ptx_version: str | None = None
     code_object_version: int | None = None
-    stages: tuple[str, ...] = ()
     atomic_scope: str | None = None
     max_grid: tuple[int, int, int] = (2 ** 31 - 1, 65535, 65535)
+    compute_capability: int | None = None
+
+    def __post_init__(self) -> None:
+        for f in self.features:
+            if not isinstance(f, Feature):
+                raise TypeError(f"target {self.name}: feature {f!r} is not a tilec.targets.Feature")
 
     def check_grid(self, grid: tuple[int, int, int]) -> None:
         """A TilecError when a launch's grid exceeds what this target can launch."""
@@ -53,70 +101,75 @@ class Target:
                                  f"limit of {limit} programs along it; put the large count on "
                                  "x or loop inside the kernel")
 
-    def has(self, feature: str) -> bool:
+    def has(self, feature: Feature) -> bool:
+        if not isinstance(feature, Feature):
+            raise TypeError(f"Target.has takes a tilec.targets.Feature, not {feature!r}")
         return feature in self.features
+
+    @property
+    def stages(self) -> tuple[str, ...]:
+        """The artifact stages this target produces, in order."""
+        return STAGES[self.vendor]
 
     def describe(self) -> dict[str, object]:
         return {
             "name": self.name, "vendor": self.vendor, "chip": self.chip,
             "warp_size": self.warp_size, "vector_bytes": self.vector_bytes,
             "shared_bytes": self.shared_bytes, "max_threads": self.max_threads,
-            "mma": self.mma, "features": sorted(self.features),
+            "features": sorted(f.value for f in self.features),
         }
 
 
-_NV_STAGES = ("tile", "tiled", "gpu", "llir", "ptx", "cubin")
-_AMD_STAGES = ("tile", "tiled", "gpu", "llir", "amdgcn", "hsaco")
-# `warp_sync_instr`: lanes of a warp may diverge, so warp-level exchange needs an
-# explicit synchronizing instruction (NVIDIA's bar.warp.sync); lock-step AMD
-# wavefronts need none.
-# `device_libm`: a device math library is linked (NVIDIA's libdevice is embedded
-# by MLIR); `fast_exp2`: tl.exp uses the hardware 2^x; `fp_contract`: float
-# mul+add may fuse into FMA (Triton's default).
-# `dynamic_shared`: static shared memory is capped (48 KiB); kernels needing more
-# get it as dynamic shared memory sized at launch.
-# `ptx_predicated_mem`: masked global loads/stores become predicated PTX
-# instructions (`@p ld.global.v4.b32` through inline asm) instead of branches.
-# `mma_m16n8k16`: warp-wide `mma.sync.aligned.m16n8k16` on f16/bf16 (sm80 and later):
-# tl.dot's products run on the tensor cores.
-_NV_COMMON = frozenset({"warp_sync_instr", "shfl_sync", "f16", "bf16", "device_libm",
-                        "fast_exp2", "fp_contract", "ptx_predicated_mem", "fast_fdiv",
-                        "dynamic_shared", "mma_m16n8k16"})
-# `implicit_block_count`: the grid size comes from the code object's hidden
-# kernel arguments (gpu.grid_dim would call the unlinked device library).
-_AMD_COMMON = frozenset({"ds_swizzle", "ds_bpermute", "f16", "bf16", "fast_exp2", "fp_contract",
-                         "implicit_block_count"})
+# The artifact stages of each back end, in order (the IR stages first).
+STAGES: dict[str, tuple[str, ...]] = {
+    "nvidia": ("tile", "tiled", "gpu", "llir", "ptx", "cubin"),
+    "amd": ("tile", "tiled", "gpu", "llir", "amdgcn", "hsaco"),
+    "cpu": ("tile", "cpu", "llir", "asm", "so"),
+}
 
+F = Feature
+_NV_COMMON = frozenset({F.WARP_SYNC_INSTR, F.DEVICE_LIBM, F.FAST_EXP2, F.FP_CONTRACT,
+                        F.PTX_PREDICATED_MEM, F.FAST_FDIV, F.DYNAMIC_SHARED, F.MMA_M16N8K16})
+_AMD_COMMON = frozenset({F.FAST_EXP2, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT})
+# CUDA's default cap on static shared memory per block.
+_NV_STATIC_SHARED = 48 * 1024
 # HIP's maxGridSize on CDNA/RDNA: x up to 2^31 - 1, y and z up to 65536.
 _AMD_GRID = (2 ** 31 - 1, 65536, 65536)
 
+
+def _nvidia(name: str, chip: str, shared: int, ptx: str, cc: int) -> Target:
+    return Target(name, "nvidia", chip, 32, 16, shared, 1024, _NV_COMMON,
+                  static_shared_bytes=_NV_STATIC_SHARED, ptx_version=ptx,
+                  atomic_scope="device", compute_capability=cc)
+
+
+def _amd(chip: str, warp: int, lds: int) -> Target:
+    return Target(chip, "amd", chip, warp, 16, lds, 1024, _AMD_COMMON, static_shared_bytes=lds,
+                  code_object_version=5, atomic_scope="agent", max_grid=_AMD_GRID)
+
+
 TARGETS: dict[str, Target] = {t.name: t for t in (
-    Target("sm80", "nvidia", "sm_80", 32, 16, 166912, 1024, "mma_sync",
-           _NV_COMMON | {"cp_async"}, ptx_version="7.0", stages=_NV_STAGES, atomic_scope="device"),
-    Target("sm90", "nvidia", "sm_90a", 32, 16, 232448, 1024, "wgmma",
-           _NV_COMMON | {"cp_async", "has_wgmma", "has_tma"}, ptx_version="8.0",
-           stages=_NV_STAGES, atomic_scope="device"),
-    Target("sm100", "nvidia", "sm_100a", 32, 16, 232448, 1024, "tcgen05",
-           _NV_COMMON | {"cp_async", "has_tma", "has_tcgen05"}, ptx_version="8.6",
-           stages=_NV_STAGES, atomic_scope="device"),
-    Target("gfx90a", "amd", "gfx90a", 64, 16, 65536, 1024, "mfma",
-           _AMD_COMMON | {"dpp_row_bcast"}, code_object_version=5, stages=_AMD_STAGES, atomic_scope="agent",
-           max_grid=_AMD_GRID),
-    Target("gfx942", "amd", "gfx942", 64, 16, 65536, 1024, "mfma",
-           _AMD_COMMON | {"dpp_row_bcast"}, code_object_version=5, stages=_AMD_STAGES, atomic_scope="agent",
-           max_grid=_AMD_GRID),
-    Target("gfx950", "amd", "gfx950", 64, 16, 163840, 1024, "mfma",
-           _AMD_COMMON | {"dpp_row_bcast", "permlane32_swap"}, code_object_version=5,
-           stages=_AMD_STAGES, atomic_scope="agent", max_grid=_AMD_GRID),
-    Target("gfx1100", "amd", "gfx1100", 32, 16, 65536, 1024, "wmma",
-           _AMD_COMMON, code_object_version=5, stages=_AMD_STAGES, atomic_scope="agent",
-           max_grid=_AMD_GRID),
+    _nvidia("sm80", "sm_80", 166912, "7.0", 8),
+    _nvidia("sm90", "sm_90a", 232448, "8.0", 9),
+    _nvidia("sm100", "sm_100a", 232448, "8.6", 10),
+    _amd("gfx90a", 64, 65536),
+    _amd("gfx942", 64, 65536),
+    _amd("gfx950", 64, 163840),
+    _amd("gfx1100", 32, 65536),
     # The CPU: one "lane" per program instance; each program computes its whole
-    # tile as vectors of the host's SIMD width, program ids run on a thread pool.
-    Target("cpu", "cpu", "host", 1, 64, 1 << 20, 1, None,
-           frozenset({"f16", "bf16"}), stages=("tile", "cpu", "llir", "asm", "so"),
+    # tile as vectors of the host's SIMD width (64 bytes: AVX-512), program ids
+    # run on a thread pool.
+    Target("cpu", "cpu", "host", 1, 64, 1 << 20, 1, frozenset(),
            max_grid=(2 ** 31 - 1, 2 ** 31 - 1, 2 ** 31 - 1)),
 )}
+
+
+def target_for_compute_capability(major: int) -> Target | None:
+    """The NVIDIA record serving CUDA compute capability `major`.x, if any."""
+    for t in TARGETS.values():
+        if t.compute_capability == major:
+            return t
+    return None
 
 
 def get_target(name: str) -> Target:

@@ -20,7 +20,7 @@ import pytest
 
 import tilec
 import tilec.language as tl
-from tilec.targets import get_target
+from tilec.targets import Feature, get_target
 from toolcheck import filecheck
 
 FILECHECK = Path(str(__import__("llvm").__file__)).parent / "bin" / "FileCheck"
@@ -133,9 +133,9 @@ BRA = re.compile(r"^\s*(@!?%p\d+\s+)?bra(\.uni)?\s", re.M)
 
 def test_feature_is_on_nvidia_only() -> None:
     for name in ("sm80", "sm90", "sm100"):
-        assert get_target(name).has("ptx_predicated_mem")
+        assert get_target(name).has(Feature.PTX_PREDICATED_MEM)
     for name in ("gfx90a", "gfx942", "gfx950", "gfx1100", "cpu"):
-        assert not get_target(name).has("ptx_predicated_mem")
+        assert not get_target(name).has(Feature.PTX_PREDICATED_MEM)
 
 
 # ---------------------------------------------------------------- NVIDIA

@@ -23,6 +23,33 @@ def test_subpackages_live_under_tilec_only(tmp_path: Path) -> None:
     assert out.strip() == "[True, True, True]"
 
 
+def test_no_symlinks_in_the_tree() -> None:
+    """Every file has one path: the subpackages are mapped by setuptools, not linked."""
+    tracked = subprocess.run(["git", "ls-files", "-s"], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout.splitlines()
+    links = [line.split("\t", 1)[1] for line in tracked if line.startswith("120000")]
+    assert links == []
+
+
+def test_every_package_is_listed_in_pyproject() -> None:
+    """A folder of Python modules under tilec/, dialects/, passes/ or targets/ that
+    pyproject.toml does not list would be missing from a wheel."""
+    try:
+        import tomllib
+    except ImportError:   # Python 3.10
+        pytest.skip("tomllib needs Python 3.11")
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    roots = {v: k for k, v in cfg["package-dir"].items()}
+    found = set()
+    for folder, package in roots.items():
+        for d in [ROOT / folder, *(p for p in (ROOT / folder).rglob("*") if p.is_dir())]:
+            if "__pycache__" in d.parts or not any(d.glob("*.py")):
+                continue
+            rel = d.relative_to(ROOT / folder).parts
+            found.add(".".join((package, *rel)))
+    assert sorted(found - set(cfg["packages"])) == []
+
+
 def test_runtime_imports_no_mlir(tmp_path: Path) -> None:
     """Importing tilec and its runtime must not import MLIR (the GPU machine has none)."""
     code = ("import sys, tilec, tilec.runtime.loaded, tilec.runtime.cuda, tilec.jit, "

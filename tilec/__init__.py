@@ -7,7 +7,16 @@ compiled.
 """
 from __future__ import annotations
 
+import os as _os
 from typing import Any
+
+# An uninstalled checkout (PYTHONPATH=. on a machine without the package, such as
+# the GPU machine): reach the top-level dialects/, passes/ and targets/ as
+# tilec.dialects etc., the way the installed package's package-dir mapping does.
+_ROOT = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+if _os.path.isfile(_os.path.join(_ROOT, "targets", "__init__.py")) and \
+        not _os.path.isdir(_os.path.join(_os.path.dirname(__file__), "targets")):
+    __path__.append(_ROOT)
 
 from tilec.errors import CompilerBugError, TilecError
 from tilec.autotune import Config, autotune, heuristics

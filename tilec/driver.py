@@ -17,6 +17,7 @@ from tilec.frontend.parser import get_source, parse_source
 from tilec.language import core as tl
 from tilec.runtime.args import EQUAL_TO_1
 from tilec.targets import get_target
+from tilec.version import __version__
 
 if TYPE_CHECKING:
     from tilec.jit import Kernel
@@ -51,7 +52,7 @@ class CompiledKernel:
             "params": [_param_entry(n, t, self.divisibility.get(n, 1)) for n, t in self.params],
             "constexprs": {k: _jsonable(v) for k, v in self.constexprs.items()},
             "artifacts": dict(files), "metadata": _jsonable(self.metadata),
-            "tilec_version": "0.1.0",
+            "tilec_version": __version__,
         }
 
 

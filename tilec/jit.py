@@ -28,7 +28,7 @@ from tilec.runtime.args import (
 )
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages")
-__version__ = "0.1.0"
+from tilec.version import __version__
 _PACKAGE_DIR = os.path.realpath(os.path.dirname(__file__))
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -84,11 +84,14 @@ def device_capability() -> tuple[int, int]:
 def target_for_device() -> str:
     """The tilec target name of the current NVIDIA device."""
     major, _minor = device_capability()
-    name = {8: "sm80", 9: "sm90", 10: "sm100"}.get(major)
-    if name is None:
+    from tilec.targets import TARGETS, target_for_compute_capability
+    target = target_for_compute_capability(major)
+    if target is None:
+        served = ", ".join(f"{t.name} ({t.compute_capability}.x)" for t in TARGETS.values()
+                           if t.compute_capability is not None)
         raise TilecError(f"NVIDIA compute capability {major}.x is not a tilec target "
-                         "(sm80, sm90, sm100 are)")
-    return name
+                         f"({served} are)")
+    return target.name
 
 
 def _stream_getter() -> Any:

@@ -24,7 +24,7 @@ from typing import Callable
 
 from mlir import ir
 
-from tilec.passes.convert_tile_to_cpu import _Lowering, _rule
+from tilec.passes.cpu import _Lowering, _rule
 
 # arith.cmpf predicates (arith::CmpFPredicate)
 _OEQ, _OGT, _OLT, _ULT = 1, 2, 4, 11

@@ -37,7 +37,7 @@ import math
 from mlir import ir
 
 from tilec.dialects import tile
-from tilec.passes.convert_tile_to_cpu import STRIP_WIDTH, _Lowering, _touches_tiles, \
+from tilec.passes.cpu import STRIP_WIDTH, _Lowering, _touches_tiles, \
     chunkable_length, is_chunkable_op
 
 # Tile ops cheap enough to recompute in a later stage rather than buffer.

@@ -27,7 +27,7 @@ from mlir.dialects import arith, llvm, scf, vector
 
 from tilec.dialects import tile
 from tilec.errors import TilecError
-from tilec.passes.convert_tile_to_gpu import _FuncLowering, _is_tile, lowering, source_loc
+from tilec.passes.gpu import _FuncLowering, _is_tile, lowering, source_loc
 from tilec.passes.lower_reduce_gpu import canonical_thread
 from tilec.targets import Target
 

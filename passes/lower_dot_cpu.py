@@ -19,7 +19,7 @@ from __future__ import annotations
 from mlir import ir
 
 from tilec.dialects import tile
-from tilec.passes.convert_tile_to_cpu import _Lowering, _rule
+from tilec.passes.cpu import _Lowering, _rule
 from tilec.passes.lower_reduce_cpu import _entry_alloca, _i64, _lane_ptr
 
 

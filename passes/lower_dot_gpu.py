@@ -37,10 +37,10 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, gpu, llvm, scf
 
-from tilec.passes.convert_tile_to_gpu import (
+from tilec.passes.gpu import (
     _FuncLowering, _i32, _result, linear_index, lowering, shared_element, store_row_major,
 )
-from tilec.passes.layouts import mma_accumulator_layout
+from tilec.passes.analysis.layouts import mma_accumulator_layout
 from tilec.targets import Feature
 
 

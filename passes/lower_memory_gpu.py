@@ -48,9 +48,9 @@ from typing import Callable
 from mlir import ir
 from mlir.dialects import arith, llvm, scf, vector
 
-from tilec.passes import axis_info
+from tilec.passes.analysis import axis_info
 from tilec.targets import Feature
-from tilec.passes.convert_tile_to_gpu import _FuncLowering, _is_i1, _is_tile, _result, lowering
+from tilec.passes.gpu import _FuncLowering, _is_i1, _is_tile, _result, lowering
 
 FEATURE = Feature.PTX_PREDICATED_MEM
 

@@ -40,7 +40,7 @@ from mlir import ir
 
 from tilec.dialects import tile
 from tilec.errors import CompilerBugError, TilecError, source_loc
-from tilec.passes.convert_tile_to_cpu import NAME, _Lowering, _rule, _segments
+from tilec.passes.cpu import NAME, _Lowering, _rule, _segments
 
 # Widest vector (bits) a recognised reduction still halves by hand before
 # finishing with `vector.reduction`.

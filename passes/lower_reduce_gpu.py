@@ -51,9 +51,9 @@ from mlir.dialects import arith, gpu, llvm, nvvm, scf, vector
 
 from tilec.dialects import tile
 from tilec.errors import CompilerBugError, TilecError
-from tilec.passes.convert_tile_to_gpu import (_DYNAMIC_INDEX, _FuncLowering, _i32, _is_tile,
+from tilec.passes.gpu import (_DYNAMIC_INDEX, _FuncLowering, _i32, _is_tile,
                                               lowering, source_loc)
-from tilec.passes.layouts import Distribution, axis_span, log2, replica_masks
+from tilec.passes.analysis.layouts import Distribution, axis_span, log2, replica_masks
 from tilec.targets import Feature, Target
 
 Flag = Union[bool, ir.Value]          # statically known, or an i1

@@ -47,8 +47,8 @@ from mlir import ir
 from tilec.dialects import tile
 from tilec.dialects.tile import Blocked, Layout, Slice
 from tilec.errors import CompilerBugError, TilecError
-from tilec.passes import axis_info
-from tilec.passes.layouts import log2, make_blocked, mma_accumulator_layout
+from tilec.passes.analysis import axis_info
+from tilec.passes.analysis.layouts import log2, make_blocked, mma_accumulator_layout
 from tilec.targets import Feature, Target
 
 

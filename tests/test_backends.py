@@ -1,4 +1,4 @@
-"""Tests of the GPU back ends (targets/nvidia.py, targets/amd.py) and their helpers.
+"""Tests of the GPU back ends (targets/nvidia/backend.py, targets/amd/backend.py) and their helpers.
 
 Inputs are hand-written per-thread kernels in tests/golden/: a vector add
 (vadd.mlir) and a block sum reduction (block_sum.mlir.in, a template that gets
@@ -23,9 +23,9 @@ from mlir import ir
 from tilec.errors import CompilerBugError, TilecError
 from tilec.targets import TARGETS, Target
 from tilec.targets import toolchain
-from tilec.targets.amd import compile_amd, parse_amdgpu_metadata
+from tilec.targets.amd.backend import compile_amd, parse_amdgpu_metadata
 from tilec.targets.isolate import ChildCrashError, run_isolated
-from tilec.targets.nvidia import check_ptx, compile_nvidia, parse_ptxas_log
+from tilec.targets.nvidia.backend import check_ptx, compile_nvidia, parse_ptxas_log
 from toolcheck import filecheck, readelf
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
@@ -405,7 +405,7 @@ def test_llvm_abort_in_backend_is_reported() -> None:
 
 
 def test_missing_lld_gives_hint(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tilec.targets.amd as amd
+    import tilec.targets.amd.backend as amd
     monkeypatch.setattr(amd, "find_lld", lambda: None)
     out = compile_amd(parse(golden_text("vadd", TARGETS["gfx942"])), TARGETS["gfx942"])
     assert out["hsaco"] is None and out["amdgcn"]
@@ -413,7 +413,7 @@ def test_missing_lld_gives_hint(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_missing_ptxas_still_gives_ptx(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tilec.targets.nvidia as nvidia
+    import tilec.targets.nvidia.backend as nvidia
     monkeypatch.setattr(nvidia, "find_ptxas", lambda: None)
     out = compile_nvidia(parse(golden_text("vadd", TARGETS["sm80"])), TARGETS["sm80"])
     assert out["cubin"] is None and ".entry vadd" in out["ptx"]
@@ -424,7 +424,7 @@ def test_cpu_translation_refuses_unlowered_ops_instead_of_crashing() -> None:
     """An op outside the LLVM dialect is reported before MLIR's translation,
     whose own failure on such a module can kill the process."""
     from tilec.dialects import tile
-    from tilec.targets import cpu
+    from tilec.targets.cpu import backend as cpu
     with tile.new_context(), ir.Location.unknown():
         m = ir.Module.parse("""
           llvm.func @f(%x: f32) -> f32 {

@@ -20,9 +20,9 @@ from mlir import ir
 
 from tilec import language as tl
 from tilec.dialects import tile
-from tilec.passes import convert_tile_to_cpu, tile_verify
+from tilec.passes import cpu as convert_tile_to_cpu, tile_verify
 from tilec.runtime.cpu import CpuKernel
-from tilec.targets import cpu
+from tilec.targets.cpu import backend as cpu
 
 _counter = itertools.count()
 COMPILE_TIMES: dict[str, float] = {}

@@ -137,7 +137,7 @@ def test_mma_accumulator_layout_is_the_mma_fragment(m: int, n: int, warps: int) 
     """Every thread's chunks (2i, 2j) / (2i+1, 2j) hold exactly the c0,c1 / c2,c3
     elements of mma.m16n8k16 tile (i, j) of its warp (PTX ISA fragment layout:
     groupID = lane >> 2 picks the row, 2 * (lane % 4) the column pair)."""
-    from tilec.passes.layouts import Distribution, mma_accumulator_layout
+    from tilec.passes.analysis.layouts import Distribution, mma_accumulator_layout
     layout = mma_accumulator_layout(m, n, 16, 32, warps)
     assert layout is not None
     d = Distribution.of(layout, (m, n))

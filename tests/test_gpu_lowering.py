@@ -21,8 +21,9 @@ from mlir.dialects import llvm as llvm_dialect
 from mlir.passmanager import PassManager
 
 from tilec.dialects import tile
-from tilec.passes import axis_info, convert_tile_to_gpu, tile_layout
-from tilec.passes.layouts import Distribution
+from tilec.passes import gpu as convert_tile_to_gpu, tile_layout
+from tilec.passes.analysis import axis_info
+from tilec.passes.analysis.layouts import Distribution
 from tilec.targets import get_target
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,8 +13,8 @@ from mlir import ir
 from tilec.dialects import tile
 from tilec.dialects.tile import Blocked
 from tilec.errors import CompilerBugError
-from tilec.passes import convert_tile_to_gpu, tile_layout
-from tilec.passes.layouts import Distribution, axis_span, replica_masks
+from tilec.passes import gpu as convert_tile_to_gpu, tile_layout
+from tilec.passes.analysis.layouts import Distribution, axis_span, replica_masks
 from tilec.passes.lower_reduce_gpu import check_shuffle
 from tilec.targets import get_target
 
@@ -232,8 +232,8 @@ def lower(text: str, target: str, num_warps: int = 4, stop_after_layout: bool = 
 
 
 def compile_for(text: str, target: str, num_warps: int = 4) -> dict[str, Any]:
-    from tilec.targets.amd import compile_amd
-    from tilec.targets.nvidia import compile_nvidia
+    from tilec.targets.amd.backend import compile_amd
+    from tilec.targets.nvidia.backend import compile_nvidia
     t = get_target(target)
     module = lower(text, target, num_warps)
     with module.context:

@@ -61,8 +61,8 @@ def tile_steps() -> list[Step]:
 
 
 def cpu_steps() -> list[Step]:
-    from tilec.passes import convert_tile_to_cpu
-    from tilec.targets import cpu
+    from tilec.passes import cpu as convert_tile_to_cpu
+    from tilec.targets.cpu import backend as cpu
     return [Step(convert_tile_to_cpu.NAME, convert_tile_to_cpu.run),
             Step("lower-to-llvm", cpu.lower_to_llvm_dialect)]
 
@@ -124,7 +124,7 @@ def compile_spec(spec: KernelSpec, target: Target, num_warps: int = 4,
 
 def _compile_cpu(module: ir.Module, target: Target, result: CompileResult, keep_ir: bool,
                  stop_after: str | None, want_asm: bool = True) -> None:
-    from tilec.targets import cpu
+    from tilec.targets.cpu import backend as cpu
     steps = cpu_steps()
     run_steps(module, steps[:1], target, result, keep_ir)
     result.asm["cpu"] = result.text(module)
@@ -149,7 +149,7 @@ def _compile_cpu(module: ir.Module, target: Target, result: CompileResult, keep_
 
 def gpu_steps(target: Target, num_warps: int) -> list[Step]:
     """Tiling (layouts) and distribution onto threads, for a GPU target."""
-    from tilec.passes import convert_tile_to_gpu, tile_layout
+    from tilec.passes import gpu as convert_tile_to_gpu, tile_layout
     return [
         Step("tile-layout", lambda m: tile_layout.run(m, target, num_warps)),
         Step("convert-tile-to-gpu", lambda m: convert_tile_to_gpu.run(m, target, num_warps)),
@@ -160,9 +160,9 @@ def gpu_steps(target: Target, num_warps: int) -> list[Step]:
 # everything inside them reads the target record.
 def _backend(target: Target) -> Callable[[ir.Module, Target], dict[str, Any]]:
     if target.vendor == "nvidia":
-        from tilec.targets.nvidia import compile_nvidia
+        from tilec.targets.nvidia.backend import compile_nvidia
         return compile_nvidia
-    from tilec.targets.amd import compile_amd
+    from tilec.targets.amd.backend import compile_amd
     return compile_amd
 
 

@@ -1,7 +1,7 @@
 // Per-thread vector add, fp32: 128 threads, each thread owns 4 contiguous
 // elements (512 per block) and moves them with one 16-byte vector access,
 // predicated on `offs + 3 < n`.
-// Input contract of the GPU back ends (targets/nvidia.py, targets/amd.py).
+// Input contract of the GPU back ends (targets/nvidia/backend.py, targets/amd/backend.py).
 module {
   gpu.module @tilec {
     gpu.func @vadd(%a: !llvm.ptr<1>, %b: !llvm.ptr<1>, %c: !llvm.ptr<1>, %n: i32) kernel

@@ -1,5 +1,5 @@
-// RUN: %python -m tilec.passes.convert_tile_to_gpu %s --pass tile-layout --pass convert-tile-to-gpu --target sm90 --debug-info | %FileCheck %s
-// RUN: %python -m tilec.passes.convert_tile_to_gpu %s --pass tile-layout --pass convert-tile-to-gpu --target gfx942 | %FileCheck %s --check-prefix=AMD
+// RUN: %tilec-opt %s --pass tile-layout --pass convert-tile-to-gpu --target sm90 --debug-info | %FileCheck %s
+// RUN: %tilec-opt %s --pass tile-layout --pass convert-tile-to-gpu --target gfx942 | %FileCheck %s --check-prefix=AMD
 
 // fp32 vector add per thread: 8 elements as two vector<4xf32> chunks 512
 // apart, 128-bit accesses aligned to 16 bytes, one mask bit per chunk
@@ -11,24 +11,19 @@
 // CHECK: module attributes {gpu.container_module}
 // CHECK: gpu.module @tilec
 // CHECK: gpu.func @add(%{{.*}}: !llvm.ptr<1> loc({{.*}}), %{{.*}}: !llvm.ptr<1> loc({{.*}}), %{{.*}}: !llvm.ptr<1> loc({{.*}}), %{{.*}}: i32 loc({{.*}})) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
-// CHECK: gpu.thread_id x loc(#[[FUNC:loc[0-9]*]])
-// CHECK: gpu.block_id x loc(#[[PID:loc[0-9]*]])
+// CHECK: gpu.thread_id x loc("add.py":3:0)
+// CHECK: gpu.block_id x loc("add.py":5:10)
 // CHECK: arith.constant dense<[0, 1, 2, 3]> : vector<4xi32>
 // CHECK: arith.constant dense<[512, 513, 514, 515]> : vector<4xi32>
-// CHECK: arith.cmpi slt, {{.*}} : vector<4xi32> loc(#[[MASK:loc[0-9]*]])
+// CHECK: arith.cmpi slt, {{.*}} : vector<4xi32> loc("add.py":7:11)
 // CHECK: llvm.getelementptr {{.*}} : (vector<4x!llvm.ptr<1>>, vector<4xi32>) -> vector<4x!llvm.ptr<1>>, f32
-// CHECK: llvm.inline_asm has_side_effects {{.*}}@$4 ld.global.v4.b32 { $0, $1, $2, $3 }, [ $5 + 0 ];", "=r,=r,=r,=r,b,l" {{.*}} : (i1, !llvm.ptr<1>) -> !llvm.struct<(i32, i32, i32, i32)> loc(#[[LOADX:loc[0-9]*]])
+// CHECK: llvm.inline_asm has_side_effects {{.*}}@$4 ld.global.v4.b32 { $0, $1, $2, $3 }, [ $5 + 0 ];", "=r,=r,=r,=r,b,l" {{.*}} : (i1, !llvm.ptr<1>) -> !llvm.struct<(i32, i32, i32, i32)> loc("add.py":8:8)
 // CHECK: llvm.bitcast {{.*}} : vector<4xi32> to vector<4xf32>
-// CHECK: arith.addf {{.*}} : vector<4xf32> loc(#[[ADD:loc[0-9]*]])
+// CHECK: arith.addf {{.*}} : vector<4xf32> loc("add.py":10:8)
 // CHECK: arith.addf {{.*}} : vector<4xf32>
 // CHECK: llvm.inline_asm has_side_effects "@$4 st.global.v4.b32 [ $5 + 0 ], { $0, $1, $2, $3 };", "r,r,r,r,b,l"
 // CHECK: gpu.return
 // CHECK-NOT: tile.
-// CHECK-DAG: #[[FUNC]] = loc("add.py":3:0)
-// CHECK-DAG: #[[PID]] = loc("add.py":5:10)
-// CHECK-DAG: #[[MASK]] = loc("add.py":7:11)
-// CHECK-DAG: #[[LOADX]] = loc("add.py":8:8)
-// CHECK-DAG: #[[ADD]] = loc("add.py":10:8)
 
 // AMD: gpu.func @add{{.*}} kernel attributes {known_block_size = array<i32: 256, 1, 1>}
 // AMD: llvm.intr.masked.load {{.*}} {alignment = 16 : i32} : (!llvm.ptr<1>, vector<4xi1>, vector<4xf32>) -> vector<4xf32>

@@ -1,6 +1,6 @@
-// RUN: %python -m tilec.passes.convert_tile_to_gpu %s --pass tile-layout --target sm90 | %FileCheck %s --check-prefix=LAYOUT
-// RUN: %python -m tilec.passes.convert_tile_to_gpu %s --pass tile-layout --pass convert-tile-to-gpu --target sm90 | %FileCheck %s
-// RUN: %python -m tilec.passes.convert_tile_to_gpu %s --pass tile-layout --pass convert-tile-to-gpu --target gfx942 | %FileCheck %s
+// RUN: %tilec-opt %s --pass tile-layout --target sm90 | %FileCheck %s --check-prefix=LAYOUT
+// RUN: %tilec-opt %s --pass tile-layout --pass convert-tile-to-gpu --target sm90 | %FileCheck %s
+// RUN: %tilec-opt %s --pass tile-layout --pass convert-tile-to-gpu --target gfx942 | %FileCheck %s
 
 // tile.dot: the accumulator and the result share the store's layout; the
 // operands keep theirs.  Lowered: both operands go row-major into workgroup

@@ -1,6 +1,6 @@
-// RUN: %python -m tilec.passes.convert_tile_to_gpu %s --pass tile-layout --pass convert-tile-to-gpu --target sm90 | %FileCheck %s --check-prefixes=CHECK,W32
-// RUN: %python -m tilec.passes.convert_tile_to_gpu %s --pass tile-layout --pass convert-tile-to-gpu --target gfx1100 | %FileCheck %s --check-prefixes=CHECK,W32
-// RUN: %python -m tilec.passes.convert_tile_to_gpu %s --pass tile-layout --pass convert-tile-to-gpu --target gfx942 | %FileCheck %s --check-prefixes=CHECK,W64
+// RUN: %tilec-opt %s --pass tile-layout --pass convert-tile-to-gpu --target sm90 | %FileCheck %s --check-prefixes=CHECK,W32
+// RUN: %tilec-opt %s --pass tile-layout --pass convert-tile-to-gpu --target gfx1100 | %FileCheck %s --check-prefixes=CHECK,W32
+// RUN: %tilec-opt %s --pass tile-layout --pass convert-tile-to-gpu --target gfx942 | %FileCheck %s --check-prefixes=CHECK,W64
 
 // A 1024-wide fp32 row sum with 4 warps: in-thread adds, a butterfly of
 // gpu.shuffle xor over the lane bits (16..1 on wave32, 32..1 on wave64, width =

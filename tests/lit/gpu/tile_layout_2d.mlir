@@ -1,5 +1,5 @@
-// RUN: %python -m tilec.passes.convert_tile_to_gpu %s --pass tile-layout --target sm90 | %FileCheck %s
-// RUN: %python -m tilec.passes.convert_tile_to_gpu %s --pass tile-layout --target gfx942 | %FileCheck %s --check-prefix=AMD
+// RUN: %tilec-opt %s --pass tile-layout --target sm90 | %FileCheck %s
+// RUN: %tilec-opt %s --pass tile-layout --target gfx942 | %FileCheck %s --check-prefix=AMD
 
 // A 64x64 row-major tile of a strided matrix: rows are contiguous along dim 1
 // (order [1, 0]), 4 x f32 per thread, a warp covers 2 x 64 (4 x 64 with wave64);

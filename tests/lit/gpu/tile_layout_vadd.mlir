@@ -1,6 +1,6 @@
-// RUN: %python -m tilec.passes.convert_tile_to_gpu %s --pass tile-layout --target sm90 --num-warps 4 | %FileCheck %s --check-prefix=SM90
-// RUN: %python -m tilec.passes.convert_tile_to_gpu %s --pass tile-layout --target gfx942 --num-warps 4 | %FileCheck %s --check-prefix=GFX942
-// RUN: %python -m tilec.passes.convert_tile_to_gpu %s --pass tile-layout --target gfx1100 --num-warps 8 | %FileCheck %s --check-prefix=GFX1100
+// RUN: %tilec-opt %s --pass tile-layout --target sm90 --num-warps 4 | %FileCheck %s --check-prefix=SM90
+// RUN: %tilec-opt %s --pass tile-layout --target gfx942 --num-warps 4 | %FileCheck %s --check-prefix=GFX942
+// RUN: %tilec-opt %s --pass tile-layout --target gfx1100 --num-warps 8 | %FileCheck %s --check-prefix=GFX1100
 
 // Vector add: one layout for the whole kernel, 16-byte chunks per thread
 // (4 x f32), lanes = the target's warp size, warps = num_warps.

@@ -34,7 +34,7 @@ Nearest upstream analogue: `convert-vector-to-gpu`/`vector-distribution`
 from __future__ import annotations
 
 import math
-import sys
+
 from typing import Callable, Sequence, Union
 
 import numpy as np
@@ -43,8 +43,8 @@ from mlir.dialects import arith, gpu, llvm, scf, vector
 
 from tilec.dialects import tile
 from tilec.errors import CompilerBugError, TilecError, source_loc
-from tilec.passes import axis_info
-from tilec.passes.layouts import Distribution, log2
+from tilec.passes.analysis import axis_info
+from tilec.passes.analysis.layouts import Distribution, log2
 from tilec.targets import Feature, Target
 
 Lowered = Union[ir.Value, list[ir.Value]]
@@ -673,44 +673,3 @@ from tilec.passes import lower_atomic_gpu, lower_reduce_gpu  # noqa: E402,F401
 from tilec.passes import lower_memory_gpu  # noqa: E402,F401
 from tilec.passes import lower_math_gpu  # noqa: E402
 from tilec.passes import lower_dot_gpu  # noqa: E402,F401
-
-
-# ---------------------------------------------------------------- CLI (tests)
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m tilec.passes.convert_tile_to_gpu FILE --target T --num-warps N
-    --pass P [--pass P ...] [--debug-info]`: parse FILE (`-` for stdin), run the
-    named passes and print the module (what the lit tests in tests/lit/gpu use)."""
-    import argparse
-
-    from tilec.passes import tile_layout
-    from tilec.targets import get_target
-
-    passes: dict[str, Callable[[ir.Module, Target, int], None]] = {
-        tile_layout.TileLayout.name: tile_layout.run,
-        ConvertTileToGPU.name: run,
-    }
-    ap = argparse.ArgumentParser(prog="convert_tile_to_gpu")
-    ap.add_argument("file")
-    ap.add_argument("--target", default="sm90")
-    ap.add_argument("--num-warps", type=int, default=4)
-    ap.add_argument("--pass", dest="passes", action="append", default=[], choices=sorted(passes))
-    ap.add_argument("--debug-info", action="store_true")
-    args = ap.parse_args(argv)
-    text = sys.stdin.read() if args.file == "-" else open(args.file).read()
-    target = get_target(args.target)
-    with tile.new_context() as ctx:
-        ctx.allow_unregistered_dialects = False
-        module = ir.Module.parse(text)
-        for name in args.passes:
-            passes[name](module, target, args.num_warps)
-        if not module.operation.verify():
-            return 1
-        print(module.operation.get_asm(enable_debug_info=args.debug_info))
-    return 0
-
-
-if __name__ == "__main__":
-    # Run the package module's copy, whose registry the rule files filled.
-    from tilec.passes.convert_tile_to_gpu import main as _main
-    sys.exit(_main())

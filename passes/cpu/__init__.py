@@ -28,7 +28,7 @@ from mlir import ir
 
 from tilec.dialects import tile
 from tilec.errors import CompilerBugError, TilecError, source_loc
-from tilec.passes import axis_info as ai
+from tilec.passes.analysis import axis_info as ai
 
 NAME = "convert-tile-to-cpu"
 MAX_CHUNKS = 256  # beyond this many contiguous pieces, a gather is cheaper to compile

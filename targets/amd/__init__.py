@@ -1,0 +1,1 @@
+"""AMD back end: ROCDL -> LLVM IR -> llvmlite -> AMDGCN -> ld.lld (backend.py)."""

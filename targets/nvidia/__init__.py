@@ -1,0 +1,1 @@
+"""NVIDIA back end: NVVM -> PTX -> ptxas (backend.py)."""

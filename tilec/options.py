@@ -1,0 +1,40 @@
+"""Compile options: everything besides the kernel, its specialization and the
+target that changes the generated code.  Imports no MLIR (the runtime builds
+cache keys from it)."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Mapping
+
+from tilec.errors import TilecError
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """num_warps: warps per program (GPU); num_stages: software-pipeline depth of
+    loops that feed `tl.dot` (read by the pipeliner; part of the key already)."""
+
+    num_warps: int = 4
+    num_stages: int = 3
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise TilecError(f"{f.name} must be a positive int, got {v!r}")
+
+    @classmethod
+    def from_launch(cls, options: Mapping[str, Any]) -> CompileOptions:
+        """From a launch's keyword options (`num_warps=8, num_stages=3`); others are ignored."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+                      for k, v in options.items() if k in names})
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+    def hash(self) -> str:
+        """A stable hash (the same in every process and Python version)."""
+        return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:16]

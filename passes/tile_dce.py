@@ -13,6 +13,8 @@ from __future__ import annotations
 from mlir import ir
 
 from tilec.dialects import tile
+from tilec.options import CompileOptions
+from tilec.targets import Target
 
 NAME = "tile-dce"
 
@@ -25,7 +27,7 @@ def _collect(op: ir.Operation, out: list[ir.Operation]) -> None:
                 _collect(inner.operation, out)
 
 
-def run(module: ir.Module) -> None:
+def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
     changed = True
     while changed:
         changed = False

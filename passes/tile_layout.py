@@ -49,6 +49,7 @@ from tilec.dialects.tile import Blocked, Layout, Slice
 from tilec.errors import CompilerBugError, TilecError
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import log2, make_blocked, mma_accumulator_layout
+from tilec.options import CompileOptions
 from tilec.targets import Feature, Target
 
 
@@ -386,5 +387,5 @@ def _retype_constant(op: ir.Operation, t: ir.Type) -> None:
 
 NAME = "tile-layout"
 
-def run(module: ir.Module, target: Target, num_warps: int) -> None:
-    TileLayout().run(module, target, num_warps)
+def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
+    TileLayout().run(module, target, options.num_warps)

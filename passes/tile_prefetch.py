@@ -38,6 +38,8 @@ from __future__ import annotations
 
 from mlir import ir
 from mlir.dialects import arith, scf
+from tilec.options import CompileOptions
+from tilec.targets import Target
 
 NAME = "tile-prefetch"
 _PURE = {"tensor.splat", "tile.range", "tile.broadcast", "tile.expand_dims", "tile.addptr",
@@ -172,7 +174,7 @@ def _loops(op: ir.Operation, out: list[ir.Operation]) -> None:
                     out.append(inner.operation)
 
 
-def run(module: ir.Module) -> None:
+def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
     loops: list[ir.Operation] = []
     _loops(module.operation, loops)  # innermost first
     for op in loops:

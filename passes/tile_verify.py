@@ -15,6 +15,8 @@ from typing import Callable
 from mlir import ir
 
 from tilec.dialects import tile
+from tilec.options import CompileOptions
+from tilec.targets import Target
 
 NAME = "tile-verify"
 
@@ -247,7 +249,7 @@ def _walk(op: ir.Operation) -> None:
                 _walk(inner)
 
 
-def run(module: ir.Module) -> None:
+def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
     if not module.operation.verify():
         raise VerifyError(module.operation, "failed MLIR verification")
     _walk(module.operation)

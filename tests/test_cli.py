@@ -414,7 +414,7 @@ def test_pass_adapter_supplies_target_and_num_warps() -> None:
     def gpu(module: Any, target: Any, num_warps: int) -> None:
         seen["gpu"] = (module, target, num_warps)
 
-    def needs_more(module: Any, options: dict[str, Any]) -> None:
+    def needs_more(module: Any, config: dict[str, Any]) -> None:
         pass
 
     def optional_extra(module: Any, verbose: bool = False) -> None:

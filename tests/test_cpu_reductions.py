@@ -22,6 +22,8 @@ from tilec import language as tl
 from tilec.dialects import tile
 from tilec.passes import cpu as convert_tile_to_cpu, tile_verify
 from tilec.runtime.cpu import CpuKernel
+from tilec.options import CompileOptions
+from tilec.targets import get_target
 from tilec.targets.cpu import backend as cpu
 
 _counter = itertools.count()
@@ -38,8 +40,8 @@ def lower_text(src: str) -> str:
     """The module after convert-tile-to-cpu (for checks on the lowering's shape)."""
     with tile.new_context(), ir.Location.unknown():
         m = ir.Module.parse(src)
-        tile_verify.run(m)
-        convert_tile_to_cpu.run(m)
+        tile_verify.run(m, get_target("cpu"), CompileOptions())
+        convert_tile_to_cpu.run(m, get_target("cpu"), CompileOptions())
         assert m.operation.verify()
         return str(m)
 
@@ -48,8 +50,8 @@ def build(src: str, name: str, arg_types: Sequence[Any], tmp_path: Path) -> CpuK
     t0 = time.perf_counter()
     with tile.new_context(), ir.Location.unknown():
         m = ir.Module.parse(src)
-        tile_verify.run(m)
-        convert_tile_to_cpu.run(m)
+        tile_verify.run(m, get_target("cpu"), CompileOptions())
+        convert_tile_to_cpu.run(m, get_target("cpu"), CompileOptions())
         cpu.lower_to_llvm_dialect(m)
         llir = cpu.translate(m)
     out = cpu.codegen(llir)

@@ -24,6 +24,7 @@ from tilec.dialects import tile
 from tilec.passes import gpu as convert_tile_to_gpu, tile_layout
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import Distribution
+from tilec.options import CompileOptions
 from tilec.targets import get_target
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -179,10 +180,10 @@ def lower(text: str, target: str, num_warps: int = 4, *, stop_after_layout: bool
     ctx = tile.new_context()
     with ctx:
         module = ir.Module.parse(text)
-        tile_layout.run(module, get_target(target), num_warps)
+        tile_layout.run(module, get_target(target), CompileOptions(num_warps=num_warps))
         assert module.operation.verify()
         if not stop_after_layout:
-            convert_tile_to_gpu.run(module, get_target(target), num_warps)
+            convert_tile_to_gpu.run(module, get_target(target), CompileOptions(num_warps=num_warps))
             assert module.operation.verify()
     return module
 

@@ -16,6 +16,7 @@ from tilec.errors import CompilerBugError
 from tilec.passes import gpu as convert_tile_to_gpu, tile_layout
 from tilec.passes.analysis.layouts import Distribution, axis_span, replica_masks
 from tilec.passes.lower_reduce_gpu import check_shuffle
+from tilec.options import CompileOptions
 from tilec.targets import get_target
 
 NV = ["sm80", "sm90", "sm100"]
@@ -223,10 +224,10 @@ KERNELS = {
 def lower(text: str, target: str, num_warps: int = 4, stop_after_layout: bool = False) -> ir.Module:
     with tile.new_context():
         module = ir.Module.parse(text)
-        tile_layout.run(module, get_target(target), num_warps)
+        tile_layout.run(module, get_target(target), CompileOptions(num_warps=num_warps))
         assert module.operation.verify()
         if not stop_after_layout:
-            convert_tile_to_gpu.run(module, get_target(target), num_warps)
+            convert_tile_to_gpu.run(module, get_target(target), CompileOptions(num_warps=num_warps))
             assert module.operation.verify()
     return module
 

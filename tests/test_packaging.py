@@ -64,7 +64,7 @@ def test_internal_failure_writes_a_reproducer(monkeypatch: pytest.MonkeyPatch) -
     from tilec import compiler
     from tilec.passes import tile_dce
 
-    def broken(module: object) -> None:
+    def broken(*args: object) -> None:
         raise RuntimeError("simulated pass crash")
 
     monkeypatch.setattr(tile_dce, "run", broken)

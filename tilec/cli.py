@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
 DEFAULT_OUT = "tilec-out"
 # Parameters (after the module) that `opt` can supply to a pass's run().
-_PASS_EXTRA_ARGS = ("target", "num_warps")
+_PASS_EXTRA_ARGS = ("target", "num_warps", "options")
 
 
 # ====================================================================== kernel files
@@ -420,7 +420,9 @@ def _pass_adapter(run: Callable[..., None]) -> PassFn | None:
             return None
 
     def call(module: ir.Module, target: Target, num_warps: int) -> None:
-        values = {"target": target, "num_warps": num_warps}
+        from tilec.options import CompileOptions
+        values = {"target": target, "num_warps": num_warps,
+                  "options": CompileOptions(num_warps=num_warps)}
         run(module, **{name: values[name] for name in wanted})
     return call
 

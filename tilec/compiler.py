@@ -20,6 +20,7 @@ from mlir import ir
 from tilec.dialects import tile
 from tilec.errors import CompilerBugError, TilecError
 from tilec.frontend.codegen import KernelSpec, generate
+from tilec.options import CompileOptions
 from tilec.targets import Target
 
 
@@ -50,20 +51,20 @@ def _upstream(pipeline: str) -> Callable[[ir.Module], None]:
     return run
 
 
-def tile_steps() -> list[Step]:
+def tile_steps(target: Target, options: CompileOptions) -> list[Step]:
     """The target-independent steps on tile-level IR."""
     from tilec.passes import tile_dce, tile_verify
     return [
-        Step(tile_verify.NAME, tile_verify.run),
+        Step(tile_verify.NAME, lambda m: tile_verify.run(m, target, options)),
         Step("canonicalize,cse", _upstream("builtin.module(canonicalize,cse)")),
-        Step(tile_dce.NAME, tile_dce.run),
+        Step(tile_dce.NAME, lambda m: tile_dce.run(m, target, options)),
     ]
 
 
-def cpu_steps() -> list[Step]:
+def cpu_steps(target: Target, options: CompileOptions) -> list[Step]:
     from tilec.passes import cpu as convert_tile_to_cpu
     from tilec.targets.cpu import backend as cpu
-    return [Step(convert_tile_to_cpu.NAME, convert_tile_to_cpu.run),
+    return [Step(convert_tile_to_cpu.NAME, lambda m: convert_tile_to_cpu.run(m, target, options)),
             Step("lower-to-llvm", cpu.lower_to_llvm_dialect)]
 
 
@@ -96,7 +97,7 @@ def run_steps(module: ir.Module, steps: list[Step], target: Target, result: Comp
             result.ir_after.append((step.name, result.text(module)))
 
 
-def compile_spec(spec: KernelSpec, target: Target, num_warps: int = 4,
+def compile_spec(spec: KernelSpec, target: Target, options: CompileOptions,
                  keep_ir: bool = False, stop_after: str | None = None,
                  debug_info: bool = False, for_launch: bool = False) -> CompileResult:
     """Compile one specialization for `target`; return its artifacts."""
@@ -110,22 +111,24 @@ def compile_spec(spec: KernelSpec, target: Target, num_warps: int = 4,
         result.asm["tile"] = result.text(module)
         if keep_ir:
             result.ir_after.append(("frontend", result.asm["tile"]))
-        run_steps(module, tile_steps(), target, result, keep_ir)
+        run_steps(module, tile_steps(target, options), target, result, keep_ir)
         result.asm["tile-opt"] = result.text(module)
         if stop_after in ("tile", "tile-opt"):
             return result
         if target.vendor == "cpu":
             # A launch needs only the shared object; skip the assembly text.
-            _compile_cpu(module, target, result, keep_ir, stop_after, want_asm=not for_launch)
+            _compile_cpu(module, target, options, result, keep_ir, stop_after,
+                         want_asm=not for_launch)
         else:
-            _compile_gpu(module, target, num_warps, result, keep_ir, stop_after)
+            _compile_gpu(module, target, options, result, keep_ir, stop_after)
     return result
 
 
-def _compile_cpu(module: ir.Module, target: Target, result: CompileResult, keep_ir: bool,
+def _compile_cpu(module: ir.Module, target: Target, options: CompileOptions,
+                 result: CompileResult, keep_ir: bool,
                  stop_after: str | None, want_asm: bool = True) -> None:
     from tilec.targets.cpu import backend as cpu
-    steps = cpu_steps()
+    steps = cpu_steps(target, options)
     run_steps(module, steps[:1], target, result, keep_ir)
     result.asm["cpu"] = result.text(module)
     if stop_after == "cpu":
@@ -147,12 +150,12 @@ def _compile_cpu(module: ir.Module, target: Target, result: CompileResult, keep_
     result.metadata["host_cpu"] = list(cpu.host_cpu())
 
 
-def gpu_steps(target: Target, num_warps: int) -> list[Step]:
+def gpu_steps(target: Target, options: CompileOptions) -> list[Step]:
     """Tiling (layouts) and distribution onto threads, for a GPU target."""
     from tilec.passes import gpu as convert_tile_to_gpu, tile_layout
     return [
-        Step("tile-layout", lambda m: tile_layout.run(m, target, num_warps)),
-        Step("convert-tile-to-gpu", lambda m: convert_tile_to_gpu.run(m, target, num_warps)),
+        Step(tile_layout.NAME, lambda m: tile_layout.run(m, target, options)),
+        Step(convert_tile_to_gpu.NAME, lambda m: convert_tile_to_gpu.run(m, target, options)),
     ]
 
 
@@ -166,13 +169,15 @@ def _backend(target: Target) -> Callable[[ir.Module, Target], dict[str, Any]]:
     return compile_amd
 
 
-def _compile_gpu(module: ir.Module, target: Target, num_warps: int, result: CompileResult,
+def _compile_gpu(module: ir.Module, target: Target, options: CompileOptions,
+                 result: CompileResult,
                  keep_ir: bool, stop_after: str | None) -> None:
-    if num_warps not in (1, 2, 4, 8, 16) or num_warps * target.warp_size > target.max_threads:
-        raise TilecError(f"num_warps={num_warps} is not valid for {target.name}: use 1, 2, 4, 8 "
+    nw = options.num_warps
+    if nw not in (1, 2, 4, 8, 16) or nw * target.warp_size > target.max_threads:
+        raise TilecError(f"num_warps={options.num_warps} is not valid for {target.name}: use 1, 2, 4, 8 "
                          f"or 16 with at most {target.max_threads} threads "
                          f"({target.warp_size} per warp)")
-    layout_step, distribute_step = gpu_steps(target, num_warps)
+    layout_step, distribute_step = gpu_steps(target, options)
     run_steps(module, [layout_step], target, result, keep_ir)
     result.asm["tiled"] = result.text(module)
     if stop_after == "tiled":

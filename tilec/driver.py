@@ -16,6 +16,7 @@ from tilec.frontend.codegen import KernelSpec
 from tilec.frontend.parser import get_source, parse_source
 from tilec.language import core as tl
 from tilec.runtime.args import EQUAL_TO_1
+from tilec.options import CompileOptions
 from tilec.targets import get_target
 from tilec.version import __version__
 
@@ -161,7 +162,7 @@ def compile_kernel(kernel: Kernel, target_name: str, signature: Any,
     sig = parse_signature(kernel, signature)
     spec = make_spec(kernel, {k: t for k, (t, _) in sig.items()},
                      {k: d for k, (_, d) in sig.items()}, constexprs or {})
-    res = compile_spec(spec, target, num_warps, keep_ir=keep_ir, stop_after=stop_after,
+    res = compile_spec(spec, target, CompileOptions(num_warps=num_warps), keep_ir=keep_ir, stop_after=stop_after,
                        debug_info=debug_info, for_launch=for_launch)
     ck = CompiledKernel(kernel.name, target.name, [(k, t.short) for k, (t, _) in sig.items()],
                         {k: d for k, (_, d) in sig.items()}, dict(spec.constexprs), num_warps, res.asm, res.metadata, res.ir_after)

@@ -29,6 +29,8 @@ from mlir import ir
 from tilec.dialects import tile
 from tilec.errors import CompilerBugError, TilecError, source_loc
 from tilec.passes.analysis import axis_info as ai
+from tilec.options import CompileOptions
+from tilec.targets import Target
 
 NAME = "convert-tile-to-cpu"
 MAX_CHUNKS = 256  # beyond this many contiguous pieces, a gather is cheaper to compile
@@ -681,7 +683,7 @@ def _strip_width(block: ir.Block) -> int | None:
     return STRIP_WIDTH
 
 
-def run(module: ir.Module) -> None:
+def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
     """Replace every tile-level kernel in `module` by its CPU form (in place)."""
     kernels = [v.operation for v in module.body.operations
                if v.operation.name == "func.func" and "tile.kernel" in v.operation.attributes]

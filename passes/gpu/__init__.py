@@ -45,6 +45,7 @@ from tilec.dialects import tile
 from tilec.errors import CompilerBugError, TilecError, source_loc
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import Distribution, log2
+from tilec.options import CompileOptions
 from tilec.targets import Feature, Target
 
 Lowered = Union[ir.Value, list[ir.Value]]
@@ -664,8 +665,8 @@ def _return(L: _FuncLowering, op: ir.Operation) -> None:
 
 NAME = "convert-tile-to-gpu"
 
-def run(module: ir.Module, target: Target, num_warps: int) -> None:
-    ConvertTileToGPU().run(module, target, num_warps)
+def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
+    ConvertTileToGPU().run(module, target, options.num_warps)
 
 
 # Rule families kept in their own files register themselves on import.

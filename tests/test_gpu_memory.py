@@ -1,4 +1,4 @@
-"""Masked global loads/stores on GPUs (passes/lower_memory_gpu.py).
+"""Masked global loads/stores on GPUs (passes/gpu/memory.py, targets/nvidia/rules.py).
 
 On targets with `ptx_predicated_mem` (NVIDIA) a masked access is one
 predicated PTX instruction through inline asm (`@%p ld.global.v4.b32`), with

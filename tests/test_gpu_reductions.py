@@ -15,7 +15,7 @@ from tilec.dialects.tile import Blocked
 from tilec.errors import CompilerBugError
 from tilec.passes import gpu as convert_tile_to_gpu, tile_layout
 from tilec.passes.analysis.layouts import Distribution, axis_span, replica_masks
-from tilec.passes.lower_reduce_gpu import check_shuffle
+from tilec.passes.gpu.reduce import check_shuffle
 from tilec.options import CompileOptions
 from tilec.targets import get_target
 

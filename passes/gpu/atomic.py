@@ -1,6 +1,4 @@
-"""GPU lowering rules for `tile.atomic_rmw` and `tile.atomic_cas`.
-
-Registered in `convert-tile-to-gpu`'s rule registry.
+"""`convert-tile-to-gpu` rules for `tile.atomic_rmw` and `tile.atomic_cas`.
 
 Input: the atomic ops at the tiled level (pointer, value, mask and result tiles
 share one layout, which `tile-layout` guarantees), or on scalars.
@@ -26,10 +24,13 @@ from mlir import ir
 from mlir.dialects import arith, llvm, scf, vector
 
 from tilec.dialects import tile
-from tilec.errors import TilecError
-from tilec.passes.gpu import _FuncLowering, _is_tile, lowering, source_loc
-from tilec.passes.lower_reduce_gpu import canonical_thread
+from tilec.errors import TilecError, source_loc
+from tilec.passes.gpu.context import FuncLowering, Rule, is_tile, segments
+from tilec.passes.gpu.reduce import canonical_thread
+from tilec.passes.rules import RuleSet
 from tilec.targets import Target
+
+RULES: RuleSet[Rule] = RuleSet("gpu.atomic")
 
 _BIN_OPS = {
     "add": llvm.AtomicBinOp.add, "fadd": llvm.AtomicBinOp.fadd, "max": llvm.AtomicBinOp.max,
@@ -37,6 +38,7 @@ _BIN_OPS = {
     "fmax": llvm.AtomicBinOp.fmax, "fmin": llvm.AtomicBinOp.fmin, "xchg": llvm.AtomicBinOp.xchg,
     "and": llvm.AtomicBinOp._and, "or": llvm.AtomicBinOp._or, "xor": llvm.AtomicBinOp._xor,
 }
+
 
 def _scope(target: Target) -> str:
     """LLVM's syncscope for "all threads of the device" on this target."""
@@ -54,7 +56,7 @@ def _check(op: ir.Operation, kind: str, elem: ir.Type, target: Target) -> None:
                          "use 32- or 64-bit elements", source_loc(op.location))
 
 
-def _guarded(L: _FuncLowering, pred: ir.Value | None, t: ir.Type,
+def _guarded(L: FuncLowering, pred: ir.Value | None, t: ir.Type,
              build: Callable[[], ir.Value]) -> ir.Value:
     if pred is None:
         return build()
@@ -74,19 +76,19 @@ def _and(a: ir.Value | None, b: ir.Value | None) -> ir.Value | None:
     return arith.AndIOp(a, b).result
 
 
-def _per_element(L: _FuncLowering, op: ir.Operation, ptr: ir.Value, args: list[ir.Value],
+def _per_element(L: FuncLowering, op: ir.Operation, ptr: ir.Value, args: list[ir.Value],
                  mask: ir.Value | None, elem: ir.Type,
                  emit: Callable[[ir.Value, list[ir.Value]], ir.Value]) -> None:
     res = op.results[0]
-    if not _is_tile(ptr.type):
+    if not is_tile(ptr.type):
         pred = L.get(mask) if mask is not None else None
         L.values[res] = _guarded(L, pred, elem, lambda: emit(L.get(ptr), [L.get(a) for a in args]))
         return
     d = L.dist(ptr.type)
     canon = canonical_thread(L, d)
     pf = L.frag(ptr)
-    afs = [L.frag(a) if _is_tile(a.type) else None for a in args]
-    mf = L.frag(mask) if mask is not None and _is_tile(mask.type) else None
+    afs = [L.frag(a) if is_tile(a.type) else None for a in args]
+    mf = L.frag(mask) if mask is not None and is_tile(mask.type) else None
     out = []
     for ci in range(d.num_chunks):
         elems = []
@@ -102,17 +104,13 @@ def _per_element(L: _FuncLowering, op: ir.Operation, ptr: ir.Value, args: list[i
     L.values[res] = out
 
 
-def _segments(op: ir.Operation) -> list[int]:
-    return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-
-
-@lowering("tile.atomic_rmw")
-def _atomic_rmw(L: _FuncLowering, op: ir.Operation) -> None:
+@RULES.rule("tile.atomic_rmw")
+def _atomic_rmw(L: FuncLowering, op: ir.Operation) -> None:
     kind = ir.StringAttr(op.attributes["kind"]).value
     if kind not in _BIN_OPS:
         raise TilecError(f"unknown atomic kind '{kind}'", source_loc(op.location))
     ptr, value = op.operands[0], op.operands[1]
-    mask = op.operands[2] if _segments(op)[2] else None
+    mask = op.operands[2] if segments(op)[2] else None
     elem = tile.pointee(tile.element_type(ptr.type))
     _check(op, kind, elem, L.target)
     scope = _scope(L.target)
@@ -124,8 +122,8 @@ def _atomic_rmw(L: _FuncLowering, op: ir.Operation) -> None:
     _per_element(L, op, ptr, [value], mask, elem, emit)
 
 
-@lowering("tile.atomic_cas")
-def _atomic_cas(L: _FuncLowering, op: ir.Operation) -> None:
+@RULES.rule("tile.atomic_cas")
+def _atomic_cas(L: FuncLowering, op: ir.Operation) -> None:
     ptr, cmp, value = op.operands[0], op.operands[1], op.operands[2]
     elem = tile.pointee(tile.element_type(ptr.type))
     _check(op, "cas", elem, L.target)

@@ -1,0 +1,155 @@
+"""`convert-tile-to-gpu` rules for elementwise `arith`/`math` ops.
+
+Every `arith`/`math` op without a rule of its own (`arith.*`, `math.*`) is
+copied chunk by chunk with vector types (once for scalars), through `emit`:
+
+* `fast_exp2`: `math.exp(x)` becomes `math.exp2(x * log2(e))` (f16 and bf16
+  compute in f32): one hardware 2^x (NVIDIA `ex2.approx.f32`, AMD
+  `v_exp_f32`), as Triton does, instead of a device-library exp.
+* `fp_contract`: float add/sub/mul may fuse into FMA (Triton's default
+  `enable_fp_fusion`).
+* target hooks:
+  - `hook.math-fn` (exp2/log2/exp/log/sin/cos/floor/ceil on one value): the
+    generic rule here is for targets without a device math library (AMD in
+    this build: the ROCm device library is not linked): LLVM intrinsics called
+    by name (`llvm.call_intrinsic`), which the back end selects to native
+    instructions (`convert-gpu-to-rocdl` would otherwise call `__ocml_*`
+    functions that do not link); f16/bf16 compute in f32; f64
+    transcendentals raise `TilecError`.  Where `Feature.DEVICE_LIBM` holds
+    the target's rule returns None and the math op stays (the upstream GPU
+    conversion calls the library: targets/nvidia/rules.py).
+  - `hook.f32-div` (f32 `/` without fast-math flags): generic `arith.divf`;
+    `Feature.FAST_FDIV` targets divide approximately (targets/nvidia/rules.py).
+
+Input: an op name, result types, converted operands and attributes, at the
+current insertion point and location.  Output: the result values.
+Nearest upstream analogue: `populateMathToROCDLConversionPatterns` / MathToLLVM.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from mlir import ir
+
+from tilec.errors import TilecError, source_loc
+from tilec.passes.gpu.context import FuncLowering, Rule, is_tile
+from tilec.passes.rules import RuleSet
+from tilec.targets import Feature
+
+RULES: RuleSet[Rule] = RuleSet("gpu.math")
+
+_LOG2E = 1.0 / math.log(2.0)
+_LN2 = math.log(2.0)
+# math op -> LLVM intrinsic base name, for targets without a device math library.
+_INTRINSIC = {"math.exp2": "llvm.exp2", "math.log2": "llvm.log2", "math.sin": "llvm.sin",
+              "math.cos": "llvm.cos", "math.floor": "llvm.floor", "math.ceil": "llvm.ceil",
+              "math.exp": "llvm.exp2", "math.log": "llvm.log2"}
+_TRANSCENDENTAL = {"math.exp2", "math.log2", "math.sin", "math.cos", "math.exp", "math.log"}
+_CONTRACTIBLE = {"arith.addf", "arith.subf", "arith.mulf"}
+_NO_FASTMATH = "#arith.fastmath<none>"
+
+
+def _elem(t: ir.Type) -> ir.Type:
+    return ir.VectorType(t).element_type if isinstance(t, ir.VectorType) else t
+
+
+def _with_elem(t: ir.Type, e: ir.Type) -> ir.Type:
+    return ir.VectorType.get(ir.VectorType(t).shape, e) if isinstance(t, ir.VectorType) else e
+
+
+def _const(t: ir.Type, v: float) -> ir.Value:
+    attr: ir.Attribute = ir.FloatAttr.get(_elem(t), v)
+    if isinstance(t, ir.VectorType):
+        attr = ir.DenseElementsAttr.get_splat(ir.VectorType(t), attr)
+    return ir.Operation.create("arith.constant", results=[t], attributes={"value": attr}).result
+
+
+def _op(name: str, t: ir.Type, operands: Sequence[ir.Value]) -> ir.Value:
+    return ir.Operation.create(name, results=[t], operands=list(operands)).result
+
+
+def _in_f32(t: ir.Type, x: ir.Value, body: Any) -> ir.Value:
+    """Compute `body` in f32 for f16/bf16 inputs; the result has type t."""
+    e = _elem(t)
+    if e == ir.F32Type.get() or e == ir.F64Type.get():
+        return body(t, x)
+    wide = _with_elem(t, ir.F32Type.get())
+    r = body(wide, _op("arith.extf", wide, [x]))
+    return _op("arith.truncf", t, [r])
+
+
+def _intrinsic(name: str, t: ir.Type, x: ir.Value) -> ir.Value:
+    return ir.Operation.create("llvm.call_intrinsic", results=[t], operands=[x], attributes={
+        "intrin": ir.StringAttr.get(name),
+        "op_bundle_sizes": ir.DenseI32ArrayAttr.get([]),
+        "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0])}).result
+
+
+def _fastmath_none(attrs: dict[str, ir.Attribute]) -> bool:
+    return str(attrs.get("fastmath", _NO_FASTMATH)) == _NO_FASTMATH
+
+
+def emit(L: FuncLowering, name: str, rtypes: Sequence[ir.Type], operands: Sequence[ir.Value],
+         attrs: dict[str, ir.Attribute]) -> list[ir.Value]:
+    """Emit one per-thread arith/math op; returns its results."""
+    if len(rtypes) == 1 and len(operands) == 1 and name in _INTRINSIC:
+        t, x = rtypes[0], operands[0]
+        v = L.hook("hook.math-fn")(L, name, t, x)
+        if v is not None:
+            return [v]
+        if name == "math.exp" and L.target.has(Feature.FAST_EXP2):
+            return [_in_f32(t, x, lambda tt, xx: _op("math.exp2", tt, [_op(
+                "arith.mulf", tt, [xx, _const(tt, _LOG2E)])]))]
+    if name == "arith.divf" and _elem(rtypes[0]) == ir.F32Type.get() and _fastmath_none(attrs):
+        return [L.hook("hook.f32-div")(L, rtypes[0], operands, attrs)]
+    if name in _CONTRACTIBLE and L.target.has(Feature.FP_CONTRACT) and _fastmath_none(attrs):
+        attrs = dict(attrs, fastmath=ir.Attribute.parse("#arith.fastmath<contract>"))
+    op = ir.Operation.create(name, results=list(rtypes), operands=list(operands), attributes=attrs)
+    return list(op.results)
+
+
+@RULES.rule("hook.math-fn")
+def native_math_fn(L: FuncLowering, name: str, t: ir.Type, x: ir.Value) -> ir.Value | None:
+    """No device math library: LLVM intrinsics (see the module docstring)."""
+    if name in _TRANSCENDENTAL and _elem(t) == ir.F64Type.get():
+        raise TilecError(f"tl.{name.split('.')[1]} on float64 is not supported on "
+                         f"{L.target.name} (it needs the ROCm device library, which tilec does "
+                         "not link); compute in float32", source_loc(ir.Location.current))
+    if name == "math.exp":
+        return _in_f32(t, x, lambda tt, xx: _intrinsic("llvm.exp2", tt, _op(
+            "arith.mulf", tt, [xx, _const(tt, _LOG2E)])))
+    if name == "math.log":
+        return _in_f32(t, x, lambda tt, xx: _op(
+            "arith.mulf", tt, [_intrinsic("llvm.log2", tt, xx), _const(tt, _LN2)]))
+    return _in_f32(t, x, lambda tt, xx: _intrinsic(_INTRINSIC[name], tt, xx))
+
+
+@RULES.rule("hook.f32-div")
+def ieee_f32_div(L: FuncLowering, t: ir.Type, operands: Sequence[ir.Value],
+                 attrs: dict[str, ir.Attribute]) -> ir.Value:
+    """The correctly rounded division."""
+    return ir.Operation.create("arith.divf", results=[t], operands=list(operands),
+                               attributes=attrs).result
+
+
+@RULES.rule("arith.*", "math.*")
+def _elementwise(L: FuncLowering, op: ir.Operation) -> None:
+    """Any arith/math op: copied per chunk (tiles) or once (scalars)."""
+    attrs = {n: op.attributes[n] for n in op.attributes}
+    if not any(is_tile(r.type) for r in op.results):
+        results = emit(L, op.name, [L.scalar_type(r.type) for r in op.results],
+                       [L.get(o) for o in op.operands], attrs)
+        for old, r in zip(op.results, results):
+            L.values[old] = r
+        return
+    d = L.dist(op.results[0].type)
+    frags = [L.frag(o) if is_tile(o.type) else [L.get(o)] * d.num_chunks for o in op.operands]
+    rtypes = [L.frag_types(r.type)[0] for r in op.results]
+    outs: list[list[ir.Value]] = [[] for _ in op.results]
+    for ci in range(d.num_chunks):
+        results = emit(L, op.name, rtypes, [f[ci] for f in frags], attrs)
+        for k, r in enumerate(results):
+            outs[k].append(r)
+    for old, vals in zip(op.results, outs):
+        L.values[old] = vals

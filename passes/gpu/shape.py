@@ -1,0 +1,171 @@
+"""`convert-tile-to-gpu` rules for program ids, index ranges, constants and the
+ops that reshape or re-distribute tiles.
+
+Input: the ops at the tiled level.  Output, per thread:
+  * `tile.program_id`/`num_programs` -> `gpu.block_id`/`gpu.grid_dim` as i32
+    (a target may read the block count elsewhere: targets/amd/rules.py);
+  * `tile.range` -> thread-index arithmetic on `gpu.thread_id x`
+    (`FuncLowering.coordinates`); `tensor.splat`/`arith.constant` -> vector
+    broadcasts/splat constants; `tile.expand_dims` and `tile.broadcast` move
+    no data (slice layouts share the expanded tile's fragment);
+  * `tile.convert_layout`, `tile.reshape`, `tile.trans` -> a round trip through
+    workgroup memory between `gpu.barrier`s (row-major store, load at the new
+    layout's positions; `trans` reads with swapped strides);
+  * `tile.addptr` -> `llvm.getelementptr` on (vectors of) `!llvm.ptr<1>`.
+
+Nearest upstream analogue: the vector-distribution patterns of
+`vector.broadcast`/`vector.transpose`; Triton's `ConvertLayoutOpToLLVM`.
+"""
+from __future__ import annotations
+
+import math
+
+from mlir import ir
+from mlir.dialects import arith, gpu, llvm
+
+from tilec.dialects import tile
+from tilec.errors import CompilerBugError, TilecError, source_loc
+from tilec.passes.gpu.context import (
+    DYNAMIC_INDEX, FuncLowering, Rule, i32, int_attr, is_i1, is_tile, linear_index, result,
+    shared_element, store_row_major,
+)
+from tilec.passes.rules import RuleSet
+
+RULES: RuleSet[Rule] = RuleSet("gpu.shape")
+
+
+_DIMS = (gpu.Dimension.x, gpu.Dimension.y, gpu.Dimension.z)
+
+
+@RULES.rule("tile.program_id")
+def _program_id(L: FuncLowering, op: ir.Operation) -> None:
+    idx = gpu.BlockIdOp(_DIMS[int_attr(op, "axis")]).result
+    L.values[result(op)] = arith.IndexCastOp(i32(), idx).result
+
+
+@RULES.rule("tile.num_programs")
+def _num_programs(L: FuncLowering, op: ir.Operation) -> None:
+    idx = gpu.GridDimOp(_DIMS[int_attr(op, "axis")]).result
+    L.values[result(op)] = arith.IndexCastOp(i32(), idx).result
+
+
+@RULES.rule("tile.range")
+def _range(L: FuncLowering, op: ir.Operation) -> None:
+    d = L.dist(result(op).type)
+    dim = 0 if d.sliced_dim is None else [i for i in range(d.rank) if i != d.sliced_dim][0]
+    L.values[result(op)] = L.coordinates(d, dim, int_attr(op, "start"))
+
+
+@RULES.rule("tensor.splat")
+def _splat(L: FuncLowering, op: ir.Operation) -> None:
+    d = L.dist(result(op).type)
+    v = L.splat(L.get(op.operands[0]), d.vec_len)
+    L.values[result(op)] = [v] * d.num_chunks
+
+
+@RULES.rule("arith.constant")
+def _constant(L: FuncLowering, op: ir.Operation) -> None:
+    t = result(op).type
+    attr = op.attributes["value"]
+    if not is_tile(t):
+        L.values[result(op)] = arith.ConstantOp(t, attr).result
+        return
+    if not (isinstance(attr, ir.DenseElementsAttr) and attr.is_splat):
+        raise TilecError("non-splat tile constants are not supported on GPUs yet",
+                         source_loc(op.location))
+    d = L.dist(t)
+    (vt,) = set(L.frag_types(t))
+    c = arith.ConstantOp(vt, ir.DenseElementsAttr.get_splat(vt, attr.get_splat_value())).result
+    L.values[result(op)] = [c] * d.num_chunks
+
+
+@RULES.rule("tile.expand_dims")
+def _expand_dims(L: FuncLowering, op: ir.Operation) -> None:
+    # A slice layout's fragment is the fragment of the expanded tile.
+    L.values[result(op)] = L.frag(op.operands[0])
+
+
+@RULES.rule("tile.broadcast")
+def _broadcast(L: FuncLowering, op: ir.Operation) -> None:
+    src, res = op.operands[0], result(op)
+    ds, dd = L.dist(src.type), L.dist(res.type)
+    if ds.blocked != dd.blocked:
+        raise CompilerBugError("tile.broadcast between different layouts")
+    frag = L.frag(src)
+    stretched = [s == 1 and r != 1 for s, r in zip(ds.shape, dd.shape)]
+    out, cache = [], {}
+    for key in dd.chunk_keys:
+        skey = tuple(0 if stretched[i] else k for i, k in enumerate(key))
+        v = frag[ds.chunk_index(skey)]
+        if ds.vec_len != dd.vec_len:
+            if skey not in cache:
+                cache[skey] = L.splat(L.extract(v, 0), dd.vec_len)
+            v = cache[skey]
+        out.append(v)
+    L.values[res] = out
+
+
+@RULES.rule("tile.convert_layout")
+def _convert_layout(L: FuncLowering, op: ir.Operation) -> None:
+    """Through workgroup memory: every thread stores its elements at their
+    row-major position, then loads the elements the new layout gives it."""
+    src, res = op.operands[0], result(op)
+    if L.dist(src.type) == L.dist(res.type):
+        L.values[res] = L.frag(src)
+        return
+    _through_memory(L, src, res, None)
+
+
+@RULES.rule("tile.reshape")
+def _reshape(L: FuncLowering, op: ir.Operation) -> None:
+    """Row-major order is kept: the same exchange as a layout conversion."""
+    _through_memory(L, op.operands[0], result(op), None)
+
+
+@RULES.rule("tile.trans")
+def _trans(L: FuncLowering, op: ir.Operation) -> None:
+    """Result element (i, j) is source element (j, i): read with swapped strides."""
+    src = op.operands[0]
+    rows, cols = tuple(src.type.shape)
+    _through_memory(L, src, result(op), [1, cols])
+
+
+def _through_memory(L: FuncLowering, src: ir.Value, res: ir.Value,
+                    read_strides: list[int] | None) -> None:
+    """Store `src` at its row-major positions in workgroup memory; read `res`'s
+    elements at `read_strides` (default: `res`'s own row-major strides)."""
+    ds, dd = L.dist(src.type), L.dist(res.type)
+    elem = L.scalar_type(src.type.element_type)
+    mem_t = ir.IntegerType.get_signless(8) if is_i1(elem) else elem
+    buf = L.shared_buffer(mem_t, math.prod(ds.shape))
+    gpu.BarrierOp()
+    store_row_major(L, src, buf, mem_t)
+    gpu.BarrierOp()
+    out = []
+    for idx in linear_index(L, dd, read_strides):
+        elems = []
+        for i in range(dd.vec_len):
+            v = llvm.LoadOp(mem_t, shared_element(L, buf, L.extract(idx, i), mem_t)).result
+            if mem_t != elem:
+                v = arith.TruncIOp(elem, v).result
+            elems.append(v)
+        out.append(L.concat(elems) if len(elems) > 1 else L.splat(elems[0], 1))
+    gpu.BarrierOp()
+    L.values[res] = out
+
+
+@RULES.rule("tile.addptr")
+def _addptr(L: FuncLowering, op: ir.Operation) -> None:
+    ptr, off = op.operands
+    elem = tile.pointee(ptr.type.element_type if is_tile(ptr.type) else ptr.type)
+    mem_t = ir.IntegerType.get_signless(8) if is_i1(elem) else elem
+    if not is_tile(ptr.type):
+        L.values[result(op)] = llvm.GEPOp(L.scalar_type(ptr.type), L.get(ptr), [L.get(off)],
+                                           [DYNAMIC_INDEX], mem_t, llvm.GEPNoWrapFlags.none).result
+        return
+    d = L.dist(ptr.type)
+    offs = L.frag(off) if is_tile(off.type) else [L.splat(L.get(off), d.vec_len)] * d.num_chunks
+    (pt,) = set(L.frag_types(ptr.type))
+    L.values[result(op)] = [
+        llvm.GEPOp(pt, p, [o], [DYNAMIC_INDEX], mem_t, llvm.GEPNoWrapFlags.none).result
+        for p, o in zip(L.frag(ptr), offs)]

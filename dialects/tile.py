@@ -37,8 +37,8 @@ each operand (and result) is its own optional group, sized by
 `operandSegmentSizes`/`resultSegmentSizes` (`segment_attrs(n)`).
 
 IRDL checks op names and operand counts; the shape and element-type rules are
-checked by `verify` below (run by the `tile-verify` pass), which reports the
-op's location.
+checked by the `tile-verify` pass (passes/tile_verify.py), which reports the
+op's location.  The builders below compute result types from the operands.
 """
 from __future__ import annotations
 
@@ -74,12 +74,6 @@ irdl.dialect @tile {
     irdl.attributes {"start" = %s, "end" = %e}
     irdl.results(result: %r)
   }
-  irdl.operation @broadcast {
-    %s = irdl.any
-    %r = irdl.any
-    irdl.operands(src: %s)
-    irdl.results(result: %r)
-  }
   irdl.operation @expand_dims {
     %s = irdl.any
     %r = irdl.any
@@ -109,7 +103,7 @@ irdl.dialect @tile {
     %m = irdl.any
     irdl.operands(ptr: %p, value: %v, mask: optional %m)
   }
-  // ---- layouts (tiled level; see `blocked`/`slice` helpers at the end of this file)
+  // ---- layouts (tiled level; `Blocked`/`Slice` below read and build them)
   // #tile.blocked<per_thread, lanes, warps, order>: four array<i32> of rank entries.
   irdl.attribute @blocked {
     %pt = irdl.base "#builtin.dense_array"
@@ -124,13 +118,7 @@ irdl.dialect @tile {
     %p = irdl.base @tile::@blocked
     irdl.parameters(dim: %d, parent: %p)
   }
-  irdl.operation @convert_layout {
-    %s = irdl.any
-    %r = irdl.any
-    irdl.operands(src: %s)
-    irdl.results(result: %r)
-  }
-{combine_ops}  irdl.operation @atomic_rmw {
+{generated_ops}  irdl.operation @atomic_rmw {
     %p = irdl.any
     %v = irdl.any
     %m = irdl.any
@@ -151,18 +139,6 @@ irdl.dialect @tile {
   irdl.operation @barrier {
   }
   irdl.operation @warp_sync {
-  }
-  irdl.operation @reshape {
-    %s = irdl.any
-    %r = irdl.any
-    irdl.operands(src: %s)
-    irdl.results(result: %r)
-  }
-  irdl.operation @trans {
-    %s = irdl.any
-    %r = irdl.any
-    irdl.operands(src: %s)
-    irdl.results(result: %r)
   }
   irdl.operation @dot {
     %a = irdl.any
@@ -186,6 +162,11 @@ def _combine_op(name: str, groups: int) -> str:
             f"    irdl.operands({ops})\n    irdl.results({res})\n  }}\n")
 
 
+def _one_operand_op(name: str) -> str:
+    """IRDL for an op from one value to one value of any types."""
+    return (f"  irdl.operation @{name} {{\n    %s = irdl.any\n    %r = irdl.any\n"
+            f"    irdl.operands(src: %s)\n    irdl.results(result: %r)\n  }}\n")
+
 
 # Ops without side effects: removed when unused by the `tile-dce` pass.
 PURE_OPS = frozenset({
@@ -196,8 +177,9 @@ PURE_OPS = frozenset({
 
 MAX_COMBINE_OPERANDS = 4
 IRDL_SOURCE = _IRDL_TEMPLATE.replace(
-    "{combine_ops}", _combine_op("reduce", MAX_COMBINE_OPERANDS) +
-    _combine_op("scan", MAX_COMBINE_OPERANDS))
+    "{generated_ops}",
+    "".join(_one_operand_op(n) for n in ("broadcast", "convert_layout", "reshape", "trans")) +
+    _combine_op("reduce", MAX_COMBINE_OPERANDS) + _combine_op("scan", MAX_COMBINE_OPERANDS))
 
 
 def segment_attrs(n: int) -> dict[str, ir.Attribute]:

@@ -37,8 +37,8 @@ each operand (and result) is its own optional group, sized by
 `operandSegmentSizes`/`resultSegmentSizes` (`segment_attrs(n)`).
 
 IRDL checks op names and operand counts; the shape and element-type rules are
-checked by `verify` below (run by the `tile-verify` pass), which reports the
-op's location.
+checked by the `tile-verify` pass (passes/tile_verify.py), which reports the
+op's location.  The builders below compute result types from the operands.
 """
 from __future__ import annotations
 
@@ -74,12 +74,6 @@ irdl.dialect @tile {
     irdl.attributes {"start" = %s, "end" = %e}
     irdl.results(result: %r)
   }
-  irdl.operation @broadcast {
-    %s = irdl.any
-    %r = irdl.any
-    irdl.operands(src: %s)
-    irdl.results(result: %r)
-  }
   irdl.operation @expand_dims {
     %s = irdl.any
     %r = irdl.any
@@ -109,7 +103,7 @@ irdl.dialect @tile {
     %m = irdl.any
     irdl.operands(ptr: %p, value: %v, mask: optional %m)
   }
-  // ---- layouts (tiled level; see `blocked`/`slice` helpers at the end of this file)
+  // ---- layouts (tiled level; `Blocked`/`Slice` below read and build them)
   // #tile.blocked<per_thread, lanes, warps, order>: four array<i32> of rank entries.
   irdl.attribute @blocked {
     %pt = irdl.base "#builtin.dense_array"
@@ -124,13 +118,7 @@ irdl.dialect @tile {
     %p = irdl.base @tile::@blocked
     irdl.parameters(dim: %d, parent: %p)
   }
-  irdl.operation @convert_layout {
-    %s = irdl.any
-    %r = irdl.any
-    irdl.operands(src: %s)
-    irdl.results(result: %r)
-  }
-{combine_ops}  irdl.operation @atomic_rmw {
+{generated_ops}  irdl.operation @atomic_rmw {
     %p = irdl.any
     %v = irdl.any
     %m = irdl.any
@@ -151,18 +139,6 @@ irdl.dialect @tile {
   irdl.operation @barrier {
   }
   irdl.operation @warp_sync {
-  }
-  irdl.operation @reshape {
-    %s = irdl.any
-    %r = irdl.any
-    irdl.operands(src: %s)
-    irdl.results(result: %r)
-  }
-  irdl.operation @trans {
-    %s = irdl.any
-    %r = irdl.any
-    irdl.operands(src: %s)
-    irdl.results(result: %r)
   }
   irdl.operation @dot {
     %a = irdl.any
@@ -186,18 +162,24 @@ def _combine_op(name: str, groups: int) -> str:
             f"    irdl.operands({ops})\n    irdl.results({res})\n  }}\n")
 
 
+def _one_operand_op(name: str) -> str:
+    """IRDL for an op from one value to one value of any types."""
+    return (f"  irdl.operation @{name} {{\n    %s = irdl.any\n    %r = irdl.any\n"
+            f"    irdl.operands(src: %s)\n    irdl.results(result: %r)\n  }}\n")
+
 
 # Ops without side effects: removed when unused by the `tile-dce` pass.
 PURE_OPS = frozenset({
     "tile.program_id", "tile.num_programs", "tile.range", "tile.broadcast",
     "tile.expand_dims", "tile.addptr", "tile.load", "tile.reduce", "tile.scan",
-    "tile.reshape", "tile.trans", "tile.dot",
+    "tile.reshape", "tile.trans", "tile.dot", "tile.convert_layout",
 })
 
 MAX_COMBINE_OPERANDS = 4
 IRDL_SOURCE = _IRDL_TEMPLATE.replace(
-    "{combine_ops}", _combine_op("reduce", MAX_COMBINE_OPERANDS) +
-    _combine_op("scan", MAX_COMBINE_OPERANDS))
+    "{generated_ops}",
+    "".join(_one_operand_op(n) for n in ("broadcast", "convert_layout", "reshape", "trans")) +
+    _combine_op("reduce", MAX_COMBINE_OPERANDS) + _combine_op("scan", MAX_COMBINE_OPERANDS))
 
 
 def segment_attrs(n: int) -> dict[str, ir.Attribute]:
@@ -248,13 +230,20 @@ def new_context() -> ir.Context:
 
 
 # ---------------------------------------------------------------- types
+# IRDL types and attributes have no Python classes: `!tile.ptr<T>` and the
+# layout encodings are built from and read back from their printed form, here
+# and nowhere else.
+
+_PTR_PREFIX = "!tile.ptr<"
+
 
 def ptr_type(pointee: ir.Type) -> ir.Type:
-    return ir.Type.parse(f"!tile.ptr<{pointee}>")
+    """`!tile.ptr<pointee>`."""
+    return ir.Type.parse(f"{_PTR_PREFIX}{pointee}>", pointee.context)
 
 
 def is_ptr(t: ir.Type) -> bool:
-    return str(t).startswith("!tile.ptr<")
+    return str(t).startswith(_PTR_PREFIX)
 
 
 def pointee(t: ir.Type) -> ir.Type:
@@ -262,7 +251,7 @@ def pointee(t: ir.Type) -> ir.Type:
     s = str(t)
     if not is_ptr(t):
         raise ValueError(f"not a tile pointer type: {s}")
-    return ir.Type.parse(s[len("!tile.ptr<"):-1])
+    return ir.Type.parse(s[len(_PTR_PREFIX):-1], t.context)
 
 
 def tensor_type(shape: Sequence[int], element: ir.Type) -> ir.RankedTensorType:
@@ -271,7 +260,7 @@ def tensor_type(shape: Sequence[int], element: ir.Type) -> ir.RankedTensorType:
 
 def element_type(t: ir.Type) -> ir.Type:
     """The scalar type of a tile type, or `t` itself for a scalar."""
-    if isinstance(t, ir.RankedTensorType) or isinstance(t, ir.RankedTensorType):
+    if isinstance(t, ir.RankedTensorType):
         return ir.RankedTensorType(t).element_type
     return t
 
@@ -282,69 +271,8 @@ def shape_of(t: ir.Type) -> tuple[int, ...]:
     return ()
 
 
-# ---------------------------------------------------------------- builders
-# Each builder takes the location explicitly: every op tilec builds carries the
-# user's source position.
-
-def _i32_attr(v: int) -> ir.Attribute:
-    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), v)
-
-
-def _segments(*sizes: int) -> ir.Attribute:
-    return ir.DenseI32ArrayAttr.get(list(sizes))
-
-
-def _create(name: str, results: Iterable[ir.Type], operands: Iterable[ir.Value],
-            attributes: dict[str, ir.Attribute] | None, loc: ir.Location) -> ir.Operation:
-    return ir.Operation.create(name, results=list(results), operands=list(operands),
-                               attributes=attributes or {}, loc=loc)
-
-
-def program_id(axis: int, *, loc: ir.Location) -> ir.Value:
-    return _create("tile.program_id", [ir.IntegerType.get_signless(32)], [],
-                   {"axis": _i32_attr(axis)}, loc).result
-
-
-def num_programs(axis: int, *, loc: ir.Location) -> ir.Value:
-    return _create("tile.num_programs", [ir.IntegerType.get_signless(32)], [],
-                   {"axis": _i32_attr(axis)}, loc).result
-
-
-def range_(start: int, end: int, *, loc: ir.Location) -> ir.Value:
-    t = tensor_type([end - start], ir.IntegerType.get_signless(32))
-    return _create("tile.range", [t], [], {"start": _i32_attr(start), "end": _i32_attr(end)},
-                   loc).result
-
-
-def broadcast(src: ir.Value, result: ir.Type, *, loc: ir.Location) -> ir.Value:
-    return _create("tile.broadcast", [result], [src], None, loc).result
-
-
-def expand_dims(src: ir.Value, axis: int, *, loc: ir.Location) -> ir.Value:
-    shape = list(shape_of(src.type))
-    shape.insert(axis, 1)
-    t = tensor_type(shape, element_type(src.type))
-    return _create("tile.expand_dims", [t], [src], {"axis": _i32_attr(axis)}, loc).result
-
-
-def addptr(ptr: ir.Value, offset: ir.Value, *, loc: ir.Location) -> ir.Value:
-    return _create("tile.addptr", [ptr.type], [ptr, offset], None, loc).result
-
-
-def load(ptr: ir.Value, mask: ir.Value | None, other: ir.Value | None,
-         *, loc: ir.Location) -> ir.Value:
-    ptr_elem = pointee(element_type(ptr.type))
-    shape = shape_of(ptr.type)
-    result = tensor_type(shape, ptr_elem) if shape else ptr_elem
-    operands = [ptr] + ([mask] if mask is not None else []) + ([other] if other is not None else [])
-    seg = _segments(1, int(mask is not None), int(other is not None))
-    return _create("tile.load", [result], operands, {"operandSegmentSizes": seg}, loc).result
-
-
-def store(ptr: ir.Value, value: ir.Value, mask: ir.Value | None, *, loc: ir.Location) -> ir.Operation:
-    operands = [ptr, value] + ([mask] if mask is not None else [])
-    seg = _segments(1, 1, int(mask is not None))
-    return _create("tile.store", [], operands, {"operandSegmentSizes": seg}, loc)
+def _tile_or_scalar(shape: Sequence[int], element: ir.Type) -> ir.Type:
+    return tensor_type(shape, element) if shape else element
 
 
 # ---------------------------------------------------------------- layouts
@@ -354,11 +282,8 @@ def store(ptr: ir.Value, value: ir.Value, mask: ir.Value | None, *, loc: ir.Loca
 #   #tile.slice<dim : i32, #tile.blocked<...>>
 # `order` lists dimensions fastest-varying first (order[0] is the contiguous
 # one).  IRDL attributes print their parameters positionally, so the four
-# arrays always come in the order above.  The attribute has no Python class;
-# these helpers convert between it and plain dataclasses.
-
-PURE_OPS = PURE_OPS | {"tile.convert_layout"}
-
+# arrays always come in the order above.  These helpers convert between the
+# attribute and plain dataclasses.
 
 @dataclass(frozen=True)
 class Blocked:
@@ -389,10 +314,6 @@ class Slice:
 Layout = Union[Blocked, Slice]
 
 
-def _dense(values: Sequence[int]) -> str:
-    return "array<i32: " + ", ".join(str(v) for v in values) + ">"
-
-
 def layout_attr(layout: Layout) -> ir.Attribute:
     """The `#tile.blocked`/`#tile.slice` attribute for `layout` (context: current)."""
     return ir.Attribute.parse(_layout_text(layout))
@@ -402,20 +323,23 @@ def _layout_text(layout: Layout) -> str:
     if isinstance(layout, Slice):
         return f"#tile.slice<{layout.dim} : i32, {_layout_text(layout.parent)}>"
     fields = (layout.per_thread, layout.lanes, layout.warps, layout.order)
-    return "#tile.blocked<" + ", ".join(_dense(f) for f in fields) + ">"
+    return "#tile.blocked<" + ", ".join(
+        "array<i32: " + ", ".join(str(v) for v in f) + ">" for f in fields) + ">"
 
 
 _ARRAY_RE = re.compile(r"array<i32(?::\s*([-\d,\s]*))?>")
+_SLICE_RE = re.compile(r"#tile\.slice<(\d+) : i\d+, (.*)>$")
 
 
 def parse_layout(attr: ir.Attribute | None) -> Layout | None:
     """The layout an encoding attribute denotes, or None if it is not one."""
-    if attr is None:
-        return None
-    text = str(attr)
+    return None if attr is None else _parse_layout_text(str(attr))
+
+
+def _parse_layout_text(text: str) -> Layout | None:
     if text.startswith("#tile.slice<"):
-        m = re.match(r"#tile\.slice<(\d+) : i\d+, (.*)>$", text)
-        parent = parse_layout(ir.Attribute.parse(m.group(2))) if m else None
+        m = _SLICE_RE.match(text)
+        parent = _parse_layout_text(m.group(2)) if m else None
         if m is None or not isinstance(parent, Blocked):
             raise ValueError(f"malformed slice layout: {text}")
         return Slice(int(m.group(1)), parent)
@@ -443,5 +367,150 @@ def with_layout(t: ir.Type, layout: Layout | None) -> ir.Type:
                                    loc=ir.Location.unknown(rt.context))
 
 
-def convert_layout(src: ir.Value, result: ir.Type, *, loc: ir.Location) -> ir.Value:
-    return _create("tile.convert_layout", [result], [src], None, loc).result
+# ---------------------------------------------------------------- builders
+# One function per op.  Each takes the location explicitly (every op tilec
+# builds carries the user's source position or the rewritten op's) and an
+# optional insertion point (default: the current one).  Result types follow
+# from the operands, as the verifier (`tile-verify`) expects them.
+
+IP = Union[ir.InsertionPoint, None]
+
+
+def _i32_attr(v: int) -> ir.Attribute:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), v)
+
+
+def _segments(*sizes: int) -> ir.Attribute:
+    return ir.DenseI32ArrayAttr.get(list(sizes))
+
+
+def _create(name: str, results: Iterable[ir.Type], operands: Iterable[ir.Value],
+            attributes: dict[str, ir.Attribute] | None, loc: ir.Location,
+            ip: IP) -> ir.Operation:
+    return ir.Operation.create(name, results=list(results), operands=list(operands),
+                               attributes=attributes or {}, loc=loc, ip=ip)
+
+
+def _optional(*values: ir.Value | None) -> list[ir.Value]:
+    return [v for v in values if v is not None]
+
+
+def program_id(axis: int, *, loc: ir.Location, ip: IP = None) -> ir.Value:
+    return _create("tile.program_id", [ir.IntegerType.get_signless(32)], [],
+                   {"axis": _i32_attr(axis)}, loc, ip).result
+
+
+def num_programs(axis: int, *, loc: ir.Location, ip: IP = None) -> ir.Value:
+    return _create("tile.num_programs", [ir.IntegerType.get_signless(32)], [],
+                   {"axis": _i32_attr(axis)}, loc, ip).result
+
+
+def range_(start: int, end: int, *, loc: ir.Location, ip: IP = None) -> ir.Value:
+    """tensor<(end - start)xi32> holding start, start + 1, ..., end - 1."""
+    t = tensor_type([end - start], ir.IntegerType.get_signless(32))
+    return _create("tile.range", [t], [], {"start": _i32_attr(start), "end": _i32_attr(end)},
+                   loc, ip).result
+
+
+def broadcast(src: ir.Value, result: ir.Type, *, loc: ir.Location, ip: IP = None) -> ir.Value:
+    return _create("tile.broadcast", [result], [src], None, loc, ip).result
+
+
+def expand_dims(src: ir.Value, axis: int, *, loc: ir.Location, ip: IP = None) -> ir.Value:
+    shape = list(shape_of(src.type))
+    shape.insert(axis, 1)
+    t = tensor_type(shape, element_type(src.type))
+    return _create("tile.expand_dims", [t], [src], {"axis": _i32_attr(axis)}, loc, ip).result
+
+
+def addptr(ptr: ir.Value, offset: ir.Value, *, loc: ir.Location, ip: IP = None) -> ir.Value:
+    """`ptr` advanced by `offset` elements (both of one shape)."""
+    return _create("tile.addptr", [ptr.type], [ptr, offset], None, loc, ip).result
+
+
+def load(ptr: ir.Value, mask: ir.Value | None = None, other: ir.Value | None = None,
+         *, loc: ir.Location, ip: IP = None) -> ir.Value:
+    result = _tile_or_scalar(shape_of(ptr.type), pointee(element_type(ptr.type)))
+    seg = _segments(1, int(mask is not None), int(other is not None))
+    return _create("tile.load", [result], [ptr, *_optional(mask, other)],
+                   {"operandSegmentSizes": seg}, loc, ip).result
+
+
+def store(ptr: ir.Value, value: ir.Value, mask: ir.Value | None = None,
+          *, loc: ir.Location, ip: IP = None) -> ir.Operation:
+    seg = _segments(1, 1, int(mask is not None))
+    return _create("tile.store", [], [ptr, value, *_optional(mask)],
+                   {"operandSegmentSizes": seg}, loc, ip)
+
+
+def convert_layout(src: ir.Value, result: ir.Type, *, loc: ir.Location,
+                   ip: IP = None) -> ir.Value:
+    return _create("tile.convert_layout", [result], [src], None, loc, ip).result
+
+
+def _combine_attrs(n: int, axis: int, combine: str) -> dict[str, ir.Attribute]:
+    return {"axis": _i32_attr(axis), "combine": ir.FlatSymbolRefAttr.get(combine),
+            **segment_attrs(n)}
+
+
+def reduce(srcs: Sequence[ir.Value], axis: int, combine: str, *, loc: ir.Location,
+           ip: IP = None) -> list[ir.Value]:
+    """`srcs` (1 to MAX_COMBINE_OPERANDS tiles of one shape) reduced along `axis`
+    with the private function `@combine`; 1-D tiles reduce to scalars."""
+    results = []
+    for s in srcs:
+        shape = shape_of(s.type)
+        results.append(_tile_or_scalar(shape[:axis] + shape[axis + 1:], element_type(s.type)))
+    op = _create("tile.reduce", results, srcs, _combine_attrs(len(srcs), axis, combine), loc, ip)
+    return list(op.results)
+
+
+def scan(srcs: Sequence[ir.Value], axis: int, combine: str, reverse: bool = False,
+         *, loc: ir.Location, ip: IP = None) -> list[ir.Value]:
+    """Inclusive scans of `srcs` along `axis` with `@combine` (last to first if `reverse`)."""
+    attrs = _combine_attrs(len(srcs), axis, combine)
+    if reverse:
+        attrs["reverse"] = ir.UnitAttr.get()
+    op = _create("tile.scan", [s.type for s in srcs], srcs, attrs, loc, ip)
+    return list(op.results)
+
+
+def atomic_rmw(kind: str, ptr: ir.Value, value: ir.Value, mask: ir.Value | None = None,
+               *, loc: ir.Location, ip: IP = None) -> ir.Value:
+    """The old values at `ptr`, which become `old <kind> value` (kind: ATOMIC_KINDS)."""
+    if kind not in ATOMIC_KINDS:
+        raise ValueError(f"unknown atomic kind '{kind}'")
+    attrs = {"kind": ir.StringAttr.get(kind),
+             "operandSegmentSizes": _segments(1, 1, int(mask is not None))}
+    return _create("tile.atomic_rmw", [value.type], [ptr, value, *_optional(mask)], attrs,
+                   loc, ip).result
+
+
+def atomic_cas(ptr: ir.Value, cmp: ir.Value, value: ir.Value, *, loc: ir.Location,
+               ip: IP = None) -> ir.Value:
+    return _create("tile.atomic_cas", [value.type], [ptr, cmp, value], None, loc, ip).result
+
+
+def barrier(*, loc: ir.Location, ip: IP = None) -> ir.Operation:
+    return _create("tile.barrier", [], [], None, loc, ip)
+
+
+def warp_sync(*, loc: ir.Location, ip: IP = None) -> ir.Operation:
+    return _create("tile.warp_sync", [], [], None, loc, ip)
+
+
+def reshape(src: ir.Value, shape: Sequence[int], *, loc: ir.Location,
+            ip: IP = None) -> ir.Value:
+    t = tensor_type(shape, element_type(src.type))
+    return _create("tile.reshape", [t], [src], None, loc, ip).result
+
+
+def trans(src: ir.Value, *, loc: ir.Location, ip: IP = None) -> ir.Value:
+    t = tensor_type(shape_of(src.type)[::-1], element_type(src.type))
+    return _create("tile.trans", [t], [src], None, loc, ip).result
+
+
+def dot(a: ir.Value, b: ir.Value, acc: ir.Value, *, loc: ir.Location,
+        ip: IP = None) -> ir.Value:
+    """acc + a @ b for a [M, K], b [K, N], acc [M, N]."""
+    return _create("tile.dot", [acc.type], [a, b, acc], None, loc, ip).result

@@ -1110,3 +1110,10 @@ def test_pointer_offset_patterns(expr: str) -> None:
         stored = np.zeros(n, np.float32)
         stored[offs[ok]] = offs[ok] + 1000
         np.testing.assert_array_equal(x[n + 64:2 * n + 64], stored)
+
+
+def test_every_builtin_has_a_rule() -> None:
+    """Each tl.* builtin has a code generation rule and each rule a builtin;
+    tl.range / tl.static_range are the loops' (control_flow.py)."""
+    from tilec.frontend.calls import BUILTIN_RULES
+    assert set(BUILTIN_RULES) == tl.BUILTINS - {"range", "static_range"}

@@ -1,29 +1,41 @@
 """Code generation rules for the `tl.*` builtins, one function per builtin.
 
 Each rule has the signature `rule(cg, node, *user_args, **user_kwargs)`;
-`REGISTRY` maps the builtin's name (its `__tilec_builtin__` tag) to its rule.
-A rule checks its arguments and raises `TilecError` at `node` for misuse.
+each builtins module's `RULES` maps the builtin's name (its `__tilec_builtin__`
+tag) to its rule, and `calls.BUILTIN_RULES` joins those tables.  A rule checks
+its arguments and raises `TilecError` at `node` for misuse.  This module: grid
+ids, `arange`, `zeros`/`full`, `load`/`store`, `where`, min/max, `cdiv` and
+the elementwise math functions.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from mlir import ir
+from mlir.dialects import arith
+from mlir.dialects import math as math_d
 
-from tilec.frontend.semantic import TValue, broadcast_shapes, literal_dtype
+from tilec.dialects import tile
+from tilec.frontend.semantic import TValue, broadcast_shapes
 from tilec.language import core as tl
 
 if TYPE_CHECKING:
     from tilec.frontend.codegen import CodeGen
 
-REGISTRY: dict[str, Callable[..., Any]] = {}
+Rule = Callable[..., Any]
 
 
-def rule(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        REGISTRY[name] = fn
-        return fn
-    return deco
+def rule_table(table: dict[str, Rule]) -> Callable[[str], Callable[[Rule], Rule]]:
+    """A decorator `@rule("name")` that enters its function into `table`."""
+    def rule(name: str) -> Callable[[Rule], Rule]:
+        def deco(fn: Rule) -> Rule:
+            table[name] = fn
+            return fn
+        return deco
+    return rule
+
+
+RULES: dict[str, Rule] = {}
+rule = rule_table(RULES)
 
 
 def _constexpr_int(cg: CodeGen, node: Any, v: Any, what: str) -> int:
@@ -64,15 +76,13 @@ def _axis(cg: CodeGen, node: Any, axis: Any) -> int:
 @rule("program_id")
 def program_id(cg: CodeGen, node: Any, axis: Any) -> TValue:
     a = _axis(cg, node, axis)
-    return cg.op1("tile.program_id", tl.int32, (), [],
-                  {"axis": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), a)})
+    return TValue(tile.program_id(a, loc=cg.loc, ip=cg.ip), tl.int32)
 
 
 @rule("num_programs")
 def num_programs(cg: CodeGen, node: Any, axis: Any) -> TValue:
     a = _axis(cg, node, axis)
-    return cg.op1("tile.num_programs", tl.int32, (), [],
-                  {"axis": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), a)})
+    return TValue(tile.num_programs(a, loc=cg.loc, ip=cg.ip), tl.int32)
 
 
 @rule("arange")
@@ -83,9 +93,7 @@ def arange(cg: CodeGen, node: Any, start: Any, end: Any) -> TValue:
     if n <= 0 or n & (n - 1):
         cg.err(node, f"tl.arange({s}, {e}) has {n} elements; the length must be a positive "
                "power of two")
-    i32 = ir.IntegerType.get_signless(32)
-    return cg.op1("tile.range", tl.int32, (n,), [],
-                  {"start": ir.IntegerAttr.get(i32, s), "end": ir.IntegerAttr.get(i32, e)})
+    return TValue(tile.range_(s, e, loc=cg.loc, ip=cg.ip), tl.int32, (n,))
 
 
 @rule("zeros")
@@ -152,9 +160,9 @@ def load(cg: CodeGen, node: Any, pointer: Any, mask: Any = None, other: Any = No
         if ov.is_ptr:
             cg.err(node, "'other' must be a number or a tile of numbers")
         o = cg.broadcast_to(cg.cast(ov, elem, node), shape, node)
-    operands = [ptr.handle] + ([m.handle] if m else []) + ([o.handle] if o else [])
-    seg = ir.DenseI32ArrayAttr.get([1, int(m is not None), int(o is not None)])
-    return cg.op1("tile.load", elem, shape, operands, {"operandSegmentSizes": seg})
+    res = tile.load(ptr.handle, m.handle if m else None, o.handle if o else None, loc=cg.loc,
+                    ip=cg.ip)
+    return TValue(res, elem, shape)
 
 
 @rule("store")
@@ -179,9 +187,7 @@ def store(cg: CodeGen, node: Any, pointer: Any, value: Any, mask: Any = None) ->
             ptr = cg.broadcast_to(ptr, shape, node)
     val = cg.broadcast_to(cg.cast(val, elem, node), shape, node)
     m = _mask(cg, node, mask, shape)
-    operands = [ptr.handle, val.handle] + ([m.handle] if m else [])
-    seg = ir.DenseI32ArrayAttr.get([1, 1, int(m is not None)])
-    cg.create("tile.store", [], operands, {"operandSegmentSizes": seg})
+    tile.store(ptr.handle, val.handle, m.handle if m else None, loc=cg.loc, ip=cg.ip)
     return None
 
 
@@ -199,26 +205,34 @@ def where(cg: CodeGen, node: Any, condition: Any, x: Any, y: Any) -> Any:
     xv, yv = cg.unify(x, y, node)
     shape = broadcast_shapes(broadcast_shapes(c.shape, xv.shape), yv.shape)
     c, xv, yv = (cg.broadcast_to(v, shape, node) for v in (c, xv, yv))
-    return cg.op1("arith.select", xv.elem, shape, [c.handle, xv.handle, yv.handle])
+    return TValue(arith.select(c.handle, xv.handle, yv.handle, loc=cg.loc, ip=cg.ip), xv.elem,
+                  shape)
 
 
-def _minmax(cg: CodeGen, node: Any, x: Any, y: Any, fmin: str, smin: str, umin: str) -> Any:
+def minmax_builder(dt: tl.dtype, is_max: bool) -> Any:
+    """The `arith` builder of elementwise min/max for `dt` (NaN-ignoring on floats)."""
+    if dt.is_floating():
+        return arith.maxnumf if is_max else arith.minnumf
+    if dt.kind == "int":
+        return arith.maxsi if is_max else arith.minsi
+    return arith.maxui if is_max else arith.minui
+
+
+def _minmax(cg: CodeGen, node: Any, x: Any, y: Any, is_max: bool) -> Any:
     if not isinstance(x, TValue) and not isinstance(y, TValue):
-        return min(x, y) if fmin.endswith("minnumf") else max(x, y)
+        return max(x, y) if is_max else min(x, y)
     xv, yv = cg.unify(x, y, node)
-    dt = xv.dtype
-    name = fmin if dt.is_floating() else (smin if dt.kind == "int" else umin)
-    return cg.op1(name, dt, xv.shape, [xv.handle, yv.handle])
+    return cg.arith_op(minmax_builder(xv.dtype, is_max), xv, yv)
 
 
 @rule("minimum")
 def minimum(cg: CodeGen, node: Any, x: Any, y: Any) -> Any:
-    return _minmax(cg, node, x, y, "arith.minnumf", "arith.minsi", "arith.minui")
+    return _minmax(cg, node, x, y, False)
 
 
 @rule("maximum")
 def maximum(cg: CodeGen, node: Any, x: Any, y: Any) -> Any:
-    return _minmax(cg, node, x, y, "arith.maxnumf", "arith.maxsi", "arith.maxui")
+    return _minmax(cg, node, x, y, True)
 
 
 @rule("cdiv")
@@ -243,19 +257,18 @@ def _float_arg(cg: CodeGen, node: Any, x: Any, fn: str) -> TValue:
     return x
 
 
-def _unary_math(name: str, op: str) -> None:
+def _unary_math(name: str, builder: Any) -> None:
     def impl(cg: CodeGen, node: Any, x: Any) -> TValue:
-        v = _float_arg(cg, node, x, name)
-        return cg.op1(op, v.dtype, v.shape, [v.handle])
+        return cg.arith_op(builder, _float_arg(cg, node, x, name))
     impl.__name__ = name
-    REGISTRY[name] = impl
+    RULES[name] = impl
 
 
-for _name, _op in (("exp", "math.exp"), ("exp2", "math.exp2"), ("log", "math.log"),
-                   ("log2", "math.log2"), ("sqrt", "math.sqrt"), ("rsqrt", "math.rsqrt"),
-                   ("sin", "math.sin"), ("cos", "math.cos"), ("floor", "math.floor"),
-                   ("ceil", "math.ceil")):
-    _unary_math(_name, _op)
+for _name, _builder in (("exp", math_d.exp), ("exp2", math_d.exp2), ("log", math_d.log),
+                        ("log2", math_d.log2), ("sqrt", math_d.sqrt), ("rsqrt", math_d.rsqrt),
+                        ("sin", math_d.sin), ("cos", math_d.cos), ("floor", math_d.floor),
+                        ("ceil", math_d.ceil)):
+    _unary_math(_name, _builder)
 
 
 @rule("abs")
@@ -265,10 +278,10 @@ def abs_(cg: CodeGen, node: Any, x: Any) -> Any:
     if x.is_ptr:
         cg.err(node, "tl.abs needs numbers, not pointers")
     if x.dtype.is_floating():
-        return cg.op1("math.absf", x.dtype, x.shape, [x.handle])
+        return cg.arith_op(math_d.absf, x)
     if x.dtype.kind in ("uint", "bool"):
         return x
-    return cg.op1("math.absi", x.dtype, x.shape, [x.handle])
+    return cg.arith_op(math_d.absi, x)
 
 
 @rule("fma")
@@ -278,7 +291,7 @@ def fma(cg: CodeGen, node: Any, x: Any, y: Any, z: Any) -> TValue:
     xv, yv = cg.unify(xv, yv, node)
     if not xv.dtype.is_floating():
         cg.err(node, "tl.fma needs floating-point arguments")
-    return cg.op1("math.fma", xv.dtype, xv.shape, [xv.handle, yv.handle, zv.handle])
+    return cg.arith_op(math_d.fma, xv, yv, zv)
 
 
-__all__ = ["REGISTRY", "literal_dtype"]
+__all__ = ["RULES", "Rule", "rule_table", "minmax_builder"]

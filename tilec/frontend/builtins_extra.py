@@ -6,17 +6,24 @@ integers).  `tl.sigmoid`, `tl.clamp`, `tl.zeros_like`, `tl.expand_dims`, `tl.bro
 `tl.broadcast`, and the compiler hints `tl.multiple_of`, `tl.max_contiguous`,
 `tl.max_constancy` (accepted and checked; the axis analysis derives these
 facts itself, so a hint never changes the code).  `tl.range` / `tl.static_range`
-as loop iterables are handled with `range` in `CodeGen.stmt_for_stmt`.
-Rules register into `builtins.REGISTRY` under the builtin's name.
+as loop iterables are handled with `range` in `control_flow.py`.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tilec.frontend.builtins import REGISTRY, _shape, maximum, minimum, rule
-from tilec.frontend.codegen import CodeGen
+from mlir.dialects import math as math_d
+
+from tilec.dialects import tile
+from tilec.frontend.builtins import Rule, _shape, maximum, minimum, rule_table
 from tilec.frontend.semantic import TValue, broadcast_shapes
 from tilec.language import core as tl
+
+if TYPE_CHECKING:
+    from tilec.frontend.codegen import CodeGen
+
+RULES: dict[str, Rule] = {}
+rule = rule_table(RULES)
 
 
 def _tile(cg: CodeGen, node: Any, x: Any, fn: str) -> TValue:
@@ -76,8 +83,7 @@ def dot(cg: CodeGen, node: Any, input: Any, other: Any, acc: Any = None,
         if tuple(acc_v.shape) != shape or acc_v.is_ptr or acc_v.dtype is not res_t:
             cg.err(node, f"tl.dot: acc must be a {list(shape)} tile of {res_t!r}, got "
                    f"{acc_v.type_str()}")
-    result: TValue = cg.op1("tile.dot", res_t, shape, [a.handle, b.handle, acc_v.handle])
-    return result
+    return TValue(tile.dot(a.handle, b.handle, acc_v.handle, loc=cg.loc, ip=cg.ip), res_t, shape)
 
 
 @rule("sigmoid")
@@ -88,7 +94,7 @@ def sigmoid(cg: CodeGen, node: Any, x: Any) -> TValue:
         cg.err(node, f"tl.sigmoid needs a floating-point argument, got {v.type_str()}; convert "
                "it with .to(tl.float32)")
     neg = cg.binary("-", 0.0, v, node)
-    e = cg.op1("math.exp", v.dtype, v.shape, [neg.handle])
+    e = cg.arith_op(math_d.exp, neg)
     result: TValue = cg.binary("/", 1.0, cg.binary("+", 1.0, e, node), node)
     return result
 
@@ -165,7 +171,7 @@ def _hint(name: str) -> None:
             cg.err(node, f"tl.{name}: {len(vals)} values for a tile of rank {len(input.shape)}")
         return input
     impl.__name__ = name
-    REGISTRY[name] = impl
+    RULES[name] = impl
 
 
 for _name in ("multiple_of", "max_contiguous", "max_constancy"):

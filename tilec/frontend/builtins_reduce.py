@@ -3,18 +3,21 @@
 `tl.sum/max/min/argmax/argmin/reduce` build `tile.reduce`, `tl.cumsum/
 cumprod/associative_scan` build `tile.scan`; both name a combine function
 (`func.func private`) that this module emits once per (combine, types) into
-the kernel's module.  Atomics build `tile.atomic_rmw` / `tile.atomic_cas`.
-Rules register into `builtins.REGISTRY` under the builtin's name.
+the kernel's module.  Atomics build `tile.atomic_rmw` / `tile.atomic_cas`;
+`tl.debug_barrier`, `tl.warp_sync`, `tl.reshape`, `tl.trans`,
+`tl.static_assert` and `tl.static_print` are here too.
 """
 from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from mlir import ir
+from mlir.dialects import arith
 
 from tilec.dialects import tile
-from tilec.frontend.builtins import REGISTRY, _constexpr_int, _mask, _pointer, _shape, rule
+from tilec.frontend.builtins import (
+    Rule, _constexpr_int, _mask, _pointer, _shape, minmax_builder, rule_table,
+)
 from tilec.frontend.parser import token_pos
 from tilec.frontend.semantic import TValue, broadcast_shapes
 from tilec.language import core as tl
@@ -22,11 +25,10 @@ from tilec.language import core as tl
 if TYPE_CHECKING:
     from tilec.frontend.codegen import CodeGen
 
+RULES: dict[str, Rule] = {}
+rule = rule_table(RULES)
+
 Body = Callable[["CodeGen", list[TValue]], list[TValue]]
-
-
-def _i32_attr(v: int) -> ir.Attribute:
-    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), v)
 
 
 def _block(cg: CodeGen, node: Any, x: Any, fn: str) -> TValue:
@@ -50,37 +52,24 @@ def _flatten(cg: CodeGen, node: Any, x: TValue) -> TValue:
     if len(x.shape) == 1:
         return x
     n = math.prod(x.shape)
-    return cg.op1("tile.reshape", x.elem, (n,), [x.handle])
+    return TValue(tile.reshape(x.handle, (n,), loc=cg.loc, ip=cg.ip), x.elem, (n,))
 
 
 # ------------------------------------------------------------------ combine functions
-def _arith(cg: CodeGen, name: str, a: TValue, b: TValue, attrs: dict[str, Any] | None = None,
-           elem: Any = None) -> TValue:
-    return cg.op1(name, elem or a.elem, a.shape, [a.handle, b.handle], attrs)
-
-
 def _add(cg: CodeGen, v: list[TValue]) -> list[TValue]:
-    return [_arith(cg, "arith.addf" if v[0].dtype.is_floating() else "arith.addi", v[0], v[1])]
+    return [cg.arith_op(arith.addf if v[0].dtype.is_floating() else arith.addi, v[0], v[1])]
 
 
 def _mul(cg: CodeGen, v: list[TValue]) -> list[TValue]:
-    return [_arith(cg, "arith.mulf" if v[0].dtype.is_floating() else "arith.muli", v[0], v[1])]
-
-
-def _minmax_op(dt: tl.dtype, is_max: bool) -> str:
-    if dt.is_floating():
-        return "arith.maxnumf" if is_max else "arith.minnumf"
-    if dt.kind == "int":
-        return "arith.maxsi" if is_max else "arith.minsi"
-    return "arith.maxui" if is_max else "arith.minui"
+    return [cg.arith_op(arith.mulf if v[0].dtype.is_floating() else arith.muli, v[0], v[1])]
 
 
 def _max(cg: CodeGen, v: list[TValue]) -> list[TValue]:
-    return [_arith(cg, _minmax_op(v[0].dtype, True), v[0], v[1])]
+    return [cg.arith_op(minmax_builder(v[0].dtype, True), v[0], v[1])]
 
 
 def _min(cg: CodeGen, v: list[TValue]) -> list[TValue]:
-    return [_arith(cg, _minmax_op(v[0].dtype, False), v[0], v[1])]
+    return [cg.arith_op(minmax_builder(v[0].dtype, False), v[0], v[1])]
 
 
 def _arg(is_max: bool) -> Body:
@@ -90,8 +79,9 @@ def _arg(is_max: bool) -> Body:
         equal = cg.compare("==", bv, av, None)
         earlier = cg.compare("<", bi, ai, None)
         take_b = cg.binary("|", better, cg.binary("&", equal, earlier, None), None)
-        return [cg.op1("arith.select", av.elem, (), [take_b.handle, bv.handle, av.handle]),
-                cg.op1("arith.select", ai.elem, (), [take_b.handle, bi.handle, ai.handle])]
+        at = {"loc": cg.loc, "ip": cg.ip}
+        return [TValue(arith.select(take_b.handle, bv.handle, av.handle, **at), av.elem),
+                TValue(arith.select(take_b.handle, bi.handle, ai.handle, **at), ai.elem)]
     return body
 
 
@@ -112,13 +102,10 @@ def emit_reduce(cg: CodeGen, node: Any, xs: list[TValue], axis: int, combine: st
                 keep_dims: bool) -> list[TValue]:
     shape = xs[0].shape
     out_shape = shape[:axis] + shape[axis + 1:]
-    from tilec.frontend.semantic import mlir_type
     if len(xs) > tile.MAX_COMBINE_OPERANDS:
         cg.err(node, f"reductions take at most {tile.MAX_COMBINE_OPERANDS} tiles, got {len(xs)}")
-    op = cg.create("tile.reduce", [mlir_type(x.elem, out_shape) for x in xs], [x.handle for x in xs],
-                   {"axis": _i32_attr(axis), "combine": ir.FlatSymbolRefAttr.get(combine),
-                    **tile.segment_attrs(len(xs))})
-    res = [TValue(r, x.elem, out_shape) for r, x in zip(op.results, xs)]
+    results = tile.reduce([x.handle for x in xs], axis, combine, loc=cg.loc, ip=cg.ip)
+    res = [TValue(r, x.elem, out_shape) for r, x in zip(results, xs)]
     if keep_dims:
         res = [cg.expand_dims(r, axis) if r.shape else
                cg.broadcast_to(r, (1,), node) for r in res]
@@ -144,14 +131,8 @@ def emit_scan(cg: CodeGen, node: Any, xs: list[TValue], axis: int, combine: str,
               reverse: bool) -> list[TValue]:
     if len(xs) > tile.MAX_COMBINE_OPERANDS:
         cg.err(node, f"scans take at most {tile.MAX_COMBINE_OPERANDS} tiles, got {len(xs)}")
-    from tilec.frontend.semantic import mlir_type
-    attrs = {"axis": _i32_attr(axis), "combine": ir.FlatSymbolRefAttr.get(combine),
-             **tile.segment_attrs(len(xs))}
-    if reverse:
-        attrs["reverse"] = ir.UnitAttr.get()
-    op = cg.create("tile.scan", [mlir_type(x.elem, x.shape) for x in xs], [x.handle for x in xs],
-                   attrs)
-    return [TValue(r, x.elem, x.shape) for r, x in zip(op.results, xs)]
+    results = tile.scan([x.handle for x in xs], axis, combine, reverse, loc=cg.loc, ip=cg.ip)
+    return [TValue(r, x.elem, x.shape) for r, x in zip(results, xs)]
 
 
 def _prepare(cg: CodeGen, node: Any, x: Any, axis: Any, fn: str) -> tuple[TValue, int]:
@@ -219,8 +200,7 @@ def _arg_reduce(cg: CodeGen, node: Any, input: Any, axis: Any, keep_dims: Any, i
                 both: bool = False) -> list[TValue]:
     fn = "argmax" if is_max else "argmin"
     x, a = _prepare(cg, node, input, axis, fn)
-    idx = cg.op1("tile.range", tl.int32, (x.shape[a],), [],
-                 {"start": _i32_attr(0), "end": _i32_attr(x.shape[a])})
+    idx = TValue(tile.range_(0, x.shape[a], loc=cg.loc, ip=cg.ip), tl.int32, (x.shape[a],))
     for d in range(len(x.shape)):
         if d != a:
             idx = cg.expand_dims(idx, d)
@@ -274,8 +254,8 @@ def _scan_builtin(tag: str, body: Body, widen: bool) -> Callable[..., TValue]:
     return impl
 
 
-REGISTRY["cumsum"] = _scan_builtin("cumsum", _add, True)
-REGISTRY["cumprod"] = _scan_builtin("cumprod", _mul, True)
+RULES["cumsum"] = _scan_builtin("cumsum", _add, True)
+RULES["cumprod"] = _scan_builtin("cumprod", _mul, True)
 
 
 @rule("associative_scan")
@@ -310,12 +290,11 @@ def _atomic(fn: str, kinds: Callable[[tl.dtype], str | None]) -> None:
         kind = kinds(elem)
         if kind is None:
             cg.err(node, f"tl.{fn} does not support {elem!r}")
-        operands = [ptr.handle, v.handle] + ([m.handle] if m is not None else [])
-        return cg.op1("tile.atomic_rmw", elem, ptr.shape, operands, {
-            "kind": ir.StringAttr.get(kind),
-            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, int(m is not None)])})
+        old = tile.atomic_rmw(kind, ptr.handle, v.handle, m.handle if m is not None else None,
+                              loc=cg.loc, ip=cg.ip)
+        return TValue(old, elem, ptr.shape)
     impl.__name__ = fn
-    REGISTRY[fn] = impl
+    RULES[fn] = impl
 
 
 _atomic("atomic_add", lambda d: "fadd" if d.is_floating() else ("add" if not d.is_bool() else None))
@@ -324,9 +303,6 @@ _atomic("atomic_max", lambda d: "fmax" if d.is_floating() else
 _atomic("atomic_min", lambda d: "fmin" if d.is_floating() else
         ("min" if d.kind == "int" else "umin" if d.kind == "uint" else None))
 _atomic("atomic_xchg", lambda d: "xchg")
-_atomic("atomic_and", lambda d: "and" if d.is_int() else None)
-_atomic("atomic_or", lambda d: "or" if d.is_int() else None)
-_atomic("atomic_xor", lambda d: "xor" if d.is_int() else None)
 
 
 @rule("atomic_cas")
@@ -335,18 +311,19 @@ def atomic_cas(cg: CodeGen, node: Any, pointer: Any, cmp: Any, val: Any, sem: An
     ptr, v, _, elem = _atomic_operands(cg, node, pointer, val, None, "tl.atomic_cas")
     c = cg.broadcast_to(cg.cast(cg.to_value(cmp, node, elem if not isinstance(cmp, TValue) else None),
                                 elem, node), ptr.shape, node)
-    return cg.op1("tile.atomic_cas", elem, ptr.shape, [ptr.handle, c.handle, v.handle])
+    return TValue(tile.atomic_cas(ptr.handle, c.handle, v.handle, loc=cg.loc, ip=cg.ip), elem,
+                  ptr.shape)
 
 
 # ------------------------------------------------------------------ sync and shapes
 @rule("debug_barrier")
 def debug_barrier(cg: CodeGen, node: Any) -> None:
-    cg.create("tile.barrier", [], [])
+    tile.barrier(loc=cg.loc, ip=cg.ip)
 
 
 @rule("warp_sync")
 def warp_sync(cg: CodeGen, node: Any) -> None:
-    cg.create("tile.warp_sync", [], [])
+    tile.warp_sync(loc=cg.loc, ip=cg.ip)
 
 
 @rule("reshape")
@@ -357,7 +334,7 @@ def reshape(cg: CodeGen, node: Any, input: Any, shape: Any) -> TValue:
         cg.err(node, f"cannot reshape a tile of shape {list(x.shape)} to {list(shp)}")
     if shp == x.shape:
         return x
-    return cg.op1("tile.reshape", x.elem, shp, [x.handle])
+    return TValue(tile.reshape(x.handle, shp, loc=cg.loc, ip=cg.ip), x.elem, shp)
 
 
 @rule("trans")
@@ -365,7 +342,7 @@ def trans(cg: CodeGen, node: Any, input: Any) -> TValue:
     x = _block(cg, node, input, "trans")
     if len(x.shape) != 2:
         cg.err(node, f"tl.trans needs a 2-D tile, got shape {list(x.shape)}")
-    return cg.op1("tile.trans", x.elem, (x.shape[1], x.shape[0]), [x.handle])
+    return TValue(tile.trans(x.handle, loc=cg.loc, ip=cg.ip), x.elem, (x.shape[1], x.shape[0]))
 
 
 @rule("static_assert")

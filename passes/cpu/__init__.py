@@ -35,7 +35,7 @@ from mlir.dialects import arith, func, llvm, scf
 from tilec.options import CompileOptions
 from tilec.passes.analysis import axis_info as ai
 from tilec.passes.cpu import atomic, control_flow, dot, math, memory, reduce, rows, scan, shape
-from tilec.passes.cpu.context import NAME, Lowering, Rule, const_int, i
+from tilec.passes.cpu.context import NAME, Lowering, Rule, const_int, int_t
 from tilec.passes.rules import RuleTable
 from tilec.targets import Target
 
@@ -59,7 +59,7 @@ def _lower_kernel(lw: Lowering, module_body: ir.Block) -> None:
     name = ir.StringAttr(fn.attributes["sym_name"]).value
     ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
     arg_types = [lw.convert(t) for t in ftype.inputs]
-    body_type = ir.FunctionType.get(arg_types + [i(32)] * 6, [])
+    body_type = ir.FunctionType.get(arg_types + [int_t(32)] * 6, [])
     with fn.location, ir.InsertionPoint(module_body):
         body_fn = func.FuncOp(f"{name}_body", body_type, visibility="private")
     entry = _entry_block(body_fn, body_type)
@@ -85,10 +85,10 @@ def _entry_block(fn: func.FuncOp, ftype: ir.FunctionType) -> ir.Block:
 def _grid_function(lw: Lowering, name: str, arg_types: list[ir.Type]) -> list[ir.Type]:
     """`tilec_<name>(args..., g0, g1, g2, start, end)`: calls the body for the
     programs with linear ids [start, end).  Returns its argument types."""
-    i32, i64 = i(32), i(64)
+    i32, i64 = int_t(32), int_t(64)
     # fp16/bf16 scalars cross the C ABI as their bits (i16): callers such as
     # ctypes have no 16-bit float type.
-    abi_types = [i(16) if isinstance(t, (ir.F16Type, ir.BF16Type)) else t for t in arg_types]
+    abi_types = [int_t(16) if isinstance(t, (ir.F16Type, ir.BF16Type)) else t for t in arg_types]
     ftype = ir.FunctionType.get(abi_types + [i32, i32, i32, i64, i64], [])
     grid_fn = func.FuncOp(f"tilec_{name}", ftype)
     entry = _entry_block(grid_fn, ftype)
@@ -117,7 +117,7 @@ def _packed_function(lw: Lowering, name: str, abi_types: list[ir.Type]) -> None:
     """`tilec_<name>_packed(void **args, g0, g1, g2, start, end)`: the grid
     function with its arguments passed as an array of pointers to their values
     (one signature for every kernel, so the C launch path can call any)."""
-    i32, i64 = i(32), i(64)
+    i32, i64 = int_t(32), int_t(64)
     ftype = ir.FunctionType.get([lw.llvm_ptr, i32, i32, i32, i64, i64], [])
     fn = func.FuncOp(f"tilec_{name}_packed", ftype)
     entry = _entry_block(fn, ftype)

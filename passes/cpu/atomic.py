@@ -19,7 +19,7 @@ from mlir.dialects import arith, llvm, scf
 from tilec.dialects import tile
 from tilec.errors import TilecError, source_loc
 from tilec.passes.cpu.context import (CpuRules, Lowering, elem_bits, entry_alloca, extract,
-                                      for_loop, from_elements, i, if_else, lane_ptr,
+                                      for_loop, from_elements, if_else, int_t, lane_ptr,
                                       scalar_bytes, segments, zero)
 
 RULES = CpuRules("cpu.atomic")
@@ -62,7 +62,7 @@ def _per_lane(lw: Lowering, operands: list[ir.Value], mask: ir.Value | None,
         return from_elements(lanes) if want_result else None
     # Wide tiles: spill the lanes to stack buffers and loop over them.
     if mask is not None:
-        mask = arith.ExtUIOp(ir.VectorType.get([n], i(8)), mask).result
+        mask = arith.ExtUIOp(ir.VectorType.get([n], int_t(8)), mask).result
     spilled = operands + ([mask] if mask is not None else [])
     elems = [ir.VectorType(v.type).element_type for v in spilled]
     bufs = []
@@ -78,7 +78,7 @@ def _per_lane(lw: Lowering, operands: list[ir.Value], mask: ir.Value | None,
                    for buf, et in zip(bufs, elems)]
         bit = None
         if mask is not None:
-            bit = arith.TruncIOp(i(1), scalars.pop()).result
+            bit = arith.TruncIOp(int_t(1), scalars.pop()).result
         r = _guarded(bit, lambda: fn(scalars), res_t)
         if r is not None and out_buf is not None:
             llvm.StoreOp(r, lane_ptr(out_buf, index, result), alignment=scalar_bytes(result))
@@ -115,7 +115,7 @@ def atomic_cas(lw: Lowering, op: ir.Operation) -> None:
     ptr, cmp, val = (lw.mapped(v) for v in op.operands)
     elem = tile.element_type(op.result.type)
     is_float = isinstance(elem, ir.FloatType)
-    ity = i(elem_bits(elem)) if is_float else elem
+    ity = int_t(elem_bits(elem)) if is_float else elem
 
     def cas(s: list[ir.Value]) -> ir.Value:
         c, v = s[1], s[2]

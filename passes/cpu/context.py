@@ -130,7 +130,7 @@ def combine_func(op: ir.Operation) -> ir.Operation:
 
 # ---------------------------------------------------------------- types
 
-def i(width: int) -> ir.IntegerType:
+def int_t(width: int) -> ir.IntegerType:
     return ir.IntegerType.get_signless(width)
 
 
@@ -166,7 +166,7 @@ def is_bool(t: ir.Type) -> bool:
 
 def as_bytes(t: ir.Type) -> ir.Type:
     """The in-memory type of an i1 scalar or vector: one byte per element."""
-    return like(t, i(8))
+    return like(t, int_t(8))
 
 
 # ---------------------------------------------------------------- constants
@@ -202,13 +202,13 @@ def zero(t: ir.Type) -> ir.Value:
 
 
 def all_true(n: int) -> ir.Value:
-    return splat(ir.VectorType.get([n], i(1)), ir.IntegerAttr.get(i(1), 1))
+    return splat(ir.VectorType.get([n], int_t(1)), ir.IntegerAttr.get(int_t(1), 1))
 
 
 def bool_vector(bits: Sequence[bool]) -> ir.Value:
-    vt = ir.VectorType.get([len(bits)], i(1))
+    vt = ir.VectorType.get([len(bits)], int_t(1))
     if all(bits) or not any(bits):
-        return splat(vt, ir.IntegerAttr.get(i(1), int(bool(bits[0]))))
+        return splat(vt, ir.IntegerAttr.get(int_t(1), int(bool(bits[0]))))
     text = ", ".join("true" if b else "false" for b in bits)
     return arith.ConstantOp(vt, ir.Attribute.parse(f"dense<[{text}]> : {vt}")).result
 
@@ -284,7 +284,7 @@ def entry_alloca(lw: Lowering, elem: ir.Type, count: int) -> ir.Value:
     entry = owner.regions[0].blocks[0]
     ops = list(entry.operations)
     ip = ir.InsertionPoint(ops[0]) if ops else ir.InsertionPoint(entry)
-    n = llvm.ConstantOp(i(64), ir.IntegerAttr.get(i(64), count), ip=ip).result
+    n = llvm.ConstantOp(int_t(64), ir.IntegerAttr.get(int_t(64), count), ip=ip).result
     return llvm.AllocaOp(lw.llvm_ptr, n, elem, alignment=lw.vector_bytes, ip=ip).result
 
 
@@ -292,8 +292,8 @@ def entry_alloca(lw: Lowering, elem: ir.Type, count: int) -> ir.Value:
 
 def for_loop(upper: int, step: int = 1, carried: Sequence[ir.Value] = ()) -> scf.ForOp:
     """`scf.for` over i32 [0, upper) by `step`, carrying `carried`."""
-    return scf.ForOp(const_int(i(32), 0), const_int(i(32), upper), const_int(i(32), step),
-                     list(carried))
+    i32 = int_t(32)
+    return scf.ForOp(const_int(i32, 0), const_int(i32, upper), const_int(i32, step), list(carried))
 
 
 def if_else(cond: ir.Value, then: Callable[[], ir.Value | None],

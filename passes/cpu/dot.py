@@ -21,8 +21,8 @@ from mlir.dialects import arith, llvm, scf, vector
 from mlir.dialects import math as mlir_math
 
 from tilec.dialects import tile
-from tilec.passes.cpu.context import (CpuRules, Lowering, const_int, elem_of, entry_alloca, for_loop,
-                                      i, lane_ptr, like)
+from tilec.passes.cpu.context import (CpuRules, Lowering, const_int, elem_of, entry_alloca,
+                                      for_loop, int_t, lane_ptr, like)
 
 RULES = CpuRules("cpu.dot")
 
@@ -43,7 +43,7 @@ def dot(lw: Lowering, op: ir.Operation) -> None:
     n_dim = tile.shape_of(b.type)[1]
     elem = lw.scalar(tile.element_type(a.type))
     acc_t = lw.scalar(tile.element_type(op.result.type))
-    i32 = i(32)
+    i32 = int_t(32)
     row_t = ir.VectorType.get([n_dim], acc_t)
     brow_t = ir.VectorType.get([n_dim], elem)
     bufs = []

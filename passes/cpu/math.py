@@ -29,7 +29,7 @@ from mlir.dialects import arith
 from mlir.dialects import math as mlir_math
 
 from tilec.errors import CompilerBugError
-from tilec.passes.cpu.context import NAME, CpuRules, Lowering, elem_of, i, like, splat
+from tilec.passes.cpu.context import NAME, CpuRules, Lowering, elem_of, int_t, like, splat
 
 RULES = CpuRules("cpu.math")
 
@@ -113,7 +113,7 @@ class _V:
     """Builds arith ops on vectors of one shape (f32 and i32 lanes)."""
 
     def __init__(self, n: int) -> None:
-        self.f32, self.i32 = ir.F32Type.get(), i(32)
+        self.f32, self.i32 = ir.F32Type.get(), int_t(32)
         self.f = ir.VectorType.get([n], self.f32)
         self.i = ir.VectorType.get([n], self.i32)
 

@@ -19,7 +19,7 @@ from mlir.dialects import arith, llvm, vector
 from tilec.dialects import tile
 from tilec.passes.analysis import axis_info as ai
 from tilec.passes.cpu.context import (GEP_DYNAMIC, CpuRules, Lowering, all_true, as_bytes,
-                                      extract, i, if_else, insert_slice, is_bool, scalar_zero,
+                                      extract, if_else, insert_slice, int_t, is_bool, scalar_zero,
                                       segments, slice_, zeros)
 
 RULES = CpuRules("cpu.memory")
@@ -158,5 +158,5 @@ def store(lw: Lowering, op: ir.Operation) -> None:
         if not streaming:
             masked()
             continue
-        full = vector.ReductionOp(i(1), vector.CombiningKind.AND, m).result
+        full = vector.ReductionOp(int_t(1), vector.CombiningKind.AND, m).result
         if_else(full, plain, masked, None)

@@ -46,7 +46,7 @@ from mlir.dialects import arith, llvm, scf
 
 from tilec.dialects import tile
 from tilec.passes.cpu.combine import Combiner
-from tilec.passes.cpu.context import (Lowering, const_int, for_loop, i, int_attr, lane_ptr,
+from tilec.passes.cpu.context import (Lowering, const_int, for_loop, int_attr, int_t, lane_ptr,
                                       splat, touches_tiles, zeros)
 from tilec.passes.cpu.reduce import reduce_slab
 
@@ -263,7 +263,7 @@ class _Staged:
             needs.append((emit_ops, reads))
         with lw.src.location:
             for v in sorted(to_buffer, key=lambda x: p.defs[x]):
-                count = const_int(i(64), p.n)
+                count = const_int(int_t(64), p.n)
                 self.buffers[v] = llvm.AllocaOp(lw.llvm_ptr, count, self.buffer_elem(v),
                                                 alignment=lw.vector_bytes).result
         for s in range(self.nstages):
@@ -279,7 +279,7 @@ class _Staged:
         """Booleans are buffered as bytes."""
         et = tile.element_type(v.type)
         if isinstance(et, ir.IntegerType) and ir.IntegerType(et).width == 1:
-            return i(8)
+            return int_t(8)
         return self.lw.scalar(et)
 
     def loop(self, order: list[int], reads: list[ir.Value]) -> None:

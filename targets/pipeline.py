@@ -67,11 +67,14 @@ class Step:
     produces: the artifact stages it leaves in `asm` (a tool that is absent may
         leave one out, e.g. no `cubin` without ptxas).
     pipeline: for an IR step, what `tilec opt --pass` takes to rerun it (the
-        reproducer of a failure names it); None for translation steps."""
+        reproducer of a failure names it); None for translation steps.
+    show: for a step that changes no MLIR and makes no artifact, what
+        `--print-after-all` shows after it."""
 
     run: Callable[[Compilation], None]
     produces: tuple[str, ...] = ()
     pipeline: str | None = None
+    show: Callable[[Compilation], str] | None = None
 
 
 Stages = dict[str, Step]

@@ -79,13 +79,15 @@ def _shown(c: Compilation, step: Step) -> str:
     the artifact after a translation step (a note for a binary one)."""
     if step.pipeline is not None:
         return c.text()
+    if step.show is not None:
+        return step.show(c)
     if not step.produces:
         return "// (this step changes no IR and makes no artifact)"
     value = c.asm.get(step.produces[0])
     if value is None:
         return f"// no '{step.produces[0]}' was made (see the metadata)"
     if isinstance(value, (bytes, bytearray)):
-        return f"// stage '{produced[0]}' is binary ({len(value)} bytes)"
+        return f"// stage '{step.produces[0]}' is binary ({len(value)} bytes)"
     return str(value)
 
 

@@ -241,7 +241,7 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,
     def amdgcn(c: Compilation) -> None:
         _init_llvm()
         out = isolated(c, _child_codegen, c.asm["llir"], chip, level, what="AMD code generation",
-                       reproducer={"input.ll": c.asm["llir"],
+                       reproducer={"input.mlir": module_text(c), "input.ll": c.asm["llir"],
                                    "pipeline.txt": f"llvmlite cpu={chip} O{level}\n"},
                        last=True)
         c.times_ms().update(out["times_ms"])

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import subprocess
 import tempfile
 from typing import Any
@@ -28,7 +27,7 @@ from mlir.passmanager import PassManager
 
 from tilec.errors import TilecError
 from tilec.options import CompileOptions
-from tilec.targets import Target
+from tilec.targets import Target, toolchain
 from tilec.targets.pipeline import Compilation, Stages, Step, pass_step, upstream_step
 
 LOWER_TO_LLVM = ("builtin.module(canonicalize,cse,convert-math-to-llvm,convert-vector-to-scf,"
@@ -75,9 +74,10 @@ def translate(module: ir.Module) -> str:
 
 
 def find_cc() -> str:
-    for name in (os.environ.get("CC", ""), "cc", "gcc", "clang"):
-        if name and shutil.which(name):
-            return name
+    """The C compiler that links the shared object (toolchain.find_cc), or a TilecError."""
+    found = toolchain.find_cc()
+    if found is not None:
+        return found
     raise TilecError("no C compiler found to link the CPU kernel (tried $CC, cc, gcc, clang); "
                      "install one, e.g. `apt-get install gcc`")
 
@@ -148,13 +148,15 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3) -> St
 
     def so(c: Compilation) -> None:
         _, c.asm["so"] = link(*c.scratch["llvm"])
+        if "asm" in c.asm:  # manifests have always listed the artifacts as ..., so, asm
+            c.asm["asm"] = c.asm.pop("asm")
         c.metadata["host_cpu"] = list(host_cpu())
 
     return {
         "convert-tile-to-cpu": pass_step("convert-tile-to-cpu", keep="cpu"),
         "lower-to-llvm": upstream_step(LOWER_TO_LLVM),
         "llir": Step(lower_llir, ("llir",)),
-        "llvm-opt": Step(llvm_opt),
+        "llvm-opt": Step(llvm_opt, show=lambda c: str(c.scratch["llvm"][1])),
         "asm": Step(asm, ("asm",)),
         "so": Step(so, ("so",)),
     }

@@ -31,7 +31,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     k = sub.add_parser("cache", help="show (or --clear) the disk cache")
     k.add_argument("--clear", action="store_true", help="remove everything tilec cached")
     return k

@@ -47,7 +47,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     c = sub.add_parser("compile", help="compile kernels and write their artifacts and manifest")
     add_kernel_options(c)
     c.add_argument("-o", "--output", default=DEFAULT_OUT, metavar="DIR",

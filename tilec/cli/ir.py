@@ -59,7 +59,7 @@ def cmd_ir(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     i = sub.add_parser("ir", help="print a kernel's IR (frontend, one stage, or after every step)")
     add_kernel_options(i)
     which = i.add_mutually_exclusive_group()

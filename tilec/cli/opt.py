@@ -180,7 +180,7 @@ def cmd_opt(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     o = sub.add_parser("opt", help="run passes on an .mlir file and print the result")
     o.add_argument("file", metavar="FILE.mlir", help="input IR ('-' for stdin)")
     o.add_argument("--pass", dest="passes", action="append", metavar="P[,P...]",

@@ -1,4 +1,4 @@
-"""Tests of the `tilec` command line (the tilec/cli package) and the pass registry.
+"""Tests of the `tilec` command line (the tilec/cli package).
 
 Most tests call `tilec.cli.main([...])` in-process (fast); a few run
 `python -m tilec.cli` in a subprocess to check the real entry point and its
@@ -18,7 +18,6 @@ import pytest
 
 from tilec import cli
 from tilec.cli import kernels as cli_kernels, opt as cli_opt
-from tilec.passes import registry
 from tilec.errors import TilecError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -401,39 +400,6 @@ def test_compiler_bug_error_exit_status(capsys: pytest.CaptureFixture[str],
 
 
 # ---------------------------------------------------------------- opt
-
-def test_registry_lists_every_pass_module() -> None:
-    """The written-out table names every pass module of tilec.passes, under its NAME."""
-    import importlib
-    import pkgutil
-
-    import tilec.passes as passes_pkg
-    found = {}
-    for info in pkgutil.walk_packages(passes_pkg.__path__, prefix="tilec.passes."):
-        module = importlib.import_module(info.name)
-        if isinstance(getattr(module, "NAME", None), str) and callable(getattr(module, "run", None)):
-            found[module.NAME] = info.name
-    assert found == registry.PASSES
-    assert registry.names() == ["tile-verify", "tile-dce", "tile-layout", "tile-prefetch",
-                                "convert-tile-to-gpu", "convert-tile-to-cpu"]
-    for name in registry.names():
-        assert registry.get(name).NAME == name
-
-
-def test_registry_passes_target_and_options(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`tilec opt` calls every pass as run(module, target, options) with the
-    --target record and a CompileOptions of --num-warps/--num-stages."""
-    from tilec.options import CompileOptions
-    from tilec.passes import tile_dce
-    seen: list[Any] = []
-    monkeypatch.setattr(tile_dce, "run", lambda m, t, o: seen.append((t.name, o)))
-    assert cli.main(["opt", str(ROOT / "tests/lit/tile-dce/unused-pure-ops.mlir"), "--pass",
-                     "tile-dce", "--target", "gfx942", "--num-warps", "8",
-                     "--num-stages", "2"]) == 0
-    assert seen == [("gfx942", CompileOptions(num_warps=8, num_stages=2))]
-    with pytest.raises(KeyError):
-        registry.get("no-such-pass")
-
 
 def test_split_pipeline() -> None:
     assert cli_opt.split_pipeline("a,b{x=1,y=2},func.func(c,d),e") == \

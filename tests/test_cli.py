@@ -1,4 +1,4 @@
-"""Tests of the `tilec` command line (tilec/cli.py).
+"""Tests of the `tilec` command line (the tilec/cli package).
 
 Most tests call `tilec.cli.main([...])` in-process (fast); a few run
 `python -m tilec.cli` in a subprocess to check the real entry point and its
@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tilec import cli
+from tilec.cli import kernels as cli_kernels, opt as cli_opt
 from tilec.errors import TilecError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -337,13 +338,13 @@ def test_stage_and_print_after_all_exclude_each_other(capsys: pytest.CaptureFixt
 
 def test_constexpr_values() -> None:
     import tilec.language as tl
-    parsed = cli.parse_constexprs(["A=16", "B=1.5", "C=True", "D=tl.float16", "E=fp32",
+    parsed = cli_kernels.parse_constexprs(["A=16", "B=1.5", "C=True", "D=tl.float16", "E=fp32",
                                    "F=-3"])
     assert parsed == {"A": 16, "B": 1.5, "C": True, "D": tl.float16, "E": tl.float32, "F": -3}
     with pytest.raises(TilecError, match="NAME=VALUE"):
-        cli.parse_constexprs(["BLOCK"])
+        cli_kernels.parse_constexprs(["BLOCK"])
     with pytest.raises(TilecError, match="cannot read constexpr value"):
-        cli.parse_constexprs(["BLOCK=sixteen"])
+        cli_kernels.parse_constexprs(["BLOCK=sixteen"])
 
 
 def test_unknown_constexpr_name(capsys: pytest.CaptureFixture[str]) -> None:
@@ -368,11 +369,11 @@ def test_num_warps_must_be_a_power_of_two(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_signature_forms() -> None:
-    assert cli.parse_signature(None) is None
-    assert cli.parse_signature("*fp32, i32") == "*fp32, i32"
-    assert cli.parse_signature("x=*fp32,n=i32:16") == {"x": "*fp32", "n": "i32:16"}
+    assert cli_kernels.parse_signature(None) is None
+    assert cli_kernels.parse_signature("*fp32, i32") == "*fp32, i32"
+    assert cli_kernels.parse_signature("x=*fp32,n=i32:16") == {"x": "*fp32", "n": "i32:16"}
     with pytest.raises(TilecError, match="mixes"):
-        cli.parse_signature("x=*fp32,i32")
+        cli_kernels.parse_signature("x=*fp32,i32")
 
 
 # ---------------------------------------------------------------- errors
@@ -400,49 +401,21 @@ def test_compiler_bug_error_exit_status(capsys: pytest.CaptureFixture[str],
 
 # ---------------------------------------------------------------- opt
 
-def test_opt_registry_has_every_single_argument_pass() -> None:
-    registry = cli.pass_registry()
-    assert {"tile-verify", "tile-dce", "convert-tile-to-cpu"} <= set(registry)
-
-
-def test_pass_adapter_supplies_target_and_num_warps() -> None:
-    seen: dict[str, Any] = {}
-
-    def plain(module: Any) -> None:
-        seen["plain"] = module
-
-    def gpu(module: Any, target: Any, num_warps: int) -> None:
-        seen["gpu"] = (module, target, num_warps)
-
-    def needs_more(module: Any, config: dict[str, Any]) -> None:
-        pass
-
-    def optional_extra(module: Any, verbose: bool = False) -> None:
-        seen["optional"] = verbose
-
-    for fn in (plain, gpu, optional_extra):
-        adapter = cli._pass_adapter(fn)
-        assert adapter is not None
-        adapter("M", "T", 8)  # type: ignore[arg-type]
-    assert seen == {"plain": "M", "gpu": ("M", "T", 8), "optional": False}
-    assert cli._pass_adapter(needs_more) is None
-
-
 def test_split_pipeline() -> None:
-    assert cli.split_pipeline("a,b{x=1,y=2},func.func(c,d),e") == \
+    assert cli_opt.split_pipeline("a,b{x=1,y=2},func.func(c,d),e") == \
         ["a", "b{x=1,y=2}", "func.func(c,d)", "e"]
-    assert cli.split_pipeline(" a , ,b ") == ["a", "b"]
+    assert cli_opt.split_pipeline(" a , ,b ") == ["a", "b"]
 
 
 def test_opt_runs_passes(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(capsys, "opt", ROOT / "tests/lit/cpu/saxpy.mlir", "--pass",
+    code, out, err = run_cli(capsys, "opt", ROOT / "tests/lit/convert-tile-to-cpu/saxpy.mlir", "--pass",
                              "tile-verify,canonicalize,tile-dce,convert-tile-to-cpu")
     assert code == 0, err
     assert "llvm.intr.masked.load" in out and "tile." not in out
 
 
 def test_opt_unknown_pass(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run_cli(capsys, "opt", ROOT / "tests/lit/cpu/saxpy.mlir", "--pass",
+    code, _, err = run_cli(capsys, "opt", ROOT / "tests/lit/convert-tile-to-cpu/saxpy.mlir", "--pass",
                            "tile-verify,tile-nope")
     assert code == 1
     assert "tile-nope" in err and "tilec passes:" in err and "tile-dce" in err
@@ -481,7 +454,18 @@ def test_cache_command_shows_and_clears(capsys: pytest.CaptureFixture[str], tmp_
 
 
 def test_signature_value_spelling_is_not_a_name() -> None:
-    assert cli.parse_signature("*fp32,i32=1") == "*fp32,i32=1"
-    assert cli.parse_signature("x=*fp32, n=i32=1") == {"x": "*fp32", "n": "i32=1"}
+    assert cli_kernels.parse_signature("*fp32,i32=1") == "*fp32,i32=1"
+    assert cli_kernels.parse_signature("x=*fp32, n=i32=1") == {"x": "*fp32", "n": "i32=1"}
     with pytest.raises(TilecError, match="mixes"):
-        cli.parse_signature("x=*fp32,i32")
+        cli_kernels.parse_signature("x=*fp32,i32")
+
+
+def test_num_stages_is_accepted_and_explained(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["ir", "--help"])
+    out = capsys.readouterr().out
+    assert "--num-stages" in out and "pipeliner" in out
+    code, out, err = run_cli(capsys, "ir", EXAMPLES / "kernels_annotated.py", "--target", "cpu",
+                             "--kernel", "relu", "--num-stages", "2", "--stage", "tile-opt")
+    assert code == 0, err
+    assert "func.func" in out

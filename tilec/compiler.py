@@ -1,19 +1,22 @@
-"""The compiler driver: one kernel specialization -> artifacts of every stage.
+"""The compiler: one kernel specialization -> artifacts of every stage.
 
-`compile_spec` runs the frontend, then the named steps of the target's
-pipeline, keeping the IR after each step when asked (`tilec ir
---print-after-all`).  A failure inside a step that is not the user's mistake
-becomes a `CompilerBugError` with a reproducer (the IR before the step and the
-step's name) written to disk.
+`compile_spec` runs the frontend, then one loop over the steps: the
+target-independent tile steps (`tile_steps`), then the back end's ordered
+stage list (`targets/<vendor>/backend.py: stages(target, options)`; the vendor
+picks the back end from `BACKENDS` and nothing else).  The loop gives, for
+every step alike: the IR or text after it (`tilec ir --print-after-all`), its
+time (`metadata["step_seconds"]`), stopping after a stage (`stop_after`), and
+a `CompilerBugError` with a reproducer (the IR before the step and the step's
+pipeline) when a step fails in a way that is not the user's mistake.
 """
 from __future__ import annotations
 
+import importlib
 import os
-import re
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from mlir import ir
 
@@ -22,12 +25,14 @@ from tilec.errors import CompilerBugError, TilecError
 from tilec.frontend.codegen import KernelSpec, generate
 from tilec.options import CompileOptions
 from tilec.targets import Target
+from tilec.targets.pipeline import Compilation, Stages, Step, pass_step, upstream_step
 
-
-@dataclass
-class Step:
-    name: str
-    run: Callable[[ir.Module], None]
+# The back end of each vendor: a module with `stages(target, options) -> Stages`.
+BACKENDS: dict[str, str] = {
+    "nvidia": "tilec.targets.nvidia.backend",
+    "amd": "tilec.targets.amd.backend",
+    "cpu": "tilec.targets.cpu.backend",
+}
 
 
 @dataclass
@@ -35,162 +40,100 @@ class CompileResult:
     asm: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     ir_after: list[tuple[str, str]] = field(default_factory=list)
-    debug_info: bool = False   # print IR stages with their source locations
-
-    def text(self, module: ir.Module) -> str:
-        if not self.debug_info:
-            return str(module)
-        return str(module.operation.get_asm(enable_debug_info=True, use_local_scope=True))
 
 
-def _upstream(pipeline: str) -> Callable[[ir.Module], None]:
-    from mlir.passmanager import PassManager
-
-    def run(module: ir.Module) -> None:
-        PassManager.parse(pipeline).run(module.operation)
-    return run
-
-
-def tile_steps(target: Target, options: CompileOptions) -> list[Step]:
-    """The target-independent steps on tile-level IR."""
-    from tilec.passes import tile_dce, tile_verify
-    return [
-        Step(tile_verify.NAME, lambda m: tile_verify.run(m, target, options)),
-        Step("canonicalize,cse", _upstream("builtin.module(canonicalize,cse)")),
-        Step(tile_dce.NAME, lambda m: tile_dce.run(m, target, options)),
-    ]
+def tile_steps() -> Stages:
+    """The target-independent steps on tile-level IR; the last one leaves `tile-opt`."""
+    return {
+        "tile-verify": pass_step("tile-verify"),
+        "canonicalize,cse": upstream_step("builtin.module(canonicalize,cse)"),
+        "tile-dce": pass_step("tile-dce", keep="tile-opt"),
+    }
 
 
-def cpu_steps(target: Target, options: CompileOptions) -> list[Step]:
-    from tilec.passes import cpu as convert_tile_to_cpu
-    from tilec.targets.cpu import backend as cpu
-    return [Step(convert_tile_to_cpu.NAME, lambda m: convert_tile_to_cpu.run(m, target, options)),
-            Step("lower-to-llvm", cpu.lower_to_llvm_dialect)]
+def backend_stages(target: Target, options: CompileOptions) -> Stages:
+    """The ordered steps of `target`'s back end."""
+    backend = importlib.import_module(BACKENDS[target.vendor])
+    stages: Stages = backend.stages(target, options)
+    return stages
 
 
-def _reproducer(module_text: str, step: str, target: Target) -> str:
+def all_steps(target: Target, options: CompileOptions) -> Stages:
+    """Every step after the frontend, in order."""
+    return {**tile_steps(), **backend_stages(target, options)}
+
+
+def _reproducer(module_text: str, step: str, pipeline: str | None, target: Target) -> str:
     fd, path = tempfile.mkstemp(prefix="tilec-repro-", suffix=".mlir")
+    rerun = pipeline or step
     with os.fdopen(fd, "w") as f:
         f.write(f"// tilec reproducer: step '{step}' failed for target {target.name}\n")
-        f.write(f"// run: tilec opt {os.path.basename(path)} --pass {step} --target {target.name}\n")
+        f.write(f"// run: tilec opt {os.path.basename(path)} --pass '{rerun}' "
+                f"--target {target.name}\n")
         f.write(module_text)
     return path
 
 
-def run_steps(module: ir.Module, steps: list[Step], target: Target, result: CompileResult,
-              keep_ir: bool) -> None:
-    for step in steps:
-        before = str(module)
+def _shown(c: Compilation, step: Step) -> str:
+    """What --print-after-all shows after a step: the module after an IR step,
+    the artifact after a translation step (a note for a binary one)."""
+    if step.pipeline is not None:
+        return c.text()
+    if step.show is not None:
+        return step.show(c)
+    if not step.produces:
+        return "// (this step changes no IR and makes no artifact)"
+    value = c.asm.get(step.produces[0])
+    if value is None:
+        return f"// no '{step.produces[0]}' was made (see the metadata)"
+    if isinstance(value, (bytes, bytearray)):
+        return f"// stage '{step.produces[0]}' is binary ({len(value)} bytes)"
+    return str(value)
+
+
+def run_steps(c: Compilation, steps: Stages, result: CompileResult, keep_ir: bool,
+              stop_after: str | None = None) -> bool:
+    """Run `steps` in order on `c`; True when `stop_after` was reached."""
+    for name, step in steps.items():
+        before = str(c.module)
         t0 = time.perf_counter()
         try:
-            step.run(module)
-            # Catch a pass that produced invalid IR here, with its reproducer,
+            step.run(c)
+            # Catch a step that produced invalid IR here, with its reproducer,
             # rather than in a later step that cannot say who broke it.
-            module.operation.verify()
+            c.module.operation.verify()
         except TilecError:
             raise
         except Exception as e:
-            path = _reproducer(before, step.name, target)
-            raise CompilerBugError(f"step '{step.name}' failed: {e}", path) from None
-        result.metadata.setdefault("step_seconds", {})[step.name] = time.perf_counter() - t0
+            path = _reproducer(before, name, step.pipeline, c.target)
+            raise CompilerBugError(f"step '{name}' failed: {e}", path) from None
+        c.metadata.setdefault("step_seconds", {})[name] = time.perf_counter() - t0
         if keep_ir:
-            result.ir_after.append((step.name, result.text(module)))
+            result.ir_after.append((name, _shown(c, step)))
+        if stop_after is not None and (name == stop_after or stop_after in step.produces):
+            return True
+    return False
 
 
 def compile_spec(spec: KernelSpec, target: Target, options: CompileOptions,
                  keep_ir: bool = False, stop_after: str | None = None,
                  debug_info: bool = False, for_launch: bool = False) -> CompileResult:
-    """Compile one specialization for `target`; return its artifacts."""
-    result = CompileResult(debug_info=debug_info)
+    """Compile one specialization for `target` with `options`; return its artifacts.
+
+    `stop_after`: a step or artifact stage name after which to stop.
+    `for_launch`: only what a launch loads is wanted (no assembly text)."""
     ctx = tile.new_context()
     ctx.enable_multithreading(False)
     with ctx, ir.Location.unknown():
         t0 = time.perf_counter()
         module = generate(spec)
-        result.metadata["frontend_seconds"] = time.perf_counter() - t0
-        result.asm["tile"] = result.text(module)
+        c = Compilation(module, target, options, debug_info=debug_info,
+                        want_text=not for_launch)
+        result = CompileResult(c.asm, c.metadata)
+        c.metadata["frontend_seconds"] = time.perf_counter() - t0
+        c.asm["tile"] = c.text()
         if keep_ir:
-            result.ir_after.append(("frontend", result.asm["tile"]))
-        run_steps(module, tile_steps(target, options), target, result, keep_ir)
-        result.asm["tile-opt"] = result.text(module)
-        if stop_after in ("tile", "tile-opt"):
-            return result
-        if target.vendor == "cpu":
-            # A launch needs only the shared object; skip the assembly text.
-            _compile_cpu(module, target, options, result, keep_ir, stop_after,
-                         want_asm=not for_launch)
-        else:
-            _compile_gpu(module, target, options, result, keep_ir, stop_after)
+            result.ir_after.append(("frontend", c.asm["tile"]))
+        if stop_after != "tile":
+            run_steps(c, all_steps(target, options), result, keep_ir, stop_after)
     return result
-
-
-def _compile_cpu(module: ir.Module, target: Target, options: CompileOptions,
-                 result: CompileResult, keep_ir: bool,
-                 stop_after: str | None, want_asm: bool = True) -> None:
-    from tilec.targets.cpu import backend as cpu
-    steps = cpu_steps(target, options)
-    run_steps(module, steps[:1], target, result, keep_ir)
-    result.asm["cpu"] = result.text(module)
-    if stop_after == "cpu":
-        return
-    run_steps(module, steps[1:], target, result, keep_ir)
-    try:
-        result.asm["llir"] = cpu.translate(module)
-    except Exception as e:
-        raise CompilerBugError(f"LLVM IR translation failed: {e}",
-                               _reproducer(str(module), "translate", target)) from None
-    if stop_after == "llir":
-        return
-    t0 = time.perf_counter()
-    out = cpu.codegen(result.asm["llir"], want_asm=want_asm)
-    result.metadata["step_seconds"]["llvm-codegen"] = time.perf_counter() - t0
-    result.asm["so"] = out["so"]
-    if "asm" in out:
-        result.asm["asm"] = out["asm"]
-    result.metadata["host_cpu"] = list(cpu.host_cpu())
-
-
-def gpu_steps(target: Target, options: CompileOptions) -> list[Step]:
-    """Tiling (layouts) and distribution onto threads, for a GPU target."""
-    from tilec.passes import gpu as convert_tile_to_gpu, tile_layout
-    return [
-        Step(tile_layout.NAME, lambda m: tile_layout.run(m, target, options)),
-        Step(convert_tile_to_gpu.NAME, lambda m: convert_tile_to_gpu.run(m, target, options)),
-    ]
-
-
-# Back-end stage functions by vendor: the only place a vendor selects code;
-# everything inside them reads the target record.
-def _backend(target: Target) -> Callable[[ir.Module, Target], dict[str, Any]]:
-    if target.vendor == "nvidia":
-        from tilec.targets.nvidia.backend import compile_nvidia
-        return compile_nvidia
-    from tilec.targets.amd.backend import compile_amd
-    return compile_amd
-
-
-def _compile_gpu(module: ir.Module, target: Target, options: CompileOptions,
-                 result: CompileResult,
-                 keep_ir: bool, stop_after: str | None) -> None:
-    nw = options.num_warps
-    if nw not in (1, 2, 4, 8, 16) or nw * target.warp_size > target.max_threads:
-        raise TilecError(f"num_warps={options.num_warps} is not valid for {target.name}: use 1, 2, 4, 8 "
-                         f"or 16 with at most {target.max_threads} threads "
-                         f"({target.warp_size} per warp)")
-    layout_step, distribute_step = gpu_steps(target, options)
-    run_steps(module, [layout_step], target, result, keep_ir)
-    result.asm["tiled"] = result.text(module)
-    if stop_after == "tiled":
-        return
-    run_steps(module, [distribute_step], target, result, keep_ir)
-    result.asm["gpu"] = result.text(module)
-    for m in re.finditer(r"tilec.dynamic_shared = (\d+)", result.asm["gpu"]):
-        result.metadata["dynamic_shared"] = int(m.group(1))
-    if stop_after == "gpu":
-        return
-    t0 = time.perf_counter()
-    out = _backend(target)(module, target)
-    result.metadata["step_seconds"]["backend"] = time.perf_counter() - t0
-    meta = out.pop("metadata", {})
-    result.asm.update({k: v for k, v in out.items() if v is not None})
-    result.metadata.update(meta)

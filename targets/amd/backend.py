@@ -1,26 +1,29 @@
-"""AMD back end: per-thread GPU IR -> LLVM IR, AMDGCN assembly and an HSA code object.
+"""AMD back end: tile IR -> per-thread GPU IR -> ROCDL -> LLVM IR, AMDGCN and an HSA code object.
 
-Input: an ``mlir.ir.Module`` (builtin.module) holding ``gpu.module @tilec``
-with ``gpu.func ... kernel`` functions at the per-thread level (see
-tests/golden/*.mlir), and an AMD `Target`.
+`stages(target, options)` is the ordered step list (targets/pipeline.py):
 
-Output of `compile_amd`: a dict
-  ``llir``     str: LLVM IR of the device module as MLIR translates it (before
-               LLVM's optimisation) with the amdgcn triple, data layout and the
-               code-object-version module flag;
-  ``amdgcn``   str: assembly (llvmlite, the same object code as ``hsaco``);
-  ``hsaco``    bytes: the code object linked by ``ld.lld -shared --no-undefined``,
-               or None when no ld.lld was found (then ``metadata["hsaco_error"]``);
-  ``metadata`` dict: ``vgpr_count``, ``sgpr_count``, ``agpr_count``,
-               ``vgpr_spill_count``, ``sgpr_spill_count``, ``lds_bytes``,
-               ``scratch_bytes``, ``wavefront_size`` (maximum over kernels),
-               ``kernels`` (the same per kernel), ``code_object_version``,
-               ``chip`` and ``times_ms`` (per stage).
+  tile-layout          tilec pass: choose layouts                     -> `tiled`
+  convert-tile-to-gpu  tilec pass: distribute onto threads            -> `gpu`
+  convert-gpu-to-rocdl upstream: gpu.module(convert-scf-to-cf, convert-amdgpu-to-rocdl,
+                       convert-gpu-to-rocdl{chipset index-bitwidth}), reconcile-unrealized-casts
+  llir                 translate the gpu.module to LLVM IR (before LLVM's optimisation) with
+                       the amdgcn triple, data layout and the code-object-version flag -> `llir`
+  amdgcn               llvmlite O<n> for the chip, then the assembly and the object code
+                       (the same code); kernel metadata parsed and checked          -> `amdgcn`
+  hsaco                ld.lld -shared --no-undefined (left out without ld.lld)     -> `hsaco`
+
+Metadata: ``chip``, ``kernels`` (per kernel: ``vgpr_count``, ``sgpr_count``,
+``agpr_count``, ``vgpr_spill_count``, ``sgpr_spill_count``, ``lds_bytes``,
+``scratch_bytes``, ``wavefront_size``), ``code_object_version``,
+``times_ms`` (per stage), the per-kernel numbers' maxima, and
+``hsaco_error`` when no ld.lld was found.
 
 MLIR's ROCDL serializer cannot be used (the MLIR wheel has no AMDGPU back
-end): the gpu.module is translated to LLVM IR and compiled by llvmlite, in a
-forked child (`run_isolated`), because some chip/op combinations abort LLVM.
-The code object's wavefront size is checked against ``target.warp_size``.
+end): the gpu.module is translated to LLVM IR and compiled by llvmlite.  The
+native steps each run in a forked child (`run_isolated`), because some
+chip/op combinations abort LLVM.  The code object's wavefront size is checked
+against ``target.warp_size``.  `compile_amd` runs the steps after
+convert-tile-to-gpu on a per-thread module (tests/golden/*.mlir).
 """
 from __future__ import annotations
 
@@ -35,8 +38,10 @@ from mlir.dialects import gpu  # noqa: F401  (imported here, not lazily in each 
 from mlir.dialects import llvm as llvm_dialect
 
 from tilec.errors import CompilerBugError
+from tilec.options import CompileOptions
 from tilec.targets import Target
-from tilec.targets.isolate import run_isolated
+from tilec.targets.pipeline import (Compilation, Stages, Step, fresh_context, isolated,
+                                    module_text, replace_module, tile_to_gpu_steps)
 from tilec.targets.toolchain import LLD_HINT, ToolError, find_lld, run_tool
 
 AMDGCN_TRIPLE = "amdgcn-amd-amdhsa"
@@ -60,20 +65,30 @@ def lowering_pipeline(target: Target, index_bitwidth: int) -> str:
             "reconcile-unrealized-casts)")
 
 
-def _child_compile(text: str, lower: str, chip: str, opt_level: int,
-                   code_object_version: int | None) -> dict[str, Any]:
-    """In the isolated child: MLIR lowering, translation, llvmlite O<n>, asm and object."""
-    times: dict[str, float] = {}
-    ctx = ir.Context()
-    ctx.enable_multithreading(False)
-    with ctx, ir.Location.unknown():
+def _child_lower(text: str, lower: str) -> tuple[str, float]:
+    """In the isolated child: the module lowered to the LLVM dialect, and ms taken."""
+    with fresh_context():
+        module = ir.Module.parse(text)
+        t0 = time.perf_counter()
         try:
-            module = ir.Module.parse(text)
-            t0 = time.perf_counter()
             passmanager.PassManager.parse(lower).run(module.operation)
-            times["mlir_lower"] = (time.perf_counter() - t0) * 1e3
         except ir.MLIRError as exc:
             raise CompilerBugError(f"AMD lowering failed ({lower}):\n{exc}") from None
+        ms = (time.perf_counter() - t0) * 1e3
+        return str(module.operation.get_asm(enable_debug_info=True)), ms
+
+
+def _target_machine(chip: str, opt_level: int) -> Any:
+    # No features: every chip gets its default wave size (gfx9: 64, gfx10+: 32).
+    return llvm_binding.Target.from_triple(AMDGCN_TRIPLE).create_target_machine(
+        cpu=chip, features="", opt=opt_level, reloc="pic")
+
+
+def _child_translate(text: str, chip: str, opt_level: int,
+                     code_object_version: int | None) -> tuple[str, float]:
+    """In the isolated child: verified LLVM IR of the gpu.module for `chip`, and ms taken."""
+    with fresh_context():
+        module = ir.Module.parse(text)
         t0 = time.perf_counter()
         gpu_modules = [op for op in module.body.operations
                        if op.operation.name == "gpu.module"]
@@ -87,16 +102,20 @@ def _child_compile(text: str, lower: str, chip: str, opt_level: int,
             with ir.InsertionPoint.at_block_begin(gpu_module.regions[0].blocks[0]):
                 llvm_dialect.ModuleFlagsOp(ir.ArrayAttr.get([flag]))
         translated = str(llvm_dialect.translate_module_to_llvmir(gpu_module.operation))
-        times["translate"] = (time.perf_counter() - t0) * 1e3
-
-    # No features: every chip gets its default wave size (gfx9: 64, gfx10+: 32).
-    tm = llvm_binding.Target.from_triple(AMDGCN_TRIPLE).create_target_machine(
-        cpu=chip, features="", opt=opt_level, reloc="pic")
+        ms = (time.perf_counter() - t0) * 1e3
+    tm = _target_machine(chip, opt_level)
     mod = llvm_binding.parse_assembly(translated)
     mod.triple = AMDGCN_TRIPLE
     mod.data_layout = str(tm.target_data)
     mod.verify()
-    llir = str(mod)
+    return str(mod), ms
+
+
+def _child_codegen(llir: str, chip: str, opt_level: int) -> dict[str, Any]:
+    """In the isolated child: llvmlite O<n> on `llir`, then its assembly and object code."""
+    times: dict[str, float] = {}
+    tm = _target_machine(chip, opt_level)
+    mod = llvm_binding.parse_assembly(llir)
     t0 = time.perf_counter()
     if opt_level > 0:
         pb = llvm_binding.create_pass_builder(
@@ -110,7 +129,7 @@ def _child_compile(text: str, lower: str, chip: str, opt_level: int,
     t0 = time.perf_counter()
     obj = tm.emit_object(mod.clone())
     times["emit_obj"] = (time.perf_counter() - t0) * 1e3
-    return {"llir": llir, "amdgcn": asm, "object": bytes(obj), "times_ms": times}
+    return {"amdgcn": asm, "object": bytes(obj), "times_ms": times}
 
 
 _KERNEL_KEYS = {
@@ -156,29 +175,8 @@ def parse_amdgpu_metadata(asm: str) -> dict[str, dict[str, int]]:
     return kernels
 
 
-def compile_amd(module: ir.Module, target: Target, opt_level: int = 3, *,
-                index_bitwidth: int = 32) -> dict[str, Any]:
-    """Compile a per-thread GPU module for an AMD ``target``; see the module docstring.
-
-    ``opt_level`` (0-3): llvmlite's pass pipeline and code generator level.
-    ``index_bitwidth``: width of ``index`` after lowering (32: fewer VGPRs).
-    """
-    text = module.operation.get_asm(enable_debug_info=True)
-    lower = lowering_pipeline(target, index_bitwidth)
-    level = max(0, min(opt_level, 3))
-    _init_llvm()
-    t0 = time.perf_counter()
-    out = run_isolated(_child_compile, text, lower, target.chip, level,
-                       target.code_object_version,
-                       what=f"AMD compilation for {target.name}",
-                       reproducer={"input.mlir": text,
-                                   "pipeline.txt": f"{lower}\nllvmlite cpu={target.chip} "
-                                                   f"O{level} code_object_version="
-                                                   f"{target.code_object_version}\n"})
-    times: dict[str, float] = out["times_ms"]
-    times["isolated_total"] = (time.perf_counter() - t0) * 1e3
-    asm: str = out["amdgcn"]
-
+def _check_code_object(asm: str, target: Target) -> tuple[dict[str, dict[str, int]], int | None]:
+    """The kernels' metadata and the code object version, checked against `target`."""
     kernels = parse_amdgpu_metadata(asm)
     if not kernels:
         raise CompilerBugError(f"no kernel metadata in the AMDGCN assembly for {target.chip}")
@@ -188,30 +186,99 @@ def compile_amd(module: ir.Module, target: Target, opt_level: int = 3, *,
                 f"kernel {name} was compiled for wavefront size {k.get('wavefront_size')}, "
                 f"but target {target.name} says warp_size={target.warp_size}")
     cov = re.search(r"^\s*\.amdhsa_code_object_version\s+(\d+)", asm, re.M)
-    code_object_version = int(cov.group(1)) if cov else None
-    if target.code_object_version is not None and code_object_version != target.code_object_version:
-        raise CompilerBugError(f"code object version {code_object_version} was emitted, "
+    version = int(cov.group(1)) if cov else None
+    if target.code_object_version is not None and version != target.code_object_version:
+        raise CompilerBugError(f"code object version {version} was emitted, "
                                f"target {target.name} asks for {target.code_object_version}")
-    metadata: dict[str, Any] = {"chip": target.chip, "kernels": kernels,
-                                "code_object_version": code_object_version, "times_ms": times}
-    for key in _KERNEL_KEYS.values():
-        metadata[key] = max((k.get(key, 0) for k in kernels.values()), default=0)
+    return kernels, version
 
-    hsaco: bytes | None = None
-    lld = find_lld()
-    if lld is None:
-        metadata["hsaco_error"] = f"no ld.lld found, so no .hsaco was linked: {LLD_HINT}"
-    else:
-        try:
-            run = run_tool([lld, "-shared", "--no-undefined", "kernel.o", "-o", "kernel.hsaco"],
-                           {"kernel.o": out["object"]}, outputs=["kernel.hsaco"], what="ld.lld")
-        except ToolError as exc:
-            if "undefined symbol" in exc.log:
-                raise ToolError(f"{exc}\nThe kernel calls a device-library function that "
-                                f"tilec does not link (e.g. gpu.block_dim lowers to "
-                                f"__ockl_get_local_size: use a compile-time block size).",
-                                exc.cmd, exc.log, exc.workdir) from None
-            raise
-        times["ld.lld"] = run.seconds * 1e3
-        hsaco = run.outputs["kernel.hsaco"]
-    return {"llir": out["llir"], "amdgcn": asm, "hsaco": hsaco, "metadata": metadata}
+
+def _link(lld: str, obj: bytes) -> tuple[bytes, float]:
+    """`lld` -shared --no-undefined: the .hsaco and the seconds taken."""
+    try:
+        run = run_tool([lld, "-shared", "--no-undefined", "kernel.o", "-o", "kernel.hsaco"],
+                       {"kernel.o": obj}, outputs=["kernel.hsaco"], what="ld.lld")
+    except ToolError as exc:
+        if "undefined symbol" in exc.log:
+            raise ToolError(f"{exc}\nThe kernel calls a device-library function that "
+                            f"tilec does not link (e.g. gpu.block_dim lowers to "
+                            f"__ockl_get_local_size: use a compile-time block size).",
+                            exc.cmd, exc.log, exc.workdir) from None
+        raise
+    return run.outputs["kernel.hsaco"], run.seconds
+
+
+def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,
+           index_bitwidth: int = 32) -> Stages:
+    """The AMD steps in order (see the module docstring).
+
+    ``opt_level`` (0-3): llvmlite's pass pipeline and code generator level.
+    ``index_bitwidth``: width of ``index`` after lowering (32: fewer VGPRs).
+    """
+    lower = lowering_pipeline(target, index_bitwidth)
+    level = max(0, min(opt_level, 3))
+    chip, cov = target.chip, target.code_object_version
+
+    def convert_gpu_to_rocdl(c: Compilation) -> None:
+        _init_llvm()
+        # The metadata keys in the order the manifest has always shown them.
+        c.metadata.update(chip=chip, kernels={}, code_object_version=None, times_ms={})
+        text = module_text(c)
+        lowered, ms = isolated(c, _child_lower, text, lower, what="AMD lowering",
+                               reproducer={"input.mlir": text, "pipeline.txt": f"{lower}\n"})
+        c.times_ms()["mlir_lower"] = ms
+        replace_module(c, lowered)
+
+    def llir(c: Compilation) -> None:
+        _init_llvm()
+        text = module_text(c)
+        c.asm["llir"], ms = isolated(
+            c, _child_translate, text, chip, level, cov, what="AMD LLVM IR translation",
+            reproducer={"input.mlir": text, "pipeline.txt": "translate_module_to_llvmir "
+                                                            f"code_object_version={cov}\n"})
+        c.times_ms()["translate"] = ms
+
+    def amdgcn(c: Compilation) -> None:
+        _init_llvm()
+        out = isolated(c, _child_codegen, c.asm["llir"], chip, level, what="AMD code generation",
+                       reproducer={"input.mlir": module_text(c), "input.ll": c.asm["llir"],
+                                   "pipeline.txt": f"llvmlite cpu={chip} O{level}\n"},
+                       last=True)
+        c.times_ms().update(out["times_ms"])
+        c.times_ms()["isolated_total"] = c.times_ms().pop("isolated_total")
+        c.asm["amdgcn"] = out["amdgcn"]
+        c.scratch["object"] = out["object"]
+        kernels, version = _check_code_object(out["amdgcn"], target)
+        c.metadata.update(kernels=kernels, code_object_version=version)
+        for key in _KERNEL_KEYS.values():
+            c.metadata[key] = max((k.get(key, 0) for k in kernels.values()), default=0)
+
+    def hsaco(c: Compilation) -> None:
+        lld = find_lld()
+        if lld is None:
+            c.metadata["hsaco_error"] = f"no ld.lld found, so no .hsaco was linked: {LLD_HINT}"
+            return
+        c.asm["hsaco"], seconds = _link(lld, c.scratch["object"])
+        c.times_ms()["ld.lld"] = seconds * 1e3
+
+    return {
+        **tile_to_gpu_steps(),
+        "convert-gpu-to-rocdl": Step(convert_gpu_to_rocdl, (), lower),
+        "llir": Step(llir, ("llir",)),
+        "amdgcn": Step(amdgcn, ("amdgcn",)),
+        "hsaco": Step(hsaco, ("hsaco",)),
+    }
+
+
+def compile_amd(module: ir.Module, target: Target, opt_level: int = 3, *,
+                index_bitwidth: int = 32) -> dict[str, Any]:
+    """The steps after convert-tile-to-gpu on a per-thread GPU module.
+
+    Returns {"llir": str, "amdgcn": str, "hsaco": bytes or None, "metadata": dict}."""
+    c = Compilation(module, target, CompileOptions())
+    steps = stages(target, c.options, opt_level=opt_level, index_bitwidth=index_bitwidth)
+    with module.context, ir.Location.unknown():
+        for name in ("convert-gpu-to-rocdl", "llir", "amdgcn", "hsaco"):
+            steps[name].run(c)
+    return {"llir": c.asm["llir"], "amdgcn": c.asm["amdgcn"], "hsaco": c.asm.get("hsaco"),
+            "metadata": c.metadata}

@@ -1,24 +1,34 @@
-"""CPU back end: CPU-level MLIR -> LLVM IR -> host object -> shared object.
+"""CPU back end: tile IR -> CPU-level MLIR -> LLVM IR -> host object -> shared object.
 
-Input: a module produced by `convert-tile-to-cpu` (upstream dialects only).
-Output: artifacts `llir` (LLVM IR text), `asm` (host assembly), `so` (a shared
-object exporting `tilec_<kernel>`), built with llvmlite for the host CPU (its
-name and features enter the cache key) and linked with the system C compiler.
+`stages(target, options)` is the ordered step list (targets/pipeline.py):
+
+  convert-tile-to-cpu  tilec pass: strip-mined vector code, upstream dialects only -> `cpu`
+  lower-to-llvm        upstream: canonicalize, cse and the conversions to the LLVM dialect
+  llir                 translate to LLVM IR text                                   -> `llir`
+  llvm-opt             llvmlite O3 for the host CPU (its name and features enter the
+                       cache key)
+  asm                  host assembly of the optimized module (skipped for a launch) -> `asm`
+  so                   object code, linked by the system C compiler into a shared object
+                       exporting `tilec_<kernel>`                                   -> `so`
+
 The shared object needs no MLIR at run time.
 """
 from __future__ import annotations
 
 import functools
 import os
-import shutil
 import subprocess
 import tempfile
+from typing import Any
 
 from mlir import ir
 from mlir.dialects import llvm as llvm_d
 from mlir.passmanager import PassManager
 
 from tilec.errors import TilecError
+from tilec.options import CompileOptions
+from tilec.targets import Target, toolchain
+from tilec.targets.pipeline import Compilation, Stages, Step, pass_step, upstream_step
 
 LOWER_TO_LLVM = ("builtin.module(canonicalize,cse,convert-math-to-llvm,convert-vector-to-scf,"
                  "convert-scf-to-cf,convert-vector-to-llvm,convert-arith-to-llvm,"
@@ -64,18 +74,16 @@ def translate(module: ir.Module) -> str:
 
 
 def find_cc() -> str:
-    for name in (os.environ.get("CC", ""), "cc", "gcc", "clang"):
-        if name and shutil.which(name):
-            return name
+    """The C compiler that links the shared object (toolchain.find_cc), or a TilecError."""
+    found = toolchain.find_cc()
+    if found is not None:
+        return found
     raise TilecError("no C compiler found to link the CPU kernel (tried $CC, cc, gcc, clang); "
                      "install one, e.g. `apt-get install gcc`")
 
 
-def codegen(llir: str, opt_level: int = 3, want_asm: bool = True) -> dict[str, bytes | str]:
-    """LLVM IR -> {'asm': str (when asked), 'obj': bytes, 'so': bytes} for the host.
-
-    The module is optimized once; the assembly text, when wanted, is emitted
-    from a re-parsed copy of the optimized IR (one emission per module)."""
+def optimize(llir: str, opt_level: int = 3) -> tuple[Any, Any]:
+    """(target machine, optimized llvmlite module) of `llir` for the host."""
     import llvmlite.binding as llb
     cpu, features = host_cpu()
     target = llb.Target.from_default_triple()
@@ -88,7 +96,18 @@ def codegen(llir: str, opt_level: int = 3, want_asm: bool = True) -> dict[str, b
     pto = llb.PipelineTuningOptions(speed_level=opt_level)
     pb = llb.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
-    asm = tm.emit_assembly(llb.parse_assembly(str(mod))) if want_asm else ""
+    return tm, mod
+
+
+def emit_asm(tm: Any, mod: Any) -> str:
+    """Assembly text of an optimized module, from a re-parsed copy (a module may
+    be emitted only once, and the object comes from `mod` itself)."""
+    import llvmlite.binding as llb
+    return str(tm.emit_assembly(llb.parse_assembly(str(mod))))
+
+
+def link(tm: Any, mod: Any) -> tuple[bytes, bytes]:
+    """(object code, shared object) of an optimized module."""
     obj = tm.emit_object(mod)
     with tempfile.TemporaryDirectory(prefix="tilec-cpu-") as d:
         o_path = os.path.join(d, "kernel.o")
@@ -101,7 +120,43 @@ def codegen(llir: str, opt_level: int = 3, want_asm: bool = True) -> dict[str, b
             raise TilecError(f"linking the CPU kernel failed: {' '.join(cmd)}\n{proc.stderr}")
         with open(so_path, "rb") as fin:
             so = fin.read()
+    return bytes(obj), so
+
+
+def codegen(llir: str, opt_level: int = 3, want_asm: bool = True) -> dict[str, bytes | str]:
+    """LLVM IR -> {'asm': str (when asked), 'obj': bytes, 'so': bytes} for the host."""
+    tm, mod = optimize(llir, opt_level)
+    asm = emit_asm(tm, mod) if want_asm else ""
+    obj, so = link(tm, mod)
     out: dict[str, bytes | str] = {"obj": obj, "so": so}
     if want_asm:
         out["asm"] = asm
     return out
+
+
+def stages(target: Target, options: CompileOptions, *, opt_level: int = 3) -> Stages:
+    """The CPU steps in order (see the module docstring)."""
+    def lower_llir(c: Compilation) -> None:
+        c.asm["llir"] = translate(c.module)
+
+    def llvm_opt(c: Compilation) -> None:
+        c.scratch["llvm"] = optimize(c.asm["llir"], opt_level)
+
+    def asm(c: Compilation) -> None:
+        if c.want_text:
+            c.asm["asm"] = emit_asm(*c.scratch["llvm"])
+
+    def so(c: Compilation) -> None:
+        _, c.asm["so"] = link(*c.scratch["llvm"])
+        if "asm" in c.asm:  # manifests have always listed the artifacts as ..., so, asm
+            c.asm["asm"] = c.asm.pop("asm")
+        c.metadata["host_cpu"] = list(host_cpu())
+
+    return {
+        "convert-tile-to-cpu": pass_step("convert-tile-to-cpu", keep="cpu"),
+        "lower-to-llvm": upstream_step(LOWER_TO_LLVM),
+        "llir": Step(lower_llir, ("llir",)),
+        "llvm-opt": Step(llvm_opt, show=lambda c: str(c.scratch["llvm"][1])),
+        "asm": Step(asm, ("asm",)),
+        "so": Step(so, ("so",)),
+    }

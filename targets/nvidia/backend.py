@@ -1,22 +1,27 @@
-"""NVIDIA back end: per-thread GPU IR -> LLVM IR, PTX and cubin.
+"""NVIDIA back end: tile IR -> per-thread GPU IR -> NVVM -> LLVM IR, PTX and cubin.
 
-Input: an ``mlir.ir.Module`` (builtin.module) holding ``gpu.module @tilec``
-with ``gpu.func ... kernel`` functions at the per-thread level (see
-tests/golden/*.mlir), and an NVIDIA `Target`.
+`stages(target, options)` is the ordered step list (targets/pipeline.py):
 
-Output of `compile_nvidia`: a dict
-  ``llir``     str: LLVM IR of the device module as MLIR translates it (before
-               LLVM's optimisation), with the NVPTX triple and data layout;
-  ``ptx``      str: PTX from MLIR's ``gpu-module-to-binary{format=isa}``;
-  ``cubin``    bytes from ``ptxas -arch=<chip> -v -O<n>``, or None without ptxas;
-  ``metadata`` dict: ``registers``, ``spill_stores``, ``spill_loads``,
-               ``stack_bytes``, ``shared_bytes`` (maximum over kernels; None
-               without ptxas), ``kernels`` (the same per kernel), ``ptxas_log``,
-               ``ptx_version``, ``chip``, ``times_ms`` (per stage) and
-               ``cubin_error`` when no ptxas was found.
+  tile-layout          tilec pass: choose layouts                     -> `tiled`
+  convert-tile-to-gpu  tilec pass: distribute onto threads            -> `gpu`
+  convert-gpu-to-nvvm  upstream: nvvm-attach-target, gpu.module(convert-nvgpu-to-nvvm,
+                       expand-strided-metadata, convert-scf-to-cf, convert-gpu-to-nvvm),
+                       convert-nvvm-to-llvm, reconcile-unrealized-casts
+  llir                 translate the gpu.module to LLVM IR (before LLVM's optimisation)
+                       with the NVPTX triple and data layout                      -> `llir`
+  ptx                  MLIR's gpu-module-to-binary{format=isa}; the header is checked
+                       against the target (`check_ptx`)                           -> `ptx`
+  cubin                ptxas -arch=<chip> -v -O<n> (left out without ptxas)       -> `cubin`
 
-The MLIR lowering and PTX generation run in a forked child (`run_isolated`):
-LLVM aborts (e.g. an unsupported PTX version) become `CompilerBugError`s.
+Metadata: ``chip``, ``ptx_version``, ``times_ms`` (per stage), ``registers``,
+``spill_stores``, ``spill_loads``, ``stack_bytes``, ``shared_bytes``
+(maximum over kernels; None without ptxas), ``kernels`` (the same per kernel),
+``ptxas_log``, and ``cubin_error`` when no ptxas was found.
+
+The native steps (lowering, translation, PTX generation) each run in a forked
+child (`run_isolated`): LLVM aborts (e.g. an unsupported PTX version) become
+`CompilerBugError`s with a reproducer directory.  `compile_nvidia` runs the
+steps after convert-tile-to-gpu on a per-thread module (tests/golden/*.mlir).
 """
 from __future__ import annotations
 
@@ -31,11 +36,15 @@ from mlir.dialects import gpu
 from mlir.dialects import llvm as llvm_dialect
 
 from tilec.errors import CompilerBugError
+from tilec.options import CompileOptions
 from tilec.targets import Target
-from tilec.targets.isolate import run_isolated
+from tilec.targets.pipeline import (Compilation, Stages, Step, fresh_context, isolated,
+                                    module_text, replace_module, tile_to_gpu_steps)
 from tilec.targets.toolchain import PTXAS_HINT, find_ptxas, run_tool
 
 NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
+ISA_PIPELINE = "builtin.module(gpu-module-to-binary{format=isa})"
+_STAT_KEYS = ("registers", "spill_stores", "spill_loads", "stack_bytes", "shared_bytes")
 
 
 @functools.lru_cache(maxsize=None)
@@ -55,57 +64,61 @@ def lowering_pipeline(target: Target, opt_level: int, index_bitwidth: int) -> st
             "convert-nvvm-to-llvm,reconcile-unrealized-casts)")
 
 
-ISA_PIPELINE = "builtin.module(gpu-module-to-binary{format=isa})"
+def _gpu_module(module: ir.Module) -> ir.Operation:
+    found = [op.operation for op in module.body.operations if op.operation.name == "gpu.module"]
+    if len(found) != 1:
+        raise CompilerBugError(f"expected one gpu.module, found {len(found)}")
+    return found[0]
 
 
-def _child_compile(text: str, lower: str) -> dict[str, Any]:
-    """In the isolated child: parse ``text``, lower it, return llir, ptx and times (ms)."""
-    times: dict[str, float] = {}
-    ctx = ir.Context()
-    ctx.enable_multithreading(False)
-    with ctx, ir.Location.unknown():
+def _child_lower(text: str, lower: str) -> tuple[str, float]:
+    """In the isolated child: the module lowered to the LLVM dialect, and ms taken."""
+    with fresh_context():
+        module = ir.Module.parse(text)
+        t0 = time.perf_counter()
         try:
-            module = ir.Module.parse(text)
-            t0 = time.perf_counter()
             passmanager.PassManager.parse(lower).run(module.operation)
-            times["mlir_lower"] = (time.perf_counter() - t0) * 1e3
         except ir.MLIRError as exc:
             raise CompilerBugError(f"NVIDIA lowering failed ({lower}):\n{exc}") from None
+        ms = (time.perf_counter() - t0) * 1e3
+        return str(module.operation.get_asm(enable_debug_info=True)), ms
 
+
+def _child_translate(text: str) -> tuple[str, dict[str, float]]:
+    """In the isolated child: LLVM IR of the gpu.module with the NVPTX triple and layout."""
+    times: dict[str, float] = {}
+    with fresh_context():
+        module = ir.Module.parse(text)
         t0 = time.perf_counter()
-        gpu_modules = [op for op in module.body.operations
-                       if op.operation.name == "gpu.module"]
-        if len(gpu_modules) != 1:
-            raise CompilerBugError(f"expected one gpu.module, found {len(gpu_modules)}")
-        llir_parts = [str(llvm_dialect.translate_module_to_llvmir(op.operation))
-                      for op in gpu_modules]
+        part = str(llvm_dialect.translate_module_to_llvmir(_gpu_module(module)))
         times["translate"] = (time.perf_counter() - t0) * 1e3
+    # MLIR leaves the triple and the data layout empty.
+    t0 = time.perf_counter()
+    tm = llvm_binding.Target.from_triple(NVPTX_TRIPLE).create_target_machine()
+    mod = llvm_binding.parse_assembly(part)
+    mod.triple = NVPTX_TRIPLE
+    mod.data_layout = str(tm.target_data)
+    times["llir_text"] = (time.perf_counter() - t0) * 1e3
+    return str(mod), times
 
+
+def _child_ptx(text: str) -> tuple[str, float]:
+    """In the isolated child: the PTX of every object gpu-module-to-binary makes."""
+    with fresh_context():
+        module = ir.Module.parse(text)
         t0 = time.perf_counter()
         try:
             passmanager.PassManager.parse(ISA_PIPELINE).run(module.operation)
         except ir.MLIRError as exc:
             raise CompilerBugError(f"PTX generation failed ({ISA_PIPELINE}):\n{exc}") from None
-        ptx_parts: list[str] = []
+        parts: list[str] = []
         for op in module.body.operations:
             if op.operation.name != "gpu.binary":
                 continue
             for obj in op.operation.attributes["objects"]:
                 data = gpu.ObjectAttr(obj).object
-                ptx_parts.append(data.decode() if isinstance(data, bytes) else str(data))
-        times["ptx"] = (time.perf_counter() - t0) * 1e3
-
-    # Give the LLVM IR its triple and data layout (MLIR leaves both empty).
-    t0 = time.perf_counter()
-    tm = llvm_binding.Target.from_triple(NVPTX_TRIPLE).create_target_machine()
-    llir: list[str] = []
-    for part in llir_parts:
-        mod = llvm_binding.parse_assembly(part)
-        mod.triple = NVPTX_TRIPLE
-        mod.data_layout = str(tm.target_data)
-        llir.append(str(mod))
-    times["llir_text"] = (time.perf_counter() - t0) * 1e3
-    return {"llir": "\n".join(llir), "ptx": "\n".join(ptx_parts), "times_ms": times}
+                parts.append(data.decode() if isinstance(data, bytes) else str(data))
+        return "\n".join(parts), (time.perf_counter() - t0) * 1e3
 
 
 _ENTRY_RE = re.compile(r"Compiling entry function '([^']+)'")
@@ -124,9 +137,7 @@ def parse_ptxas_log(log: str) -> dict[str, dict[str, int]]:
     for line in log.splitlines():
         m = _ENTRY_RE.search(line)
         if m:
-            current = kernels.setdefault(m.group(1), {
-                "registers": 0, "spill_stores": 0, "spill_loads": 0,
-                "stack_bytes": 0, "shared_bytes": 0})
+            current = kernels.setdefault(m.group(1), {k: 0 for k in _STAT_KEYS})
             continue
         if current is None:
             continue
@@ -167,41 +178,78 @@ def check_ptx(ptx: str, target: Target) -> str:
     return lowest
 
 
-def compile_nvidia(module: ir.Module, target: Target, opt_level: int = 3, *,
-                   index_bitwidth: int = 32) -> dict[str, Any]:
-    """Compile a per-thread GPU module for an NVIDIA ``target``; see the module docstring.
+def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,
+           index_bitwidth: int = 32) -> Stages:
+    """The NVIDIA steps in order (see the module docstring).
 
     ``opt_level`` (0-3) goes to the NVVM target and to ptxas.  ``index_bitwidth``:
     width of ``index`` after lowering (32: the contract uses i32 offsets).
     """
-    text = module.operation.get_asm(enable_debug_info=True)
     lower = lowering_pipeline(target, opt_level, index_bitwidth)
-    _init_llvm()
-    t0 = time.perf_counter()
-    out = run_isolated(_child_compile, text, lower, what=f"NVIDIA compilation for {target.name}",
-                       reproducer={"input.mlir": text,
-                                   "pipeline.txt": f"{lower}\n{ISA_PIPELINE}\n"})
-    times: dict[str, float] = out["times_ms"]
-    times["isolated_total"] = (time.perf_counter() - t0) * 1e3
-    ptx: str = out["ptx"]
-    metadata: dict[str, Any] = {
-        "chip": target.chip, "ptx_version": check_ptx(ptx, target), "times_ms": times,
-        "registers": None, "spill_stores": None, "spill_loads": None,
-        "stack_bytes": None, "shared_bytes": None, "kernels": {}, "ptxas_log": None,
-    }
-    cubin: bytes | None = None
-    ptxas = find_ptxas()
-    if ptxas is None:
-        metadata["cubin_error"] = f"no ptxas found, so no cubin was made: {PTXAS_HINT}"
-    else:
+
+    def convert_gpu_to_nvvm(c: Compilation) -> None:
+        # The metadata keys in the order the manifest has always shown them.
+        _init_llvm()
+        c.metadata.update(chip=target.chip, ptx_version=None, times_ms={})
+        text = module_text(c)
+        lowered, ms = isolated(c, _child_lower, text, lower, what="NVIDIA lowering",
+                                reproducer={"input.mlir": text, "pipeline.txt": f"{lower}\n"})
+        c.times_ms()["mlir_lower"] = ms
+        replace_module(c, lowered)
+
+    def llir(c: Compilation) -> None:
+        _init_llvm()
+        text = module_text(c)
+        c.asm["llir"], times = isolated(
+            c, _child_translate, text, what="NVIDIA LLVM IR translation",
+            reproducer={"input.mlir": text, "pipeline.txt": "translate_module_to_llvmir\n"})
+        c.times_ms().update(times)
+
+    def ptx(c: Compilation) -> None:
+        text = module_text(c)
+        c.asm["ptx"], ms = isolated(c, _child_ptx, text, what="NVIDIA PTX generation",
+                                     reproducer={"input.mlir": text,
+                                                 "pipeline.txt": f"{ISA_PIPELINE}\n"},
+                                     last=True)
+        c.times_ms()["ptx"] = ms
+        c.times_ms()["isolated_total"] = c.times_ms().pop("isolated_total")
+        c.metadata["ptx_version"] = check_ptx(c.asm["ptx"], target)
+        c.metadata.update({k: None for k in _STAT_KEYS}, kernels={}, ptxas_log=None)
+
+    def cubin(c: Compilation) -> None:
+        ptxas = find_ptxas()
+        if ptxas is None:
+            c.metadata["cubin_error"] = f"no ptxas found, so no cubin was made: {PTXAS_HINT}"
+            return
         run = run_tool([ptxas, f"-arch={target.chip}", "-v", f"-O{max(0, min(opt_level, 3))}",
                         "kernel.ptx", "-o", "kernel.cubin"],
-                       {"kernel.ptx": ptx}, outputs=["kernel.cubin"], what="ptxas")
-        times["ptxas"] = run.seconds * 1e3
-        cubin = run.outputs["kernel.cubin"]
+                       {"kernel.ptx": c.asm["ptx"]}, outputs=["kernel.cubin"], what="ptxas")
+        c.times_ms()["ptxas"] = run.seconds * 1e3
+        c.asm["cubin"] = run.outputs["kernel.cubin"]
         kernels = parse_ptxas_log(run.log)
-        metadata["ptxas_log"] = run.log
-        metadata["kernels"] = kernels
-        for key in ("registers", "spill_stores", "spill_loads", "stack_bytes", "shared_bytes"):
-            metadata[key] = max((k[key] for k in kernels.values()), default=0)
-    return {"llir": out["llir"], "ptx": ptx, "cubin": cubin, "metadata": metadata}
+        c.metadata["ptxas_log"] = run.log
+        c.metadata["kernels"] = kernels
+        for key in _STAT_KEYS:
+            c.metadata[key] = max((k[key] for k in kernels.values()), default=0)
+
+    return {
+        **tile_to_gpu_steps(),
+        "convert-gpu-to-nvvm": Step(convert_gpu_to_nvvm, (), lower),
+        "llir": Step(llir, ("llir",)),
+        "ptx": Step(ptx, ("ptx",)),
+        "cubin": Step(cubin, ("cubin",)),
+    }
+
+
+def compile_nvidia(module: ir.Module, target: Target, opt_level: int = 3, *,
+                   index_bitwidth: int = 32) -> dict[str, Any]:
+    """The steps after convert-tile-to-gpu on a per-thread GPU module.
+
+    Returns {"llir": str, "ptx": str, "cubin": bytes or None, "metadata": dict}."""
+    c = Compilation(module, target, CompileOptions())
+    steps = stages(target, c.options, opt_level=opt_level, index_bitwidth=index_bitwidth)
+    with module.context, ir.Location.unknown():
+        for name in ("convert-gpu-to-nvvm", "llir", "ptx", "cubin"):
+            steps[name].run(c)
+    return {"llir": c.asm["llir"], "ptx": c.asm["ptx"], "cubin": c.asm.get("cubin"),
+            "metadata": c.metadata}

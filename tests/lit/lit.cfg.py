@@ -1,11 +1,19 @@
 """lit configuration for tilec's FileCheck tests.
 
+The folders mirror the passes (passes/registry.py names them): tile-verify/,
+tile-dce/, tile-layout/, tile-prefetch/, convert-tile-to-gpu/ (one file per
+rule family: memory, math, reduce, atomic, dot, invalid), convert-tile-to-cpu/;
+then frontend/ (tilec ir on kernels), opt/ (the tilec opt driver itself) and
+backend/ (each back end's stage list).  File names are kebab-case; invalid-IR
+files use --split-input-file and check each chunk's error.
+
 Tests are `.mlir` files and `.py` files with RUN lines (a `.py` file without
 one is a helper and is skipped, so kernels can live next to tests).  Folders
 named `Inputs` are not searched.  Substitutions:
 
     %tilec-opt   python -m tilec.cli opt      (run passes on an .mlir file)
-    %tilec       python -m tilec.cli          (any tilec command)
+    %tilec       python -m tilec.cli          (any tilec command; every RUN line
+                                              goes through %tilec-opt or %tilec)
     %python      this Python
     %FileCheck   FileCheck from the LLVM tools wheel
 

@@ -1,5 +1,5 @@
-# RUN: %python -m tilec.cli ir %s --target cpu --kernel k --constexpr BLOCK=16 --debug-info | %FileCheck %s
-# RUN: %python -m tilec.cli ir %s --target cpu --kernel k --constexpr BLOCK=16 | %FileCheck %s --check-prefix=NOLOC
+# RUN: %tilec ir %s --target cpu --kernel k --constexpr BLOCK=16 --debug-info | %FileCheck %s
+# RUN: %tilec ir %s --target cpu --kernel k --constexpr BLOCK=16 | %FileCheck %s --check-prefix=NOLOC
 
 # The frontend gives every op the user's file, line and column: statements at
 # their first token, calls at the call, binary operators at the operator.

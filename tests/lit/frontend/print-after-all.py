@@ -1,6 +1,6 @@
-# RUN: %python -m tilec.cli ir %s --target cpu --constexpr BLOCK=8 --print-after-all | %FileCheck %s
-# RUN: %python -m tilec.cli ir %s --target cpu --constexpr BLOCK=8 --stage tile-opt | %FileCheck %s --check-prefix=OPT
-# RUN: %python -m tilec.cli ir %s --target cpu --constexpr BLOCK=8 --stage llir | %FileCheck %s --check-prefix=LLIR
+# RUN: %tilec ir %s --target cpu --constexpr BLOCK=8 --print-after-all | %FileCheck %s
+# RUN: %tilec ir %s --target cpu --constexpr BLOCK=8 --stage tile-opt | %FileCheck %s --check-prefix=OPT
+# RUN: %tilec ir %s --target cpu --constexpr BLOCK=8 --stage llir | %FileCheck %s --check-prefix=LLIR
 
 # `tilec ir --print-after-all` prints the IR after the frontend and after every
 # pass, each under an MLIR-style header naming the pass; `--stage S` prints one

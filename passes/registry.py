@@ -1,0 +1,58 @@
+"""The tilec passes by name: one written-out table shared by the compiler,
+`tilec opt` and the lit tests.
+
+Each entry maps a pass's kebab-case name to the module that implements it; the
+module has `NAME` (the same name) and
+`run(module: ir.Module, target: Target, options: CompileOptions) -> None`.
+Modules are imported when a pass is first asked for, so listing the passes
+(`names()`) imports no MLIR.  Nothing registers itself by being imported: a new
+pass is a new line here (tests/test_cli.py checks that every pass module of
+tilec.passes is listed).
+
+Nearest analogue: xDSL's explicit pass list; MLIR's `registerPass` table.
+"""
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from tilec.errors import CompilerBugError
+
+if TYPE_CHECKING:
+    from mlir import ir
+
+    from tilec.options import CompileOptions
+    from tilec.targets import Target
+
+PASSES: dict[str, str] = {
+    "tile-verify": "tilec.passes.tile_verify",
+    "tile-dce": "tilec.passes.tile_dce",
+    "tile-layout": "tilec.passes.tile_layout",
+    "tile-prefetch": "tilec.passes.tile_prefetch",
+    "convert-tile-to-gpu": "tilec.passes.gpu",
+    "convert-tile-to-cpu": "tilec.passes.cpu",
+}
+
+
+def names() -> list[str]:
+    """Every tilec pass name, in table order."""
+    return list(PASSES)
+
+
+def is_pass(name: str) -> bool:
+    return name in PASSES
+
+
+def get(name: str) -> ModuleType:
+    """The module of pass `name` (imported now); KeyError for a name not in the table."""
+    module = importlib.import_module(PASSES[name])
+    if getattr(module, "NAME", None) != name or not callable(getattr(module, "run", None)):
+        raise CompilerBugError(f"pass module {PASSES[name]} does not define NAME = {name!r} "
+                               "and run(module, target, options)")
+    return module
+
+
+def run(name: str, module: ir.Module, target: Target, options: CompileOptions) -> None:
+    """Run tilec pass `name` on `module` in place."""
+    get(name).run(module, target, options)

@@ -1,0 +1,161 @@
+"""What a back end's stage list is made of.
+
+A back end (targets/<vendor>/backend.py) declares its steps as an ordered
+mapping `stages(target, options) -> {step name: Step}`; the one loop in
+tilec/compiler.py runs the target-independent tile steps and then that
+mapping, in order.  A `Step` is a callable on the `Compilation` (the module
+being compiled and the artifacts so far) plus the names of the artifact stages
+it leaves in `Compilation.asm` (`Target.stages` lists them, in order).  An IR
+step changes `Compilation.module` in place; a translation step adds text or
+bytes to `asm`.
+
+The GPU back ends share their first two steps (`tile_to_gpu_steps`).
+"""
+from __future__ import annotations
+
+import re
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from mlir import ir
+
+from tilec.errors import TilecError
+from tilec.options import CompileOptions
+from tilec.passes import registry
+from tilec.targets import Target
+
+
+@dataclass
+class Compilation:
+    """One specialization on its way through the steps.
+
+    module: the IR (changed in place by IR steps; a step may replace it).
+    asm: artifact stage -> text or bytes (`tile`, `gpu`, `llir`, `ptx`, ...).
+    metadata: what the steps report (registers, timings, ...).
+    scratch: values one step hands to a later one that are not artifacts
+        (an object file before linking).
+    want_text: whether text-only artifacts are wanted (a launch needs only the
+        loadable binary, so the CPU back end skips its assembly text then).
+    """
+
+    module: ir.Module
+    target: Target
+    options: CompileOptions
+    debug_info: bool = False
+    want_text: bool = True
+    asm: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    scratch: dict[str, Any] = field(default_factory=dict)
+
+    def text(self) -> str:
+        """The module's text (with locations when `debug_info`)."""
+        if not self.debug_info:
+            return str(self.module)
+        return str(self.module.operation.get_asm(enable_debug_info=True, use_local_scope=True))
+
+    def times_ms(self) -> dict[str, float]:
+        """The back end's per-stage times in milliseconds (`metadata["times_ms"]`)."""
+        times: dict[str, float] = self.metadata.setdefault("times_ms", {})
+        return times
+
+
+@dataclass(frozen=True)
+class Step:
+    """run: does the step's work on a `Compilation`.
+    produces: the artifact stages it leaves in `asm` (a tool that is absent may
+        leave one out, e.g. no `cubin` without ptxas).
+    pipeline: for an IR step, what `tilec opt --pass` takes to rerun it (the
+        reproducer of a failure names it); None for translation steps.
+    show: for a step that changes no MLIR and makes no artifact, what
+        `--print-after-all` shows after it."""
+
+    run: Callable[[Compilation], None]
+    produces: tuple[str, ...] = ()
+    pipeline: str | None = None
+    show: Callable[[Compilation], str] | None = None
+
+
+Stages = dict[str, Step]
+
+
+def pass_step(name: str, keep: str | None = None) -> Step:
+    """The tilec pass `name` (passes/registry.py) as a step; `keep`: the artifact
+    stage that records the module's text after it."""
+    def run(c: Compilation) -> None:
+        registry.run(name, c.module, c.target, c.options)
+        if keep is not None:
+            c.asm[keep] = c.text()
+    return Step(run, (keep,) if keep else (), name)
+
+
+def upstream_step(pipeline: str) -> Step:
+    """An upstream MLIR pass pipeline (`builtin.module(...)`) as a step."""
+    def run(c: Compilation) -> None:
+        from mlir.passmanager import PassManager
+        PassManager.parse(pipeline).run(c.module.operation)
+    return Step(run, (), pipeline)
+
+
+def check_num_warps(target: Target, options: CompileOptions) -> None:
+    """A TilecError unless `options.num_warps` is a block size `target` can run."""
+    nw = options.num_warps
+    if nw not in (1, 2, 4, 8, 16) or nw * target.warp_size > target.max_threads:
+        raise TilecError(f"num_warps={nw} is not valid for {target.name}: use 1, 2, 4, 8 "
+                         f"or 16 with at most {target.max_threads} threads "
+                         f"({target.warp_size} per warp)")
+
+
+def tile_to_gpu_steps() -> Stages:
+    """tile-layout (-> `tiled`) and convert-tile-to-gpu (-> `gpu`): the first
+    steps of every GPU back end."""
+    layout = pass_step("tile-layout", keep="tiled")
+    distribute = pass_step("convert-tile-to-gpu", keep="gpu")
+
+    def run_layout(c: Compilation) -> None:
+        check_num_warps(c.target, c.options)
+        layout.run(c)
+
+    def run_distribute(c: Compilation) -> None:
+        distribute.run(c)
+        for m in re.finditer(r"tilec.dynamic_shared = (\d+)", c.asm["gpu"]):
+            c.metadata["dynamic_shared"] = int(m.group(1))
+    return {"tile-layout": Step(run_layout, layout.produces, layout.pipeline),
+            "convert-tile-to-gpu": Step(run_distribute, distribute.produces,
+                                        distribute.pipeline)}
+
+
+def module_text(c: Compilation) -> str:
+    """The module with locations, as a back end sends it to an isolated child."""
+    return str(c.module.operation.get_asm(enable_debug_info=True))
+
+
+def replace_module(c: Compilation, text: str) -> None:
+    """Make `text` (an isolated child's result) the compilation's module."""
+    c.module = ir.Module.parse(text)
+
+
+@contextmanager
+def fresh_context() -> Iterator[None]:
+    """A new single-threaded MLIR context (for the forked children: threads do
+    not survive fork)."""
+    ctx = ir.Context()
+    ctx.enable_multithreading(False)
+    with ctx, ir.Location.unknown():
+        yield
+
+
+def isolated(c: Compilation, fn: Callable[..., Any], *args: Any, what: str,
+             reproducer: dict[str, str], last: bool = False) -> Any:
+    """`fn(*args)` in a forked child (targets/isolate.py); on a crash the error
+    names a directory holding `reproducer`.  The children's wall time adds up;
+    the back end's last isolated step (`last`) reports it as
+    times_ms["isolated_total"]."""
+    from tilec.targets.isolate import run_isolated
+    t0 = time.perf_counter()
+    out = run_isolated(fn, *args, what=f"{what} for {c.target.name}", reproducer=reproducer)
+    c.scratch["isolated_ms"] = c.scratch.get("isolated_ms", 0.0) + (time.perf_counter() - t0) * 1e3
+    if last:
+        c.times_ms()["isolated_total"] = c.scratch["isolated_ms"]
+    return out

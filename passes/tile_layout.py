@@ -130,19 +130,6 @@ def default_layout(shape: tuple[int, ...], target: Target, num_warps: int) -> Bl
     return make_blocked(shape, order, vec, target.warp_size, num_warps)
 
 
-class TileLayout:
-    """See the module docstring."""
-
-    name = "tile-layout"
-
-    def run(self, module: ir.Module, target: Target, num_warps: int) -> None:
-        log2(num_warps)
-        log2(target.warp_size)
-        for op in module.body.operations:
-            if op.operation.name == "func.func":
-                _LayoutFunc(op.operation, target, num_warps).run()
-
-
 def dot_result_layout(op: ir.Operation, target: Target, num_warps: int) -> Layout | None:
     """The layout a `tile.dot` needs for its accumulator and result: the
     `mma.sync` accumulator fragment layout where the target has m16n8k16 mma and
@@ -387,5 +374,10 @@ def _retype_constant(op: ir.Operation, t: ir.Type) -> None:
 
 NAME = "tile-layout"
 
+
 def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
-    TileLayout().run(module, target, options.num_warps)
+    log2(options.num_warps)      # both must be powers of two
+    log2(target.warp_size)
+    for op in module.body.operations:
+        if op.operation.name == "func.func":
+            _LayoutFunc(op.operation, target, options.num_warps).run()

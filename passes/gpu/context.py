@@ -75,7 +75,6 @@ class FuncLowering:
         self.values: dict[ir.Value, Lowered] = {}
         self.axis = axis_info.analyze(func)
         self.tid: ir.Value | None = None
-        self.shared_count = 0
         self.shared_bytes = 0
 
     # -- types

@@ -244,11 +244,10 @@ def position(L: FuncLowering, d: Distribution, axis: int, local: Key) -> ir.Valu
             continue
         base = L.thread_base(d, dim)
         off = d.static_offset(dim, local[dim])
-        c = L.const_i32(off) if isinstance(base, int) else base
         if isinstance(base, int):
             c = L.const_i32(base + off)
-        elif off:
-            c = arith.AddIOp(base, L.const_i32(off)).result
+        else:
+            c = arith.AddIOp(base, L.const_i32(off)).result if off else base
         if stride != 1:
             c = arith.MulIOp(c, L.const_i32(stride)).result
         acc = c if acc is None else arith.AddIOp(acc, c).result

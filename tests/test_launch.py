@@ -89,8 +89,14 @@ def test_num_warps_and_num_stages_accepted(cache_dir: pathlib.Path, compiles: li
     k = fresh(axpb)
     k[(3,)](x, o, 2.0, 300, BLOCK=128, num_warps=8)
     np.testing.assert_array_equal(o, x * 2 + 1)
-    k[(3,)](x, o, 2.0, 300, BLOCK=128, num_warps=8, num_stages=2)
+    k[(3,)](x, o, 2.0, 300, BLOCK=128, num_warps=8, num_stages=3)  # the default, spelled out
     assert compiles == ["axpb"]
+    # num_stages is a compile option (the pipeliner's depth), so part of the key.
+    k[(3,)](x, o, 2.0, 300, BLOCK=128, num_warps=8, num_stages=2)
+    np.testing.assert_array_equal(o, x * 2 + 1)
+    assert compiles == ["axpb", "axpb"]
+    with pytest.raises(tilec.TilecError, match="num_stages must be a positive int"):
+        k[(3,)](x, o, 2.0, 300, BLOCK=128, num_stages=0)
 
 
 # ---------------------------------------------------------------- caches

@@ -30,9 +30,10 @@ import warnings
 from typing import Any, Callable, Mapping, Sequence
 
 from tilec.errors import CompilerBugError, TilecError
-from tilec.jit import Kernel, _for_user, __version__, call_grid, user_launcher
+from tilec.jit import Kernel, _for_user, call_grid, user_launcher
 from tilec.options import CompileOptions
 from tilec.specialization import LAUNCH_OPTIONS, NO_DEFAULT
+from tilec.version import __version__
 
 
 class Config:

@@ -1,7 +1,7 @@
 """`@tilec.kernel` and the API boundary: a user's mistake is reported at their line.
 
 The kernel object is `tilec.kernel.Kernel` (compiling and inspecting) on top of
-`tilec.launch.KernelLauncher` (launching); both are importable from here.  Every
+`tilec.launch.KernelLauncher` (launching), importable from here too.  Every
 public entry point reports a `TilecError` through `user_launcher` / `_user_api`
 below, so the only tilec frame a user's traceback shows is in this file.
 """
@@ -15,8 +15,8 @@ from types import FrameType
 from typing import Any, Callable, Mapping, Sequence, TypeVar, cast
 
 from tilec.errors import CompilerBugError, SourceLoc, TilecError
-from tilec.specialization import LAUNCH_OPTIONS, NO_DEFAULT as _NO_DEFAULT
 from tilec.version import __version__
+
 _PACKAGE_DIR = os.path.realpath(os.path.dirname(__file__))
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -115,4 +115,4 @@ def kernel(fn: Callable[..., Any] | None = None, *,
 
 from tilec.kernel import Kernel  # noqa: E402  (it uses the wrappers above)
 
-__all__ = ["Kernel", "LAUNCH_OPTIONS", "__version__", "call_grid", "kernel", "user_launcher"]
+__all__ = ["Kernel", "__version__", "call_grid", "kernel", "user_launcher"]

@@ -470,3 +470,17 @@ def test_concurrent_processes(tmp_path: pathlib.Path) -> None:
         _check_entry(final, i)
     assert hidden_leftovers(tmp_path) == []
     assert len(entry_dirs(tmp_path)) == N_KEYS
+
+
+def test_builder_fingerprint_covers_tool_versions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another ptxas, ld.lld or C compiler makes entries built before stale."""
+    from tilec import builder
+    versions = builder.tool_versions()
+    assert set(versions) == {"ptxas", "ld.lld", "cc"}
+    before = builder.builder_fingerprint()
+    builder.builder_fingerprint.cache_clear()
+    monkeypatch.setattr(builder, "tool_versions", lambda: {**versions, "ptxas": "release 99.9"})
+    try:
+        assert builder.builder_fingerprint() != before
+    finally:
+        builder.builder_fingerprint.cache_clear()

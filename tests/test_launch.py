@@ -89,8 +89,14 @@ def test_num_warps_and_num_stages_accepted(cache_dir: pathlib.Path, compiles: li
     k = fresh(axpb)
     k[(3,)](x, o, 2.0, 300, BLOCK=128, num_warps=8)
     np.testing.assert_array_equal(o, x * 2 + 1)
-    k[(3,)](x, o, 2.0, 300, BLOCK=128, num_warps=8, num_stages=2)
+    k[(3,)](x, o, 2.0, 300, BLOCK=128, num_warps=8, num_stages=3)  # the default, spelled out
     assert compiles == ["axpb"]
+    # num_stages is a compile option (the pipeliner's depth), so part of the key.
+    k[(3,)](x, o, 2.0, 300, BLOCK=128, num_warps=8, num_stages=2)
+    np.testing.assert_array_equal(o, x * 2 + 1)
+    assert compiles == ["axpb", "axpb"]
+    with pytest.raises(tilec.TilecError, match="num_stages must be a positive int"):
+        k[(3,)](x, o, 2.0, 300, BLOCK=128, num_stages=0)
 
 
 # ---------------------------------------------------------------- caches
@@ -311,3 +317,49 @@ def test_do_not_specialize_compiles_once(cache_dir: pathlib.Path, compiles: list
     with pytest.raises(tilec.TilecError, match="do_not_specialize names 'BLOCK'") as e:
         tilec.kernel(do_not_specialize=["BLOCK"])(copy_plain.fn)  # <- here
     assert "<- here" in str(e.value)
+
+
+def test_launches_served_from_memory_run_no_process(cache_dir: pathlib.Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tool versions are probed on the compile path only."""
+    import subprocess
+    x, o = data(100)
+    k = fresh(axpb)
+    k[(1,)](x, o, 2.0, 100, BLOCK=128)
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a launch served from memory ran a process")
+    monkeypatch.setattr(subprocess, "run", refuse)
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    for _ in range(3):
+        k[(1,)](x, o, 3.0, 100, BLOCK=128)                   # the fast paths
+        k[lambda meta: (1,)](x, o, 3.0, 100, BLOCK=128)      # the general path, in memory
+    np.testing.assert_array_equal(o[:100], x[:100] * 3 + 1)
+
+
+def test_one_specialization_behind_every_key() -> None:
+    """Arguments with equal fast keys have equal Specializations; the signature,
+    the manifest's params and the AOT check all come from it."""
+    from tilec.options import CompileOptions
+    from tilec.specialization import Specialization
+    plan = strided_copy.plan
+    keyfn = plan.keyfn(4, ("BLOCK",), [], {})
+    x = np.zeros(64, np.float32)
+    cases = [(x, x, 32, 1), (x, x, 48, 1), (x, x, 33, 2), (x, x, 35, 7), (x[1:], x, 16, 16),
+             (x[1:], x, 32, 32), (x, x.astype(np.float64), 32, 1)]
+    specs: dict[Any, Specialization] = {}
+    for args in cases:
+        values, options = plan.bind(args, {"BLOCK": 64})
+        infos, constexprs = plan.classify(values)
+        spec = Specialization.of(plan, infos, constexprs, "cpu", CompileOptions.from_launch(options),
+                                 {})
+        key = keyfn(args, {"BLOCK": 64})[0]
+        assert specs.setdefault(key, spec) == spec, args
+    assert len(set(specs.values())) == len(specs) == 4
+    spec = specs[keyfn(cases[0], {"BLOCK": 64})[0]]
+    assert spec.signature() == "*fp32:16,*fp32:16,i32:16,i32=1"
+    back = Specialization.from_manifest({"target": "cpu", "params": spec.manifest_params()})
+    assert back.args == spec.args
+    assert back.admit("strided_copy", (x, x, 32, 1))[2:] == [32, 1]
+    with pytest.raises(tilec.TilecError, match="must be 1"):
+        back.admit("strided_copy", (x, x, 32, 2))

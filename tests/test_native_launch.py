@@ -17,9 +17,11 @@ import pytest
 import tilec
 import tilec.language as tl
 from tilec.errors import TilecError
+from tilec.options import CompileOptions
 from tilec.runtime import launch_entries, native
 from tilec.runtime.args import _TENSOR_TYPES, fast_arg
 from tilec.runtime.cuda import CudaKernel, param_slots
+from tilec.specialization import Params, Specialization
 
 torch = pytest.importorskip("torch")
 
@@ -63,8 +65,32 @@ def fake_kernel(driver: FakeDriver, types: list[str], threads: int = 128,
                            threads=threads, shared=shared)
 
 
-PLAN = [("x", False, False, None), ("y", False, False, None), ("n", False, False, None),
-        ("BLOCK", True, False, 64)]
+def plan_of(x, y, n, BLOCK: tl.constexpr = 64):  # the parameters of the kernel under test
+    pass
+
+
+def plan_with_default(x, y, n=7, BLOCK: tl.constexpr = 64):
+    pass
+
+
+def plan_annotated(x: "*fp32", y, n, BLOCK: tl.constexpr = 64):
+    pass
+
+
+PLAN = Params(plan_of)
+
+
+def entry_for(args: tuple[Any, ...], kwargs: dict[str, Any], target: Any,
+              globals_read: list[tuple[str, Any]], plan: Params = PLAN) -> Any:
+    """The C entry of a launch, made as Kernel.run makes it: from its Specialization."""
+    values, options = plan.bind(args, kwargs)
+    infos, constexprs = plan.classify(values)
+    spec = Specialization.of(plan, infos, constexprs, "sm90", CompileOptions.from_launch(options),
+                             {})
+    return launch_entries.entry_for(spec, [p.name for p in plan.params], args, kwargs, target,
+                                    globals_read)
+
+
 TYPES = ["*fp32", "*fp32", "i32"]
 
 
@@ -89,8 +115,7 @@ def add_entry(launcher: Any, driver: FakeDriver, args: tuple[Any, ...],
         fast_arg(a)  # registers torch's tensor type, as a first launch does
     target = launch_entries.native_target(fake_kernel(driver, TYPES))
     assert target is not None
-    spec = launch_entries.entry_spec(PLAN, args, kwargs, ("num_warps", "num_stages"), target,
-                                     [("SCALE", g["SCALE"])])
+    spec = entry_for(args, kwargs, target, [("SCALE", g["SCALE"])])
     assert spec is not None
     launcher.add(spec)
 
@@ -227,17 +252,35 @@ def test_entry_spec_declines_what_c_cannot_check(module: Any) -> None:
     assert kern is not None
     x = torch.ones(4)
     fast_arg(x)
-    opts = ("num_warps",)
-    annotated = [("x", False, True, None)] + PLAN[1:]
-    assert launch_entries.entry_spec(annotated, (x, x, 4), {}, opts, kern, []) is None
-    runtime_default = PLAN[:2] + [("n", False, False, 7)]
-    assert launch_entries.entry_spec(runtime_default, (x, x), {}, opts, kern, []) is None
-    assert launch_entries.entry_spec(PLAN, (x, x, 2 ** 40), {}, opts, kern, []) is None
-    assert launch_entries.entry_spec(PLAN, (x, x, 1.5), {}, opts, kern, []) is None  # slot is i32
+    # Annotated parameters are checked on the general path: no fast key, so no entry.
+    assert Params(plan_annotated).keyfn(3, (), [], {})((x, x, 4), {}) is None
+    assert entry_for((x, x), {}, kern, [], Params(plan_with_default)) is None  # runtime default
+    assert entry_for((x, x, 2 ** 40), {}, kern, []) is None   # i64: no C check
+    assert entry_for((x, x, 1.5), {}, kern, []) is None  # slot is i32
     no_raw = SimpleNamespace(**{**vars(fake_kernel(driver, TYPES)), "_raw_launch": None})
     assert launch_entries.native_target(no_raw) is None
-    spec = launch_entries.entry_spec(PLAN, (x, x, 4), {}, opts, kern, [])
+    spec = entry_for((x, x, 4), {}, kern, [])
     assert spec is not None and spec[2][-1] == (2, launch_entries.K_I32, None, None, None, False, 2)
+
+
+def test_entries_follow_the_specialization(module: Any) -> None:
+    """Where a parameter is not specialized on its value (do_not_specialize, or
+    a kernel compiled ahead of time for `i32:1`), its C check takes any value."""
+    driver = FakeDriver([])
+    kern = launch_entries.native_target(fake_kernel(driver, TYPES))
+    x = torch.ones(4)
+    fast_arg(x)
+    plain = Params(plan_of, do_not_specialize=["n", "x"])
+    spec = entry_for((x, x, 1), {}, kern, [], plain)
+    assert spec is not None
+    assert spec[2][0][5] == launch_entries.ANY_VALUE and spec[2][1][5] == 1
+    assert spec[2][2] == (2, launch_entries.K_I32, None, None, None, launch_entries.ANY_VALUE, 2)
+    aot = Specialization.from_manifest({"target": "sm90", "params": [
+        {"name": "x", "type": "*fp32", "divisibility": 16},
+        {"name": "y", "type": "*fp32", "divisibility": 1},
+        {"name": "n", "type": "i32", "divisibility": 16}]})
+    checks = launch_entries.entry_for(aot, aot.names, (x, x, 32), {}, kern, [])[2]
+    assert [c[5] for c in checks] == [1, launch_entries.ANY_VALUE, 1]
 
 
 # ---------------------------------------------------------------- through Kernel

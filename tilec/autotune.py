@@ -27,26 +27,42 @@ import statistics
 import sys
 import time
 import warnings
-from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from tilec.errors import CompilerBugError, TilecError
-from tilec.jit import (
-    LAUNCH_OPTIONS, Kernel, _for_user, _NO_DEFAULT, __version__, call_grid, user_launcher,
-)
+from tilec.jit import Kernel, _for_user, call_grid, user_launcher
+from tilec.options import CompileOptions
+from tilec.specialization import LAUNCH_OPTIONS, NO_DEFAULT
+from tilec.version import __version__
 
 
-@dataclass
 class Config:
-    """One choice of constexpr values and launch options."""
+    """One choice of constexpr values and compile options (`num_warps`,
+    `num_stages`: a `CompileOptions`, checked here)."""
 
-    kwargs: dict[str, Any]
-    num_warps: int = 4
-    num_stages: int = 3
-    pre_hook: Callable[[dict[str, Any]], None] | None = field(default=None, compare=False)
+    def __init__(self, kwargs: Mapping[str, Any], num_warps: int = 4, num_stages: int = 3,
+                 pre_hook: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.kwargs = dict(kwargs)
+        self.options = CompileOptions(num_warps=num_warps, num_stages=num_stages)
+        self.pre_hook = pre_hook
+
+    @property
+    def num_warps(self) -> int:
+        return self.options.num_warps
+
+    @property
+    def num_stages(self) -> int:
+        return self.options.num_stages
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Config) and (self.kwargs, self.options) == \
+            (other.kwargs, other.options)
+
+    def __repr__(self) -> str:
+        return f"Config({self.kwargs!r}, num_warps={self.num_warps}, num_stages={self.num_stages})"
 
     def launch_kwargs(self) -> dict[str, Any]:
-        return {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages}
+        return {**self.kwargs, **self.options.as_dict()}
 
     def __str__(self) -> str:
         parts = [f"{k}={v!r}" for k, v in self.kwargs.items()]
@@ -94,7 +110,7 @@ class _Wrapped(abc.ABC):
         named = {p.name: v for p, v in zip(params, args)}
         named.update((k, v) for k, v in kwargs.items() if k not in LAUNCH_OPTIONS)
         for p in params:
-            if p.name not in named and p.default is not _NO_DEFAULT:
+            if p.name not in named and p.default is not NO_DEFAULT:
                 named[p.name] = p.default
         return named
 

@@ -4,7 +4,9 @@ A cache key names what is asked for (kernel source, specialization, target,
 tilec version), so the same key is computed on a machine without the compiler
 (the GPU runtime) and on the one that built the entry.  The entry's manifest
 records `builder`: the versions of the MLIR bindings, LLVM tools, llvmlite and
-lark plus a hash of tilec's compiler sources.  A machine that has the compiler
+lark, the first lines of `ptxas --version`, `ld.lld --version` and the C
+compiler's `--version` (the tools the back ends run), plus a hash of tilec's
+compiler sources.  A machine that has the compiler
 treats an entry with another builder as stale and rebuilds it; a machine
 without the compiler uses any entry whose key matches.
 """
@@ -14,6 +16,8 @@ import functools
 import hashlib
 import importlib.util
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 _COMPILER_MODULES = ("mlir", "llvmlite", "lark")
@@ -42,11 +46,45 @@ def _versions() -> list[str]:
                   if n.endswith(".dist-info") and n.startswith(wanted))
 
 
+def _version_line(cmd: list[str], marker: str = "") -> str | None:
+    """The first line `cmd` prints (the first containing `marker`, if any does),
+    or None where the tool is not installed or fails."""
+    exe = shutil.which(cmd[0])
+    if exe is None:
+        return None
+    try:
+        proc = subprocess.run([exe, *cmd[1:]], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = [line.strip() for line in (proc.stdout or proc.stderr).splitlines() if line.strip()]
+    if proc.returncode != 0 or not lines:
+        return None
+    return next((line for line in lines if marker and marker in line), lines[0])
+
+
+@functools.lru_cache(maxsize=1)
+def tool_versions() -> dict[str, str | None]:
+    """The external tools' versions (None: absent), probed once per process.
+
+    Read only on the compile path (the builder fingerprint); a launch served
+    from memory or the C path never runs it.  To be replaced by
+    tilec.targets.toolchain.tool_versions once that exists."""
+    cc = (os.environ.get("CC") or "cc").split() or ["cc"]
+    return {
+        # ptxas's first line is a banner; its release is on a later one.
+        "ptxas": _version_line(["ptxas", "--version"], "release"),
+        "ld.lld": _version_line(["ld.lld", "--version"]) or _version_line(["ld.lld-19", "--version"]),
+        "cc": _version_line([*cc, "--version"]),
+    }
+
+
 @functools.lru_cache(maxsize=1)
 def builder_fingerprint() -> str:
     h = hashlib.sha256()
     for name in _versions():
         h.update(name.encode() + b";")
+    for tool, version in sorted(tool_versions().items()):
+        h.update(f"{tool}={version};".encode())
     files = [_PKG / f for f in _FILES]
     for d in _SOURCES:
         files += sorted((_PKG / d).resolve().rglob("*.py")) + sorted((_PKG / d).resolve().rglob("*.lark"))

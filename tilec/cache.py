@@ -13,18 +13,8 @@ of its key::
             .tmp-<key>-<random>/    an entry being written by put()
             .old-<key>-<random>/    a corrupt entry being deleted
 
-``manifest.json`` is plain JSON (there are no pickles anywhere)::
-
-    {"format": 1,
-     "key": "<key>",
-     "metadata": {...},                       # what the caller gave put()
-     "artifacts": {"<name>": {"sha256": "<hex>", "size": <bytes>}, ...}}
-
-Keys are normally made by `make_key` (the SHA-256 of a canonical JSON
-encoding of everything that determines the artifacts), but any string of
-2 to 128 lower-case ASCII letters, digits, ``_`` and ``-`` that starts with a
-letter or digit is accepted.  Artifact names are plain file names made of
-ASCII letters, digits, ``.``, ``_`` and ``-``.
+``manifest.json``, the keys and the artifact names are described in
+tilec/cache_format.py.
 
 Concurrency and crash safety
 ----------------------------
@@ -57,7 +47,6 @@ import hashlib
 import json
 import os
 import pathlib
-import re
 import secrets
 import shutil
 import stat
@@ -66,20 +55,16 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tilec.cache_format import (
+    FORMAT, KEY_RE, MANIFEST, SHARD_RE, Corrupt, check_artifact, check_key, is_artifact_name,
+    make_key, parse_manifest, to_json,
+)
+
 if sys.platform != "win32":
     import fcntl
 
 __all__ = ["CacheEntry", "DiskCache", "default_cache_dir", "make_key"]
 
-FORMAT = 1
-"""The ``format`` number written to, and required in, every manifest."""
-
-MANIFEST = "manifest.json"
-
-_KEY_RE = re.compile(r"[0-9a-z][0-9a-z_-]{1,127}")
-_ARTIFACT_RE = re.compile(r"[A-Za-z0-9._-]{1,255}")
-_SHARD_RE = re.compile(r"[0-9a-z][0-9a-z_-]")
-_SHA256_RE = re.compile(r"[0-9a-f]{64}")
 _TMP_PREFIX = ".tmp-"
 _OLD_PREFIX = ".old-"
 # How often put() retries after losing a race (to a concurrent clear(), or to
@@ -106,74 +91,6 @@ def default_cache_dir() -> pathlib.Path:
     return pathlib.Path.home() / ".cache" / "tilec"
 
 
-def _to_json(value: object, where: str, active: set[int]) -> object:
-    """Return `value` as plain JSON data; TypeError for anything else.
-
-    Accepts None, bool, int, float, str, list, tuple and mappings with str
-    keys (tuples become lists).  `where` names the value in error messages;
-    `active` holds the ids of the containers being converted, to catch cycles.
-    """
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, (list, tuple, Mapping)):
-        ident = id(value)
-        if ident in active:
-            raise ValueError(f"{where} contains a reference to itself")
-        active.add(ident)
-        try:
-            if isinstance(value, Mapping):
-                out: dict[str, object] = {}
-                for k, v in value.items():
-                    if not isinstance(k, str):
-                        raise TypeError(
-                            f"{where} has a key {k!r} of type {type(k).__name__}; "
-                            "only str keys are allowed")
-                    out[str(k)] = _to_json(v, f"{where}[{k!r}]", active)
-                return out
-            return [_to_json(v, f"{where}[{i}]", active) for i, v in enumerate(value)]
-        finally:
-            active.discard(ident)
-    raise TypeError(
-        f"{where} is of type {type(value).__name__}; only str, int, float, bool, "
-        "None, list, tuple and dict values are allowed")
-
-
-def make_key(parts: Mapping[str, object]) -> str:
-    """Return the SHA-256 hex digest of a canonical JSON encoding of `parts`.
-
-    The encoding sorts keys and uses ``separators=(",", ":")``, so the key
-    does not depend on insertion order.  Values may be str, int, float, bool,
-    None, list, tuple (encoded like a list) and dict with str keys, nested;
-    anything else raises TypeError.
-    """
-    if not isinstance(parts, Mapping):
-        raise TypeError(f"make_key() needs a mapping, not {type(parts).__name__}")
-    data = _to_json(parts, "parts", set())
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _is_artifact_name(name: object) -> bool:
-    return (isinstance(name, str)
-            and _ARTIFACT_RE.fullmatch(name) is not None
-            and name not in (".", "..")
-            and name.lower() != MANIFEST)
-
-
-def _check_key(key: object) -> str:
-    if not isinstance(key, str) or _KEY_RE.fullmatch(key) is None:
-        raise ValueError(
-            f"invalid cache key {key!r}: use 2 to 128 lower-case ASCII letters, "
-            "digits, '_' and '-', starting with a letter or digit (see make_key())")
-    return key
-
-
 @dataclass(frozen=True)
 class CacheEntry:
     """A valid cache entry on disk."""
@@ -196,59 +113,6 @@ class CacheEntry:
     def read(self, name: str) -> bytes:
         """Return the contents of artifact `name`; KeyError if there is none."""
         return self.artifact_path(name).read_bytes()
-
-
-class _Corrupt(Exception):
-    """An entry directory exists but is not a valid entry."""
-
-
-def _parse_manifest(raw: bytes, key: str) -> tuple[dict[str, Any], dict[str, tuple[int, str]]]:
-    """Return (metadata, {name: (size, sha256)}) from manifest bytes, or raise _Corrupt."""
-    try:
-        doc = json.loads(raw)
-    except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError
-        raise _Corrupt(f"manifest is not JSON: {e}") from None
-    if not isinstance(doc, dict):
-        raise _Corrupt("manifest is not a JSON object")
-    fmt = doc.get("format")
-    if type(fmt) is not int or fmt != FORMAT:
-        raise _Corrupt(f"manifest format is {fmt!r}, not {FORMAT}")
-    if doc.get("key") != key:
-        raise _Corrupt(f"manifest is for key {doc.get('key')!r}")
-    metadata = doc.get("metadata")
-    if not isinstance(metadata, dict):
-        raise _Corrupt("manifest metadata is not an object")
-    listed = doc.get("artifacts")
-    if not isinstance(listed, dict):
-        raise _Corrupt("manifest artifacts is not an object")
-    artifacts: dict[str, tuple[int, str]] = {}
-    for name, record in listed.items():
-        if not _is_artifact_name(name):
-            raise _Corrupt(f"manifest lists a bad artifact name {name!r}")
-        if not isinstance(record, dict):
-            raise _Corrupt(f"manifest record of {name!r} is not an object")
-        size = record.get("size")
-        digest = record.get("sha256")
-        if type(size) is not int or size < 0:
-            raise _Corrupt(f"manifest size of {name!r} is {size!r}")
-        if not isinstance(digest, str) or _SHA256_RE.fullmatch(digest) is None:
-            raise _Corrupt(f"manifest sha256 of {name!r} is {digest!r}")
-        artifacts[name] = (size, digest)
-    return metadata, artifacts
-
-
-def _check_artifact(path: pathlib.Path, size: int, digest: str) -> None:
-    try:
-        with open(path, "rb") as f:
-            if os.fstat(f.fileno()).st_size != size:
-                raise _Corrupt(f"{path.name} does not have the recorded size {size}")
-            data = f.read(size + 1)
-    except OSError as e:
-        raise _Corrupt(f"cannot read {path.name}: {e}") from None
-    if len(data) != size:
-        raise _Corrupt(f"{path.name} does not have the recorded size {size}")
-    if hashlib.sha256(data).hexdigest() != digest:
-        raise _Corrupt(f"{path.name} does not match its recorded sha256")
 
 
 def _make_hidden_dir(parent: pathlib.Path, prefix: str) -> pathlib.Path:
@@ -325,14 +189,14 @@ class DiskCache:
     # -- reading -------------------------------------------------------------
 
     def _load(self, key: str, entry_dir: pathlib.Path) -> CacheEntry:
-        """Validate the entry in `entry_dir` (known to exist); raise _Corrupt."""
+        """Validate the entry in `entry_dir` (known to exist); raise Corrupt."""
         try:
             raw = (entry_dir / MANIFEST).read_bytes()
         except OSError as e:
-            raise _Corrupt(f"cannot read the manifest: {e}") from None
-        metadata, artifacts = _parse_manifest(raw, key)
+            raise Corrupt(f"cannot read the manifest: {e}") from None
+        metadata, artifacts = parse_manifest(raw, key)
         for name, (size, digest) in artifacts.items():
-            _check_artifact(entry_dir / name, size, digest)
+            check_artifact(entry_dir / name, size, digest)
         return CacheEntry(key=key, path=entry_dir, metadata=metadata,
                           artifacts=tuple(sorted(artifacts)))
 
@@ -342,7 +206,7 @@ class DiskCache:
         A corrupt entry is deleted (best effort) and None returned, so that the
         caller rebuilds it.  ValueError if `key` is not a valid key.
         """
-        _check_key(key)
+        check_key(key)
         entry_dir = self._entry_dir(key)
         try:
             before = os.lstat(entry_dir)
@@ -350,9 +214,9 @@ class DiskCache:
             return None
         try:
             if not stat.S_ISDIR(before.st_mode):
-                raise _Corrupt("the entry is not a directory")
+                raise Corrupt("the entry is not a directory")
             return self._load(key, entry_dir)
-        except _Corrupt:
+        except Corrupt:
             self._discard(entry_dir, key, before)
             return None
 
@@ -421,15 +285,15 @@ class DiskCache:
         artifacts or metadata that is not plain JSON data (see `make_key`),
         OSError naming the directory when the cache cannot be written.
         """
-        _check_key(key)
+        check_key(key)
         if not isinstance(metadata, Mapping):
             raise TypeError(f"metadata must be a mapping, not {type(metadata).__name__}")
-        meta = _to_json(metadata, "metadata", set())
+        meta = to_json(metadata, "metadata", set())
         assert isinstance(meta, dict)
         blobs: dict[str, bytes] = {}
         folded: dict[str, str] = {}
         for name in artifacts:
-            if not _is_artifact_name(name):
+            if not is_artifact_name(name):
                 raise ValueError(
                     f"invalid artifact name {name!r}: use a plain file name of ASCII "
                     "letters, digits, '.', '_' and '-' (not '.', '..' or "
@@ -497,7 +361,7 @@ class DiskCache:
             # The name is taken.  Keep a valid entry: the first writer wins.
             try:
                 return self._load(entry.key, final)
-            except _Corrupt:
+            except Corrupt:
                 pass
             # Replace the corrupt entry under the shard lock, after checking
             # again, so that no writer ever moves a valid entry aside.
@@ -505,7 +369,7 @@ class DiskCache:
             with _shard_lock(final.parent):
                 try:
                     return self._load(entry.key, final)
-                except _Corrupt:
+                except Corrupt:
                     pass
                 try:
                     os.rename(final, aside)
@@ -542,7 +406,7 @@ class DiskCache:
             return
         for shard in shards:
             if not (shard.is_dir(follow_symlinks=False)
-                    and _SHARD_RE.fullmatch(shard.name)):
+                    and SHARD_RE.fullmatch(shard.name)):
                 continue
             try:
                 children = list(os.scandir(shard.path))
@@ -553,7 +417,7 @@ class DiskCache:
                 path = pathlib.Path(child.path)
                 if name.startswith((_TMP_PREFIX, _OLD_PREFIX)):
                     _remove_tree(path)
-                elif _KEY_RE.fullmatch(name) and name.startswith(shard.name):
+                elif KEY_RE.fullmatch(name) and name.startswith(shard.name):
                     aside = path.parent / f"{_OLD_PREFIX}{name}-{secrets.token_hex(8)}"
                     try:
                         os.rename(path, aside)

@@ -15,13 +15,14 @@ from tilec.errors import TilecError
 from tilec.frontend.codegen import KernelSpec
 from tilec.frontend.parser import get_source, parse_source
 from tilec.language import core as tl
-from tilec.runtime.args import EQUAL_TO_1
 from tilec.options import CompileOptions
+from tilec.runtime.args import EQUAL_TO_1
+from tilec.specialization import NO_DEFAULT, ArgSpec, Specialization
 from tilec.targets import get_target
 from tilec.version import __version__
 
 if TYPE_CHECKING:
-    from tilec.jit import Kernel
+    from tilec.kernel import Kernel
 
 # Artifact file names per stage (text stages are stored as UTF-8).
 ARTIFACT_FILES = {
@@ -37,30 +38,45 @@ class CompiledKernel:
     """One compiled specialization: `asm` maps stage names to text or bytes."""
 
     name: str
-    target: str
-    params: list[tuple[str, str]]            # runtime parameters (name, type spelling)
-    divisibility: dict[str, int]
-    constexprs: dict[str, Any]
-    num_warps: int
+    spec: Specialization
     asm: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     ir_after: list[tuple[str, str]] = field(default_factory=list)
 
+    @property
+    def target(self) -> str:
+        return self.spec.target
+
+    @property
+    def params(self) -> list[tuple[str, str]]:
+        """Runtime parameters (name, type spelling)."""
+        return [(a.name, a.type.short) for a in self.spec.args]
+
+    @property
+    def divisibility(self) -> dict[str, int]:
+        return {a.name: a.divisibility for a in self.spec.args}
+
+    @property
+    def constexprs(self) -> dict[str, Any]:
+        return dict(self.spec.constexprs)
+
+    @property
+    def options(self) -> CompileOptions:
+        return self.spec.options
+
+    @property
+    def num_warps(self) -> int:
+        return self.spec.options.num_warps
+
     def manifest(self, files: Mapping[str, str]) -> dict[str, Any]:
         return {
-            "kernel": self.name, "target": self.target, "num_warps": self.num_warps,
+            "kernel": self.name, "target": self.target, **self.options.as_dict(),
             "shared": int(self.metadata.get("shared", 0) or 0),
-            "params": [_param_entry(n, t, self.divisibility.get(n, 1)) for n, t in self.params],
-            "constexprs": {k: _jsonable(v) for k, v in self.constexprs.items()},
+            "params": self.spec.manifest_params(),
+            "constexprs": {k: _jsonable(v) for k, v in self.spec.constexprs},
             "artifacts": dict(files), "metadata": _jsonable(self.metadata),
             "tilec_version": __version__,
         }
-
-
-def _param_entry(name: str, type_: str, div: int) -> dict[str, Any]:
-    if div == EQUAL_TO_1:
-        return {"name": name, "type": type_, "divisibility": 1, "equal_to_1": True}
-    return {"name": name, "type": type_, "divisibility": div}
 
 
 def _jsonable(v: Any) -> Any:
@@ -75,8 +91,8 @@ def _jsonable(v: Any) -> Any:
         return repr(v)
 
 
-def parse_signature(kernel: Kernel, signature: Any) -> dict[str, tuple[Any, int]]:
-    """Runtime parameter -> (type, divisibility) from a dict, a string or annotations."""
+def signature_args(kernel: Kernel, signature: Any) -> tuple[ArgSpec, ...]:
+    """The runtime parameters' specializations from a dict, a string or annotations."""
     names = kernel.runtime_names()
     given: dict[str, str] = {}
     if isinstance(signature, str):
@@ -93,10 +109,8 @@ def parse_signature(kernel: Kernel, signature: Any) -> dict[str, tuple[Any, int]
         given = {k: str(v) for k, v in signature.items()}
     elif signature is not None:
         raise TilecError("signature must be a dict {name: type} or a string like '*fp32,i32'")
-    out: dict[str, tuple[Any, int]] = {}
-    for p in kernel.params:
-        if p.constexpr:
-            continue
+    out: list[ArgSpec] = []
+    for p in kernel.plan.runtime:
         spelling = given.get(p.name)
         if spelling is None:
             if p.annotation is None:
@@ -118,8 +132,13 @@ def parse_signature(kernel: Kernel, signature: Any) -> dict[str, tuple[Any, int]
                                      f"specialized to a value, and only to 1 ('i32=1'), got "
                                      f"'{spelling}'")
                 div = EQUAL_TO_1
-        out[p.name] = (t, div)
-    return out
+        out.append(ArgSpec(p.name, t, div))
+    return tuple(out)
+
+
+def parse_signature(kernel: Kernel, signature: Any) -> dict[str, tuple[Any, int]]:
+    """Runtime parameter -> (type, divisibility): `signature_args` for the CLI."""
+    return {a.name: (a.type, a.divisibility) for a in signature_args(kernel, signature)}
 
 
 def make_spec(kernel: Kernel, types: Mapping[str, Any], divisibility: Mapping[str, int],
@@ -131,7 +150,7 @@ def make_spec(kernel: Kernel, types: Mapping[str, Any], divisibility: Mapping[st
     values = dict(constexprs)
     for p in kernel.params:
         if p.constexpr and p.name not in values:
-            if p.default is kernel_no_default():
+            if p.default is NO_DEFAULT:
                 raise TilecError(f"constexpr parameter '{p.name}' of kernel '{kernel.name}' "
                                  "has no value; pass it (e.g. BLOCK=1024)")
             values[p.name] = p.default
@@ -141,51 +160,39 @@ def make_spec(kernel: Kernel, types: Mapping[str, Any], divisibility: Mapping[st
                       globals=kernel.fn.__globals__)
 
 
-def kernel_no_default() -> Any:
-    from tilec.jit import _NO_DEFAULT
-    return _NO_DEFAULT
-
-
-def _stored_args(tile_text: str, runtime_names: list[str]) -> list[str]:
-    """Runtime pointer parameters that the kernel may store through (conservative)."""
-    # Cheap and conservative: a pointer parameter is 'stored' unless the IR
-    # never stores at all.  (A precise use-def walk would be better.)
-    return list(runtime_names) if "tile.store" in tile_text else []
-
-
 def compile_kernel(kernel: Kernel, target_name: str, signature: Any,
-                   constexprs: Mapping[str, Any] | None, num_warps: int = 4,
+                   constexprs: Mapping[str, Any] | None,
+                   options: CompileOptions | int = CompileOptions(),
                    stop_after: str | None = None, keep_ir: bool = False,
                    debug_info: bool = False, for_launch: bool = False) -> CompiledKernel:
+    """Compile one specialization.  `options` may still be a plain num_warps
+    (tilec/cli.py passes one)."""
     from tilec.compiler import compile_spec
+    if not isinstance(options, CompileOptions):
+        options = CompileOptions(num_warps=options)
     target = get_target(target_name)
-    sig = parse_signature(kernel, signature)
-    spec = make_spec(kernel, {k: t for k, (t, _) in sig.items()},
-                     {k: d for k, (_, d) in sig.items()}, constexprs or {})
-    res = compile_spec(spec, target, CompileOptions(num_warps=num_warps), keep_ir=keep_ir, stop_after=stop_after,
+    args = signature_args(kernel, signature)
+    fe = make_spec(kernel, {a.name: a.type for a in args},
+                   {a.name: a.divisibility for a in args}, constexprs or {})
+    res = compile_spec(fe, target, options, keep_ir=keep_ir, stop_after=stop_after,
                        debug_info=debug_info, for_launch=for_launch)
-    ck = CompiledKernel(kernel.name, target.name, [(k, t.short) for k, (t, _) in sig.items()],
-                        {k: d for k, (_, d) in sig.items()}, dict(spec.constexprs), num_warps, res.asm, res.metadata, res.ir_after)
+    spec = Specialization(args, tuple(fe.constexprs.items()), target.name, options,
+                          tuple(kernel.used_globals().items()))
+    ck = CompiledKernel(kernel.name, spec, res.asm, res.metadata, res.ir_after)
     meta = ck.metadata
-    meta.update(name=kernel.name, target=target.name, num_warps=num_warps,
+    # The frontend found which pointer parameters the kernel stores through.
+    meta.update(name=kernel.name, target=target.name, num_warps=options.num_warps,
                 shared=(meta.get("shared_bytes") or meta.get("lds_bytes") or 0)
                 + int(meta.get("dynamic_shared", 0) or 0),
                 registers=meta.get("registers", meta.get("vgpr_count")),
-                stored_args=spec.stored_params if spec.stored_params is not None
-                else _stored_args(res.asm.get("tile", ""),
-                                  [k for k, (t, _) in sig.items()
-                                   if isinstance(t, tl.pointer_type)]))
+                stored_args=list(fe.stored_params or []))
     return ck
 
 
-def build_entry(kernel: Kernel, cache: DiskCache, key: str, types: list[Any],
-                divisibility: Mapping[str, int], constexprs: Mapping[str, Any], target: str,
-                num_warps: int) -> CacheEntry:
+def build_entry(kernel: Kernel, cache: DiskCache, key: str, spec: Specialization) -> CacheEntry:
     """Compile a launch's specialization and store it in the disk cache."""
-    names = kernel.runtime_names()
-    sig = {n: f"{t.short}=1" if divisibility.get(n, 1) == EQUAL_TO_1 else
-           f"{t.short}:{divisibility.get(n, 1)}" for n, t in zip(names, types)}
-    ck = compile_kernel(kernel, target, sig, constexprs, num_warps, for_launch=True)
+    ck = compile_kernel(kernel, spec.target, spec.signature_dict(), dict(spec.constexprs),
+                        spec.options, for_launch=True)
     files = {stage: ARTIFACT_FILES[stage] for stage in ck.asm if stage in ARTIFACT_FILES}
     artifacts = {files[s]: (v.encode() if isinstance(v, str) else v)
                  for s, v in ck.asm.items() if s in files and v is not None}

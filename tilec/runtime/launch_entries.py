@@ -1,11 +1,13 @@
 """Entries for the C launch fast path (`_launch.c`): NVIDIA and CPU kernels.
 
-`entry_spec` turns one launch that the general path has just checked (its
-arguments, where each came from, the loaded kernel) into the entry a C
-`Launcher` matches later calls against: the same facts the specialization key
-holds (tensor type, dtype, device, 16-byte alignment; NumPy array dtype,
-writability and alignment; i32 range, 16-divisibility and being 1; float;
-bool; constexpr values; the module globals the kernel reads), so a call the C
+`entry_for` turns one launch that the general path has just checked into the
+entry a C `Launcher` matches later calls against.  What each check requires
+comes from the launch's `Specialization` (tilec/specialization.py): a pointer's
+16-byte alignment, an i32's 16-divisibility or being 1, or nothing for a
+parameter whose value is not specialized on; the constexpr and launch option
+values; the module globals the kernel reads.  How the C code recognises an
+argument comes from the launch's own values (the tensor type, dtype and
+device; the NumPy array type, buffer format and writability), so a call the C
 path accepts is one the general path would have sent to the same compiled
 kernel.  Calls it cannot describe get no entry and stay on the Python path.
 `native_target(loaded)` says how the C path launches a loaded kernel: a
@@ -16,18 +18,22 @@ from __future__ import annotations
 import ctypes
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+from tilec.language import core as tl
 from tilec.runtime import native
-from tilec.runtime.args import is_torch_tensor
+from tilec.runtime.args import EQUAL_TO_1, is_torch_tensor
+from tilec.specialization import LAUNCH_OPTIONS
+
+if TYPE_CHECKING:
+    from tilec.specialization import ArgSpec, Specialization
 
 K_CONST, K_TENSOR, K_I32, K_F32, K_BOOL, K_ONE, K_NDARRAY = 0, 1, 2, 3, 4, 5, 6
+ANY_VALUE = 2  # the `aligned` of a check that ignores the value
 _POINTER = (ctypes.c_uint64, ctypes.c_void_p)
 _SLOT_CTYPES: dict[int, tuple[type, ...]] = {
     K_TENSOR: _POINTER, K_NDARRAY: _POINTER, K_I32: (ctypes.c_int32,),
     K_ONE: (ctypes.c_int32,), K_F32: (ctypes.c_float,), K_BOOL: (ctypes.c_uint8, ctypes.c_bool)}
-# (name, is_constexpr, annotated, default) per kernel parameter, as in Kernel._plan
-Plan = Sequence[tuple[str, bool, bool, Any]]
 
 
 @dataclass(frozen=True)
@@ -64,69 +70,86 @@ def _threads() -> int:
     return num_threads()
 
 
-def _kind(v: Any) -> tuple[int, Any, Any, Any, int] | None:
-    """(kind, expect, dtype, is_cuda, aligned) of a runtime argument, or None."""
+def _aligned(a: ArgSpec, specialized: bool) -> int | None:
+    """The `aligned` a check of `a`'s value requires, or None (C cannot check it).
+
+    A specialized parameter selects its compiled kernel by the exact fact (a
+    16-divisible value is another specialization than one that is not); one
+    that is not (do_not_specialize, every parameter of an ahead-of-time kernel)
+    takes any value the fact admits."""
+    if specialized:
+        return int(a.divisibility == 16)
+    return {16: 1, 1: ANY_VALUE}.get(a.divisibility)
+
+
+def _check(a: ArgSpec, specialized: bool, v: Any) -> tuple[Any, ...] | None:
+    """(kind, expect, dtype, is_cuda, aligned) of runtime argument `v` of `a`, or None."""
     t = type(v)
-    if is_torch_tensor(v):
-        return K_TENSOR, t, v.dtype, v.is_cuda, v.data_ptr() & 15 == 0
-    if t is int:
-        if v == 1:  # its own specialization, as in the key (Triton's equal_to_1)
-            return K_ONE, None, None, None, False
-        return (K_I32, None, None, None, v & 15 == 0) if -2 ** 31 <= v < 2 ** 31 else None
-    if t is float:
-        return K_F32, None, None, None, False
-    if t is bool:
-        return K_BOOL, None, None, None, False
-    if t.__module__ == "numpy" and getattr(v, "shape", ()) != ():
-        ai = getattr(v, "__array_interface__", None)
-        try:
-            fmt = memoryview(v).format  # what the C path compares (e.g. 'f', 'e', '?')
-        except (TypeError, ValueError):
+    if isinstance(a.type, tl.pointer_type):
+        aligned = _aligned(a, specialized)
+        if aligned is None:
             return None
-        if isinstance(ai, dict) and isinstance(ai.get("data"), tuple):
-            ptr, readonly = ai["data"]
-            return K_NDARRAY, t, fmt, bool(readonly), ptr & 15 == 0
+        if is_torch_tensor(v):
+            return K_TENSOR, t, v.dtype, v.is_cuda, aligned
+        if t.__module__ == "numpy" and getattr(v, "shape", ()) != ():
+            ai = getattr(v, "__array_interface__", None)
+            try:
+                fmt = memoryview(v).format  # what the C path compares (e.g. 'f', 'e', '?')
+            except (TypeError, ValueError):
+                return None
+            if isinstance(ai, dict) and isinstance(ai.get("data"), tuple):
+                return K_NDARRAY, t, fmt, bool(ai["data"][1]), aligned
+        return None
+    short = a.type.short
+    if short == "i32" and t is int and -2 ** 31 <= v < 2 ** 31:
+        if a.divisibility == EQUAL_TO_1:
+            return K_ONE, None, None, None, False
+        aligned = _aligned(a, specialized)
+        return None if aligned is None else (K_I32, None, None, None, aligned)
+    if a.divisibility != 1:  # a fact about a float or bool the C path does not check
+        return None
+    if short == "fp32" and t is float:
+        return K_F32, None, None, None, False
+    if short == "i1" and t is bool:
+        return K_BOOL, None, None, None, False
     return None
 
 
-ANY_VALUE = 2  # the `aligned` of a check that ignores the value (do_not_specialize)
-
-
-def entry_spec(plan: Plan, args: Sequence[Any], kwargs: Mapping[str, Any],
-               options: Sequence[str], native: NativeTarget,
-               globals_read: Sequence[tuple[str, Any]],
-               no_spec: frozenset[str] = frozenset()) -> tuple[Any, ...] | None:
-    """The `Launcher.add` argument for this launch, or None (no C entry).
-    Parameters in `no_spec` are matched on their type only."""
+def entry_for(spec: Specialization, order: Sequence[str], args: Sequence[Any],
+              kwargs: Mapping[str, Any], native: NativeTarget,
+              globals_read: Sequence[tuple[str, Any]]) -> tuple[Any, ...] | None:
+    """The `Launcher.add` argument for this launch of `spec`, or None (no C entry).
+    `order` names the kernel's parameters in order (constexprs included)."""
     slots = native.slot_types
+    constexprs = dict(spec.constexprs)
+    runtime = {a.name: (i, a) for i, a in enumerate(spec.args)}
+    specialized = spec.specialized or (True,) * len(spec.args)
     checks: list[tuple[Any, ...]] = []
-    runtime = 0
-    for i, (name, is_constexpr, annotated, _default) in enumerate(plan):
+    for i, name in enumerate(order):
         if i < len(args):
             src: int | str = i
             v = args[i]
         elif name in kwargs:
             src, v = name, kwargs[name]
-        elif is_constexpr:
+        elif name in constexprs:
             continue  # its default: fixed, nothing to check
         else:
             return None  # a runtime default: left to the Python path
-        if is_constexpr:
-            checks.append((src, K_CONST, v, None, None, False, -1))
+        if name in constexprs:
+            expect = v if isinstance(v, tl.constexpr) else constexprs[name]
+            checks.append((src, K_CONST, expect, None, None, False, -1))
             continue
-        kind = _kind(v)
-        if annotated or kind is None or runtime >= len(slots) or \
-                slots[runtime] not in _SLOT_CTYPES[kind[0]]:
+        r, a = runtime[name]
+        check = _check(a, specialized[r], v)
+        if check is None or r >= len(slots) or slots[r] not in _SLOT_CTYPES[check[0]]:
             return None
-        check: tuple[Any, ...] = kind
-        if name in no_spec and kind[0] in (K_I32, K_ONE, K_TENSOR, K_NDARRAY):
-            check = (K_I32 if kind[0] == K_ONE else kind[0], *kind[1:4], ANY_VALUE)
-        checks.append((src, *check, runtime))
-        runtime += 1
-    if runtime != len(slots):
+        checks.append((src, *check, r))
+    if len(runtime) != len(slots):
         return None
-    for opt in options:
+    for opt in LAUNCH_OPTIONS:
         if opt in kwargs:
+            if kwargs[opt] != getattr(spec.options, opt):
+                return None
             checks.append((opt, K_CONST, kwargs[opt], None, None, False, -1))
     return (len(args), len(kwargs), tuple(checks), tuple(globals_read), native.function,
             native.threads, native.shared, len(slots), native.launch, native.cpu_fn,

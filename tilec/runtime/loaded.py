@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 from tilec.cache import CacheEntry
 from tilec.errors import TilecError
 from tilec.language import core as tl
-from tilec.runtime.args import EQUAL_TO_1, ArgInfo, classify
+from tilec.specialization import Specialization
 from tilec.targets import get_target
 
 
@@ -24,9 +24,7 @@ class LoadedKernel:
         self.manifest = manifest
         self.name: str = manifest["kernel"]
         self.target: str = manifest["target"]
-        self.params = [(p["name"], tl.parse_type(p["type"]),
-                        EQUAL_TO_1 if p.get("equal_to_1") else int(p.get("divisibility", 1)))
-                       for p in manifest["params"]]
+        self.spec = Specialization.from_manifest(manifest)
         self.stored_args = set(manifest.get("metadata", {}).get("stored_args", []))
         self.device = "cpu" if self.target == "cpu" else "cuda"
         self._launcher = launcher
@@ -38,7 +36,7 @@ class LoadedKernel:
 
 def _load(manifest: dict[str, Any], path_of: Callable[[str], Path]) -> LoadedKernel:
     target = get_target(manifest["target"])
-    types = [tl.parse_type(p["type"]) for p in manifest["params"]]
+    types = [tl.parse_type(p["type"]) for p in manifest["params"]]  # also what the C path fills
     files: dict[str, str] = manifest.get("artifacts", {})
     if target.vendor == "cpu":
         from tilec.runtime.cpu import CpuKernel
@@ -93,7 +91,7 @@ class AotKernel:
         """Teach the grid's C launcher (made on first use) this checked launch."""
         from tilec.runtime.cuda import raise_driver_error
         from tilec.runtime.launch_entries import (
-            entry_spec, make_launcher, native_target, static_grid,
+            entry_for, make_launcher, native_target, static_grid,
         )
         target = native_target(self.loaded._launcher)
         dims = static_grid(grid)
@@ -107,10 +105,10 @@ class AotKernel:
             if c is None:
                 return
             self._native[grid] = c
-        plan = [(name, False, False, None) for name, _, _ in self.loaded.params]
-        spec = entry_spec(plan, args, {}, (), target, [])
-        if spec is not None:
-            c.add(spec)
+        spec = self.loaded.spec
+        entry = entry_for(spec, spec.names, args, {}, target, [])
+        if entry is not None:
+            c.add(entry)
 
     def _python_launcher(self, grid: Any) -> Callable[..., None]:
         def launcher(*args: Any) -> None:
@@ -119,53 +117,14 @@ class AotKernel:
 
     def run(self, grid: Any, args: Sequence[Any]) -> None:
         lk = self.loaded
-        if len(args) != len(lk.params):
-            names = ", ".join(n for n, _, _ in lk.params)
-            raise TilecError(f"kernel '{self.name}' takes {len(lk.params)} arguments ({names}) "
-                             f"but {len(args)} were given")
-        raw = []
-        for (name, declared, div), value in zip(lk.params, args):
-            try:
-                info = classify(value)
-            except TypeError as e:
-                raise TilecError(f"argument '{name}': {e}") from None
-            raw.append(_check(self.name, name, declared, div, info, lk))
-        g = tuple(grid(dict(zip((n for n, _, _ in lk.params), args)))) if callable(grid) else \
+        raw = lk.spec.admit(self.name, args)
+        g = tuple(grid(dict(zip(lk.spec.names, args)))) if callable(grid) else \
             (tuple(grid) if isinstance(grid, (tuple, list)) else (grid,))
         dims = [int(d) for d in g] + [1] * (3 - len(g))
         get_target(lk.target).check_grid((dims[0], dims[1], dims[2]))
         lk.launch((dims[0], dims[1], dims[2]), raw)
         if type(grid) is tuple:
             self._add_native_entry(grid, args)
-
-
-def _check(kernel: str, name: str, declared: Any, div: int, info: ArgInfo,
-           lk: LoadedKernel) -> Any:
-    """Check one AOT argument against the compiled signature; return its raw value."""
-    if isinstance(declared, tl.pointer_type):
-        if not isinstance(info.type, tl.pointer_type) or \
-                info.type.element_ty is not declared.element_ty:
-            raise TilecError(f"argument '{name}' of '{kernel}' must be an array of "
-                             f"{declared.element_ty.name}, got {info.type.short}")
-        if info.device != lk.device:
-            raise TilecError(f"argument '{name}' of '{kernel}' is on '{info.device}' but the "
-                             f"kernel was compiled for {lk.target} ('{lk.device}')")
-        if div > 1 and int(info.raw) % div:
-            raise TilecError(f"argument '{name}' of '{kernel}' must be {div}-byte aligned (the "
-                             f"kernel was specialized for it); its address is {int(info.raw):#x}")
-        return info.raw
-    if isinstance(info.type, tl.pointer_type):
-        raise TilecError(f"argument '{name}' of '{kernel}' must be a {declared.short} scalar")
-    if declared.is_floating():
-        return float(info.raw)
-    v = int(info.raw)
-    if div == EQUAL_TO_1 and v != 1:
-        raise TilecError(f"argument '{name}' of '{kernel}' must be 1 (the kernel was specialized "
-                         f"for it, i32=1), got {v}")
-    if div > 1 and v % div:
-        raise TilecError(f"argument '{name}' of '{kernel}' must be divisible by {div} (the kernel "
-                         f"was specialized for it), got {v}")
-    return v
 
 
 def load(manifest_path: str | Path) -> AotKernel:

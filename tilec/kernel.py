@@ -1,0 +1,182 @@
+"""`Kernel`: a `@tilec.kernel` function, compiled and inspected.
+
+The launching half lives in tilec/launch.py; this half turns a
+`Specialization` into a loaded kernel (the disk cache, the compiler on a miss)
+and offers `compile`, `ir` and `warmup`.  The compiler itself (tilec.driver)
+is imported only on a cache miss, so a launch served from the cache imports no
+MLIR.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import linecache
+from typing import Any, Callable, Mapping, Sequence
+
+from tilec.cache import DiskCache
+from tilec.errors import TilecError
+from tilec.jit import _user_api
+from tilec.language import core as tl
+from tilec.launch import KernelLauncher
+from tilec.options import CompileOptions
+from tilec.specialization import Params, Specialization
+
+
+class Kernel(KernelLauncher):
+    """A tile kernel; launch it with `kernel[grid](*args)`."""
+
+    __tilec_kernel__ = True
+
+    def __init__(self, fn: Callable[..., Any], do_not_specialize: Sequence[str] = ()) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        functools.update_wrapper(self, fn)
+        self.plan = Params(fn, do_not_specialize)
+        self.params = self.plan.params
+        # Parameters compiled without value facts (16-divisibility, alignment, == 1).
+        self.do_not_specialize = self.plan.do_not_specialize
+        self._source_hash: str | None = None
+        self._parsed: Any = None  # (source, parse tree), kept by the frontend
+        self._init_launch()
+
+    @_user_api
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        raise TilecError(f"kernel '{self.name}' must be launched with a grid: "
+                         f"{self.name}[grid](...)")
+
+    def runtime_names(self) -> list[str]:
+        return [p.name for p in self.plan.runtime]
+
+    # ------------------------------------------------------------ identity
+    def source_hash(self) -> str:
+        """Hash of the kernel's source text (the same on every Python version, so a
+        cache filled on one machine serves another)."""
+        if self._source_hash is None:
+            src = _function_text(self.fn)
+            if src is None:
+                try:
+                    src = inspect.getsource(self.fn)
+                except OSError:
+                    src = self.name
+            self._source_hash = hashlib.sha256(src.encode()).hexdigest()
+        return self._source_hash
+
+    def used_globals(self) -> dict[str, str]:
+        """Global names the kernel's code refers to, with a stable value description."""
+        out: dict[str, str] = {}
+        g = self.fn.__globals__
+        for name in self.fn.__code__.co_names:
+            if name not in g:
+                continue
+            v = g[name]
+            if isinstance(v, tl.constexpr):
+                v = v.value
+            if isinstance(v, (bool, int, float, str, tl.dtype)) or v is None:
+                out[name] = repr(v)
+            elif inspect.ismodule(v):
+                out[name] = f"module:{v.__name__}"
+            elif isinstance(v, Kernel):
+                out[name] = f"kernel:{v.source_hash()}"
+        return out
+
+    def cache_key(self, spec: Specialization) -> str:
+        return spec.cache_key(f"{self.fn.__module__}.{self.fn.__qualname__}", self.source_hash())
+
+    # ------------------------------------------------------------ compiling
+    def _cached_entry(self, spec: Specialization) -> Any:
+        """The disk-cache entry of a specialization, compiled first on a miss."""
+        from tilec.builder import builder_fingerprint, compiler_available
+        cache = DiskCache()
+        key = self.cache_key(spec)
+        entry = cache.get(key)
+        can_build = compiler_available()
+        if entry is not None and can_build and entry.metadata.get("builder") != builder_fingerprint():
+            cache.invalidate(entry)  # built by another compiler: stale here
+            entry = None
+        if entry is None and not can_build:
+            raise TilecError(self._missing_specialization(spec, cache))
+        if entry is None:
+            from tilec.driver import build_entry
+            entry = build_entry(self, cache, key, spec)
+        return entry
+
+    def _missing_specialization(self, spec: Specialization, cache: DiskCache) -> str:
+        sig, target, constexprs = spec.signature(), spec.target, dict(spec.constexprs)
+        cx = " ".join(f"--constexpr {k}={v!r}" for k, v in constexprs.items())
+        file = inspect.getsourcefile(self.fn) or "KERNELS.py"
+        return (f"kernel '{self.name}' has no compiled specialization for target {target} with "
+                f"signature {sig} and constexprs {constexprs} in the cache {cache.root}, and the "
+                "compiler (MLIR, llvmlite, lark) is not installed here. Where the compiler is, "
+                f"either fill a cache with `TILEC_CACHE_DIR=DIR python -c '...{self.name}.warmup("
+                f"<same arguments>, target=\"{target}\")'` and copy DIR here as "
+                f"TILEC_CACHE_DIR, or run `tilec compile {file} --target {target} --kernel "
+                f"{self.name} --signature '{sig}' {cx} --num-warps {spec.options.num_warps} "
+                f"-o OUT` and launch it here with tilec.load('OUT/{self.name}')")
+
+    def _load_or_compile(self, spec: Specialization) -> Any:
+        from tilec.runtime.loaded import load_entry
+        return load_entry(self._cached_entry(spec))
+
+    # ------------------------------------------------------------ inspection
+    @_user_api
+    def compile(self, target: str = "cpu", signature: Any = None,
+                constexprs: Mapping[str, Any] | None = None, num_warps: int = 4,
+                num_stages: int = 3) -> Any:
+        """Compile one specialization without launching; returns a `CompiledKernel`."""
+        from tilec.driver import compile_kernel
+        return compile_kernel(self, target, signature, constexprs,
+                              CompileOptions(num_warps=num_warps, num_stages=num_stages))
+
+    @_user_api
+    def ir(self, target: str = "cpu", signature: Any = None,
+           constexprs: Mapping[str, Any] | None = None, stage: str = "tile",
+           num_warps: int = 4, num_stages: int = 3) -> str:
+        """The IR (or assembly text) of one stage of one specialization."""
+        from tilec.driver import compile_kernel
+        ck = compile_kernel(self, target, signature, constexprs,
+                            CompileOptions(num_warps=num_warps, num_stages=num_stages),
+                            stop_after=stage)
+        if stage not in ck.asm:
+            raise TilecError(f"unknown stage '{stage}' for target '{target}'; stages: "
+                             f"{', '.join(k for k in ck.asm)}")
+        text = ck.asm[stage]
+        return text if isinstance(text, str) else f"<{len(text)} bytes of binary>"
+
+    @_user_api
+    def warmup(self, *args: Any, target: str = "cpu", **kwargs: Any) -> None:
+        """Fill the caches for the specialization these arguments would launch."""
+        values, options = self.plan.bind(args, kwargs)
+        infos, constexprs = self.plan.classify(values)
+        from tilec.targets import get_target
+        get_target(target)
+        self._cached_entry(Specialization.of(self.plan, infos, constexprs, target,
+                                             CompileOptions.from_launch(options),
+                                             self.used_globals()))
+
+
+def _function_text(fn: Callable[..., Any]) -> str | None:
+    """The lines of `fn` (decorators, header, indented body) read through
+    linecache; `inspect.getsource` tokenizes the file and costs ~8 ms."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    lines = linecache.getlines(code.co_filename)
+    start = code.co_firstlineno - 1
+    if not 0 <= start < len(lines):
+        return None
+    first = lines[start]
+    base = len(first) - len(first.lstrip())
+    out = [first]
+    header_done = first.lstrip().startswith("def ") and first.rstrip().endswith(":")
+    for line in lines[start + 1:]:
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if header_done and stripped and indent <= base and not stripped.startswith("#"):
+            break
+        if not header_done and line.lstrip().startswith("def ") and indent == base:
+            header_done = line.rstrip().endswith(":")
+        elif not header_done and stripped.endswith(":") and indent > base:
+            header_done = True
+        out.append(line)
+    return "".join(out)

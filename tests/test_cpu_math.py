@@ -1,4 +1,4 @@
-"""Accuracy of the CPU target's vectorized exp/exp2/log/log2 (passes/cpu_math.py).
+"""Accuracy of the CPU target's vectorized exp/exp2/log/log2 (passes/cpu/math.py).
 
 Kernels go through the frontend (`@tilec.kernel` with tl.exp & co.) and the
 CPU target; results are compared with NumPy in float64 over a dense sweep plus
@@ -158,7 +158,7 @@ def test_no_libm_calls_for_f32_vectors() -> None:
 
 
 # ---------------------------------------------------------------- staged row kernels
-# 1-D kernels with reductions are strip-mined stage by stage (passes/cpu_rows.py).
+# 1-D kernels with reductions are strip-mined stage by stage (passes/cpu/rows.py).
 
 @tilec.kernel
 def softmax_rows(y_ptr, x_ptr, n_cols, BLOCK: tl.constexpr):

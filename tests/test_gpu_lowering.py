@@ -1,7 +1,7 @@
 """tile-layout + convert-tile-to-gpu: from tile IR to PTX (ptxas) and AMDGCN (llvmlite).
 
-Also runs the FileCheck tests under tests/lit/gpu (their RUN lines, with %python,
-%s and %FileCheck substituted), so they are checked without a lit config.
+The FileCheck tests of these passes live in tests/lit/tile-layout and
+tests/lit/convert-tile-to-gpu and run under lit (scripts/test).
 """
 from __future__ import annotations
 
@@ -332,7 +332,7 @@ def test_gpu_ir_shape_and_locations() -> None:
     assert "gpu.func @add(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>, %arg2: !llvm.ptr<1>, %arg3: i32) kernel" in text
     assert "known_block_size = array<i32: 128, 1, 1>" in text
     assert "func.func" not in text and "tile." not in text
-    # Masked accesses on NVIDIA: predicated PTX through inline asm (lower_memory_gpu.py).
+    # Masked accesses on NVIDIA: predicated PTX through inline asm (targets/nvidia/rules.py).
     assert text.count("ld.global.v4.b32") == 4 and text.count("st.global.v4.b32") == 2
     for op in walk(gpu_func(module)):
         assert 'loc("add.py"' in str(op.location), (op.name, op.location)
@@ -423,4 +423,4 @@ def test_2d_and_loop_amdgcn(chip: str) -> None:
         assert ".amdhsa_kernel" in asm
 
 
-# The FileCheck files in tests/lit/gpu run under lit (scripts/test).
+# The FileCheck files in tests/lit/tile-layout and tests/lit/convert-tile-to-gpu run under lit (scripts/test).

@@ -1,6 +1,6 @@
 // RUN: %tilec-opt %s --split-input-file --pass tile-verify,convert-tile-to-cpu | %FileCheck %s
 
-// tile.dot on the CPU (passes/lower_dot_cpu.py): a, b and acc go to stack
+// tile.dot on the CPU (passes/cpu/dot.py): a, b and acc go to stack
 // buffers; an scf.for over the rows of C carries one row as a vector through
 // an inner scf.for over k: row += splat(A[m, k]) * B[k, :] (math.fma for
 // floats, muli + addi for integers), summed in k in order.

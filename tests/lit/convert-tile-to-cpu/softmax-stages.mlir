@@ -6,7 +6,7 @@
 // add) and finish after the loop with vector.reduction; the load of x is
 // recomputed in the next stage, exp(x - max) goes through a stack buffer.
 // The result is stored with a plain masked store (no non-temporal hint).
-// math.exp becomes arith/math.fma ops (passes/cpu_math.py), no libm call.
+// math.exp becomes arith/math.fma ops (passes/cpu/math.py), no libm call.
 // CHECK-LABEL: func.func private @softmax_kernel_body(
 // CHECK: %[[BUF:.*]] = llvm.alloca %{{.*}} x f32 {alignment = 64 : i64}
 // CHECK: arith.constant dense<0x7FC00000> : vector<64xf32>

@@ -2,7 +2,7 @@
 // RUN: %tilec-opt %s --pass tile-layout,convert-tile-to-gpu --target gfx942 | %FileCheck %s --check-prefix=AMD
 // RUN: %tilec-opt %s --pass "tile-layout,convert-tile-to-gpu,gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm)" --target sm90 | %FileCheck %s --check-prefix=LIBDEVICE
 
-// Math as each target's features say (passes/lower_math_gpu.py):
+// Math as each target's features say (passes/gpu/math.py, targets/nvidia/rules.py, targets/amd/rules.py):
 //   fast_exp2:   exp(x) -> exp2(x * log2(e)), one hardware 2^x (both targets);
 //   device_libm: NVIDIA keeps math.* for libdevice (__nv_*f after
 //                convert-gpu-to-nvvm); AMD has none, so exp2/log2/sin become

@@ -41,12 +41,6 @@ class ArgInfo:
     writable: bool = True
     one: bool = False          # an integer equal to 1: compiled in as the constant 1
 
-    def spelling(self) -> str:
-        """This specialization in signature syntax: `*fp32:16`, `i32:1`, `i32=1`."""
-        if self.one:
-            return f"{self.type.short}=1"
-        return f"{self.type.short}:{16 if self.divisible16 else 1}"
-
 
 # Signature divisibility value of an integer parameter specialized to the value 1
 # (Triton's equal_to_1): spelled `i32=1`, compiled in as the constant 1.

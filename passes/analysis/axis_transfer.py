@@ -10,6 +10,7 @@ import math
 from typing import Callable
 
 from mlir import ir
+from mlir.dialects import arith
 
 from tilec.passes.analysis.axis_lattice import (
     MAX_DIVISIBILITY, AxisInfo, AxisInfoMap, const_int, every_div, pointee_bytes, pow2_divisor,
@@ -198,14 +199,15 @@ def _pass_through(a: AxisInfoMap, op: ir.Operation) -> list[AxisInfo]:
     return [a.get(op.operands[0])]
 
 
-_LOWER_BOUND_PREDS = {2, 5, 6, 9}   # slt, sge, ult, uge: flip at x == n
-_UPPER_BOUND_PREDS = {3, 4, 7, 8}   # sle, sgt, ule, ugt: n < x flips at x == n
+_P = arith.CmpIPredicate
+_LOWER_BOUND_PREDS = {_P.slt, _P.sge, _P.ult, _P.uge}   # flip at x == n
+_UPPER_BOUND_PREDS = {_P.sle, _P.sgt, _P.ule, _P.ugt}   # n < x flips at x == n
 
 
 @_rule("arith.cmpi")
 def _cmpi(a: AxisInfoMap, op: ir.Operation) -> list[AxisInfo]:
     lhs, rhs = (a.get(o) for o in op.operands)
-    pred = int(ir.IntegerAttr(op.attributes["predicate"]).value)
+    pred = _P(int(ir.IntegerAttr(op.attributes["predicate"]).value))
     const = []
     for d in range(lhs.rank):
         k = math.gcd(lhs.constancy[d], rhs.constancy[d])

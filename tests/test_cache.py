@@ -476,7 +476,7 @@ def test_builder_fingerprint_covers_tool_versions(monkeypatch: pytest.MonkeyPatc
     """Another ptxas, ld.lld or C compiler makes entries built before stale."""
     from tilec import builder
     versions = builder.tool_versions()
-    assert set(versions) == {"ptxas", "ld.lld", "cc"}
+    assert {"ptxas", "ld.lld", "cc"} <= set(versions)
     before = builder.builder_fingerprint()
     builder.builder_fingerprint.cache_clear()
     monkeypatch.setattr(builder, "tool_versions", lambda: {**versions, "ptxas": "release 99.9"})

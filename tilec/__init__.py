@@ -20,7 +20,8 @@ if _os.path.isfile(_os.path.join(_ROOT, "targets", "__init__.py")) and \
 
 from tilec.errors import CompilerBugError, TilecError
 from tilec.autotune import Config, autotune, heuristics
-from tilec.jit import Kernel, __version__, kernel
+from tilec.kernel import Kernel, kernel
+from tilec.version import __version__
 
 __all__ = ["kernel", "Kernel", "TilecError", "CompilerBugError", "cdiv", "load", "autotune",
            "heuristics", "Config", "__version__"]

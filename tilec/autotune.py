@@ -30,7 +30,8 @@ import warnings
 from typing import Any, Callable, Mapping, Sequence
 
 from tilec.errors import CompilerBugError, TilecError
-from tilec.jit import Kernel, _for_user, call_grid, user_launcher
+from tilec.jit import _for_user, call_grid, user_launcher
+from tilec.kernel import Kernel
 from tilec.options import CompileOptions
 from tilec.specialization import LAUNCH_OPTIONS, NO_DEFAULT
 from tilec.version import __version__

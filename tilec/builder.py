@@ -16,8 +16,6 @@ import functools
 import hashlib
 import importlib.util
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 _COMPILER_MODULES = ("mlir", "llvmlite", "lark")
@@ -46,36 +44,13 @@ def _versions() -> list[str]:
                   if n.endswith(".dist-info") and n.startswith(wanted))
 
 
-def _version_line(cmd: list[str], marker: str = "") -> str | None:
-    """The first line `cmd` prints (the first containing `marker`, if any does),
-    or None where the tool is not installed or fails."""
-    exe = shutil.which(cmd[0])
-    if exe is None:
-        return None
-    try:
-        proc = subprocess.run([exe, *cmd[1:]], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    lines = [line.strip() for line in (proc.stdout or proc.stderr).splitlines() if line.strip()]
-    if proc.returncode != 0 or not lines:
-        return None
-    return next((line for line in lines if marker and marker in line), lines[0])
-
-
-@functools.lru_cache(maxsize=1)
 def tool_versions() -> dict[str, str | None]:
-    """The external tools' versions (None: absent), probed once per process.
-
-    Read only on the compile path (the builder fingerprint); a launch served
-    from memory or the C path never runs it.  To be replaced by
-    tilec.targets.toolchain.tool_versions once that exists."""
-    cc = (os.environ.get("CC") or "cc").split() or ["cc"]
-    return {
-        # ptxas's first line is a banner; its release is on a later one.
-        "ptxas": _version_line(["ptxas", "--version"], "release"),
-        "ld.lld": _version_line(["ld.lld", "--version"]) or _version_line(["ld.lld-19", "--version"]),
-        "cc": _version_line([*cc, "--version"]),
-    }
+    """The external tools' and compiler wheels' versions (None: absent), probed
+    once per process (`tilec.targets.toolchain.tool_versions`).  Read only on the
+    compile path (the builder fingerprint); a launch served from memory or the
+    C path never runs it."""
+    from tilec.targets import toolchain
+    return toolchain.tool_versions()
 
 
 @functools.lru_cache(maxsize=1)

@@ -162,14 +162,11 @@ def make_spec(kernel: Kernel, types: Mapping[str, Any], divisibility: Mapping[st
 
 def compile_kernel(kernel: Kernel, target_name: str, signature: Any,
                    constexprs: Mapping[str, Any] | None,
-                   options: CompileOptions | int = CompileOptions(),
+                   options: CompileOptions = CompileOptions(),
                    stop_after: str | None = None, keep_ir: bool = False,
                    debug_info: bool = False, for_launch: bool = False) -> CompiledKernel:
-    """Compile one specialization.  `options` may still be a plain num_warps
-    (tilec/cli.py passes one)."""
+    """Compile one specialization."""
     from tilec.compiler import compile_spec
-    if not isinstance(options, CompileOptions):
-        options = CompileOptions(num_warps=options)
     target = get_target(target_name)
     args = signature_args(kernel, signature)
     fe = make_spec(kernel, {a.name: a.type for a in args},

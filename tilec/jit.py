@@ -1,9 +1,9 @@
-"""`@tilec.kernel` and the API boundary: a user's mistake is reported at their line.
+"""The API boundary: a user's mistake is reported at their line.
 
-The kernel object is `tilec.kernel.Kernel` (compiling and inspecting) on top of
-`tilec.launch.KernelLauncher` (launching), importable from here too.  Every
-public entry point reports a `TilecError` through `user_launcher` / `_user_api`
-below, so the only tilec frame a user's traceback shows is in this file.
+Every public entry point (`@tilec.kernel` and `tilec.kernel.Kernel` in
+kernel.py, launches in launch.py, autotuning) reports a `TilecError` through
+`user_launcher` / `_user_api` below, so the only tilec frame a user's traceback
+shows is in this file.  It imports nothing else of tilec's but the errors.
 """
 from __future__ import annotations
 
@@ -92,27 +92,4 @@ def call_grid(grid: Callable[[dict[str, Any]], Any], meta: dict[str, Any]) -> An
                          f"a dict of the arguments by name: {', '.join(meta)})") from None
 
 
-def kernel(fn: Callable[..., Any] | None = None, *,
-           do_not_specialize: Sequence[str] = ()) -> Any:
-    """Decorator: turn a Python function written in tilec's language into a kernel.
-
-    `@tilec.kernel` or `@tilec.kernel(do_not_specialize=["n"])`: the named
-    runtime parameters are compiled without facts about their values (an int's
-    16-divisibility or being 1, a pointer's 16-byte alignment), so changing
-    them never compiles another specialization (as Triton's option)."""
-    def make(f: Callable[..., Any]) -> Kernel:
-        try:
-            return Kernel(f, do_not_specialize)
-        except TilecError as e:  # e.g. an annotation tilec does not understand
-            raise _for_user(e, sys._getframe(1)) from None
-    if fn is None:
-        return make
-    try:
-        return Kernel(fn, do_not_specialize)
-    except TilecError as e:
-        raise _for_user(e, sys._getframe(1)) from None
-
-
-from tilec.kernel import Kernel  # noqa: E402  (it uses the wrappers above)
-
-__all__ = ["Kernel", "__version__", "call_grid", "kernel", "user_launcher"]
+__all__ = ["__version__", "call_grid", "user_launcher"]

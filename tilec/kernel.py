@@ -180,3 +180,17 @@ def _function_text(fn: Callable[..., Any]) -> str | None:
             header_done = True
         out.append(line)
     return "".join(out)
+
+
+@_user_api
+def kernel(fn: Callable[..., Any] | None = None, *,
+           do_not_specialize: Sequence[str] = ()) -> Any:
+    """Decorator: turn a Python function written in tilec's language into a kernel.
+
+    `@tilec.kernel` or `@tilec.kernel(do_not_specialize=["n"])`: the named
+    runtime parameters are compiled without facts about their values (an int's
+    16-divisibility or being 1, a pointer's 16-byte alignment), so changing
+    them never compiles another specialization (as Triton's option)."""
+    if fn is None:
+        return _user_api(lambda f: Kernel(f, do_not_specialize))
+    return Kernel(fn, do_not_specialize)

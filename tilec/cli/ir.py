@@ -9,7 +9,7 @@ from tilec.cli.kernels import Request, add_kernel_options, compile_one, make_req
 from tilec.errors import TilecError
 
 if TYPE_CHECKING:
-    from tilec.jit import Kernel
+    from tilec.kernel import Kernel
     from tilec.targets import Target
 
 

@@ -22,7 +22,7 @@ from tilec.options import CompileOptions
 
 if TYPE_CHECKING:
     from tilec.driver import CompiledKernel
-    from tilec.jit import Kernel
+    from tilec.kernel import Kernel
     from tilec.targets import Target
 
 
@@ -91,7 +91,7 @@ def _innermost_loc(e: BaseException, file: str) -> SourceLoc | None:
 
 def find_kernels(module: ModuleType) -> list[Kernel]:
     """Kernels among the module's globals in definition order (defined there first)."""
-    from tilec.jit import Kernel
+    from tilec.kernel import Kernel
     found: list[Kernel] = []
     for value in vars(module).values():
         if isinstance(value, Kernel) and all(value is not k for k in found):
@@ -242,7 +242,6 @@ def make_request(args: argparse.Namespace, need_one: bool) -> Request:
 def compile_one(req: Request, kernel: Kernel, stop_after: str | None = None,
                 keep_ir: bool = False, debug_info: bool = False) -> CompiledKernel:
     from tilec.driver import compile_kernel
-    # The driver takes num_warps; num_stages has no reader before the pipeliner.
     return compile_kernel(kernel, req.target.name, req.signature,
-                          constexprs_for(kernel, req.constexprs), req.options.num_warps,
+                          constexprs_for(kernel, req.constexprs), req.options,
                           stop_after=stop_after, keep_ir=keep_ir, debug_info=debug_info)

@@ -208,6 +208,16 @@ def _link(lld: str, obj: bytes) -> tuple[bytes, float]:
     return run.outputs["kernel.hsaco"], run.seconds
 
 
+def _child_chain(text: str, lower: str, chip: str, opt_level: int,
+                 cov: int | None) -> dict[str, Any]:
+    """In one isolated child: lowering, LLVM IR translation and code generation
+    (one fork per compile instead of one per step; each step's result comes back)."""
+    lowered, lower_ms = _child_lower(text, lower)
+    llir, translate_ms = _child_translate(lowered, chip, opt_level, cov)
+    return {"lowered": lowered, "mlir_lower": lower_ms, "llir": llir,
+            "translate": translate_ms, "codegen": _child_codegen(llir, chip, opt_level)}
+
+
 def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,
            index_bitwidth: int = 32) -> Stages:
     """The AMD steps in order (see the module docstring).
@@ -219,31 +229,32 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,
     level = max(0, min(opt_level, 3))
     chip, cov = target.chip, target.code_object_version
 
+    # The three LLVM-backed steps run in one isolated child (LLVM aborts the
+    # process on some inputs); the first step starts it, the next two take
+    # their results, so --print-after-all still shows each step.
     def convert_gpu_to_rocdl(c: Compilation) -> None:
         _init_llvm()
         # The metadata keys in the order the manifest has always shown them.
         c.metadata.update(chip=chip, kernels={}, code_object_version=None, times_ms={})
         text = module_text(c)
-        lowered, ms = isolated(c, _child_lower, text, lower, what="AMD lowering",
-                               reproducer={"input.mlir": text, "pipeline.txt": f"{lower}\n"})
-        c.times_ms()["mlir_lower"] = ms
-        replace_module(c, lowered)
+        chain = isolated(c, _child_chain, text, lower, chip, level, cov,
+                         what="AMD lowering, LLVM IR translation and code generation",
+                         reproducer={"input.mlir": text,
+                                     "pipeline.txt": f"{lower}\ntranslate_module_to_llvmir "
+                                                     f"code_object_version={cov}\n"
+                                                     f"llvmlite cpu={chip} O{level}\n"},
+                         last=True)
+        c.scratch["amd"] = chain
+        c.times_ms()["mlir_lower"] = chain["mlir_lower"]
+        replace_module(c, chain["lowered"])
 
     def llir(c: Compilation) -> None:
-        _init_llvm()
-        text = module_text(c)
-        c.asm["llir"], ms = isolated(
-            c, _child_translate, text, chip, level, cov, what="AMD LLVM IR translation",
-            reproducer={"input.mlir": text, "pipeline.txt": "translate_module_to_llvmir "
-                                                            f"code_object_version={cov}\n"})
-        c.times_ms()["translate"] = ms
+        chain = c.scratch["amd"]
+        c.asm["llir"] = chain["llir"]
+        c.times_ms()["translate"] = chain["translate"]
 
     def amdgcn(c: Compilation) -> None:
-        _init_llvm()
-        out = isolated(c, _child_codegen, c.asm["llir"], chip, level, what="AMD code generation",
-                       reproducer={"input.mlir": module_text(c), "input.ll": c.asm["llir"],
-                                   "pipeline.txt": f"llvmlite cpu={chip} O{level}\n"},
-                       last=True)
+        out = c.scratch.pop("amd")["codegen"]
         c.times_ms().update(out["times_ms"])
         c.times_ms()["isolated_total"] = c.times_ms().pop("isolated_total")
         c.asm["amdgcn"] = out["amdgcn"]

@@ -121,6 +121,16 @@ def _child_ptx(text: str) -> tuple[str, float]:
         return "\n".join(parts), (time.perf_counter() - t0) * 1e3
 
 
+def _child_chain(text: str, lower: str) -> dict[str, Any]:
+    """In one isolated child: lowering, LLVM IR translation and PTX generation
+    (one fork per compile instead of one per step; each step's result comes back)."""
+    lowered, lower_ms = _child_lower(text, lower)
+    llir, times = _child_translate(lowered)
+    ptx, ptx_ms = _child_ptx(lowered)
+    return {"lowered": lowered, "mlir_lower": lower_ms, "llir": llir, "llir_times": times,
+            "ptx": ptx, "ptx_ms": ptx_ms}
+
+
 _ENTRY_RE = re.compile(r"Compiling entry function '([^']+)'")
 _PROPS_RE = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _USED_RE = re.compile(r"Used (\d+) registers(.*)")
@@ -187,31 +197,32 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,
     """
     lower = lowering_pipeline(target, opt_level, index_bitwidth)
 
+    # The three LLVM-backed steps run in one isolated child (LLVM aborts the
+    # process on some inputs); the first step starts it, the next two take
+    # their results, so --print-after-all still shows each step.
     def convert_gpu_to_nvvm(c: Compilation) -> None:
         # The metadata keys in the order the manifest has always shown them.
         _init_llvm()
         c.metadata.update(chip=target.chip, ptx_version=None, times_ms={})
         text = module_text(c)
-        lowered, ms = isolated(c, _child_lower, text, lower, what="NVIDIA lowering",
-                                reproducer={"input.mlir": text, "pipeline.txt": f"{lower}\n"})
-        c.times_ms()["mlir_lower"] = ms
-        replace_module(c, lowered)
+        out = isolated(c, _child_chain, text, lower,
+                       what="NVIDIA lowering, LLVM IR translation and PTX generation",
+                       reproducer={"input.mlir": text,
+                                   "pipeline.txt": f"{lower}\ntranslate_module_to_llvmir\n"
+                                                   f"{ISA_PIPELINE}\n"}, last=True)
+        c.scratch["nvidia"] = out
+        c.times_ms()["mlir_lower"] = out["mlir_lower"]
+        replace_module(c, out["lowered"])
 
     def llir(c: Compilation) -> None:
-        _init_llvm()
-        text = module_text(c)
-        c.asm["llir"], times = isolated(
-            c, _child_translate, text, what="NVIDIA LLVM IR translation",
-            reproducer={"input.mlir": text, "pipeline.txt": "translate_module_to_llvmir\n"})
-        c.times_ms().update(times)
+        out = c.scratch["nvidia"]
+        c.asm["llir"] = out["llir"]
+        c.times_ms().update(out["llir_times"])
 
     def ptx(c: Compilation) -> None:
-        text = module_text(c)
-        c.asm["ptx"], ms = isolated(c, _child_ptx, text, what="NVIDIA PTX generation",
-                                     reproducer={"input.mlir": text,
-                                                 "pipeline.txt": f"{ISA_PIPELINE}\n"},
-                                     last=True)
-        c.times_ms()["ptx"] = ms
+        out = c.scratch.pop("nvidia")
+        c.asm["ptx"] = out["ptx"]
+        c.times_ms()["ptx"] = out["ptx_ms"]
         c.times_ms()["isolated_total"] = c.times_ms().pop("isolated_total")
         c.metadata["ptx_version"] = check_ptx(c.asm["ptx"], target)
         c.metadata.update({k: None for k in _STAT_KEYS}, kernels={}, ptxas_log=None)

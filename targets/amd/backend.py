@@ -65,17 +65,14 @@ def lowering_pipeline(target: Target, index_bitwidth: int) -> str:
             "reconcile-unrealized-casts)")
 
 
-def _child_lower(text: str, lower: str) -> tuple[str, float]:
-    """In the isolated child: the module lowered to the LLVM dialect, and ms taken."""
-    with fresh_context():
-        module = ir.Module.parse(text)
-        t0 = time.perf_counter()
-        try:
-            passmanager.PassManager.parse(lower).run(module.operation)
-        except ir.MLIRError as exc:
-            raise CompilerBugError(f"AMD lowering failed ({lower}):\n{exc}") from None
-        ms = (time.perf_counter() - t0) * 1e3
-        return str(module.operation.get_asm(enable_debug_info=True)), ms
+def _lower(module: ir.Module, lower: str) -> float:
+    """Lower `module` to the LLVM dialect in place; the ms taken."""
+    t0 = time.perf_counter()
+    try:
+        passmanager.PassManager.parse(lower).run(module.operation)
+    except ir.MLIRError as exc:
+        raise CompilerBugError(f"AMD lowering failed ({lower}):\n{exc}") from None
+    return (time.perf_counter() - t0) * 1e3
 
 
 def _target_machine(chip: str, opt_level: int) -> Any:
@@ -84,38 +81,34 @@ def _target_machine(chip: str, opt_level: int) -> Any:
         cpu=chip, features="", opt=opt_level, reloc="pic")
 
 
-def _child_translate(text: str, chip: str, opt_level: int,
-                     code_object_version: int | None) -> tuple[str, float]:
-    """In the isolated child: verified LLVM IR of the gpu.module for `chip`, and ms taken."""
-    with fresh_context():
-        module = ir.Module.parse(text)
-        t0 = time.perf_counter()
-        gpu_modules = [op for op in module.body.operations
-                       if op.operation.name == "gpu.module"]
-        if len(gpu_modules) != 1:
-            raise CompilerBugError(f"expected one gpu.module, found {len(gpu_modules)}")
-        gpu_module = gpu_modules[0]
-        if code_object_version is not None:
-            flag = ir.Attribute.parse(
-                '#llvm.mlir.module_flag<error, '
-                f'"amdhsa_code_object_version", {code_object_version * 100} : i32>')
-            with ir.InsertionPoint.at_block_begin(gpu_module.regions[0].blocks[0]):
-                llvm_dialect.ModuleFlagsOp(ir.ArrayAttr.get([flag]))
-        translated = str(llvm_dialect.translate_module_to_llvmir(gpu_module.operation))
-        ms = (time.perf_counter() - t0) * 1e3
+def _translate(module: ir.Module, chip: str, opt_level: int,
+               code_object_version: int | None) -> tuple[Any, float]:
+    """Verified LLVM IR (an llvmlite module) of the gpu.module for `chip`, and ms taken."""
+    t0 = time.perf_counter()
+    gpu_modules = [op for op in module.body.operations if op.operation.name == "gpu.module"]
+    if len(gpu_modules) != 1:
+        raise CompilerBugError(f"expected one gpu.module, found {len(gpu_modules)}")
+    gpu_module = gpu_modules[0]
+    if code_object_version is not None:
+        flag = ir.Attribute.parse(
+            '#llvm.mlir.module_flag<error, '
+            f'"amdhsa_code_object_version", {code_object_version * 100} : i32>')
+        with ir.InsertionPoint.at_block_begin(gpu_module.regions[0].blocks[0]):
+            llvm_dialect.ModuleFlagsOp(ir.ArrayAttr.get([flag]))
+    translated = str(llvm_dialect.translate_module_to_llvmir(gpu_module.operation))
+    ms = (time.perf_counter() - t0) * 1e3
     tm = _target_machine(chip, opt_level)
     mod = llvm_binding.parse_assembly(translated)
     mod.triple = AMDGCN_TRIPLE
     mod.data_layout = str(tm.target_data)
     mod.verify()
-    return str(mod), ms
+    return mod, ms
 
 
-def _child_codegen(llir: str, chip: str, opt_level: int) -> dict[str, Any]:
-    """In the isolated child: llvmlite O<n> on `llir`, then its assembly and object code."""
+def _codegen(mod: Any, chip: str, opt_level: int) -> dict[str, Any]:
+    """llvmlite O<n> on the llvmlite module `mod`, then its assembly and object code."""
     times: dict[str, float] = {}
     tm = _target_machine(chip, opt_level)
-    mod = llvm_binding.parse_assembly(llir)
     t0 = time.perf_counter()
     if opt_level > 0:
         pb = llvm_binding.create_pass_builder(
@@ -212,10 +205,14 @@ def _child_chain(text: str, lower: str, chip: str, opt_level: int,
                  cov: int | None) -> dict[str, Any]:
     """In one isolated child: lowering, LLVM IR translation and code generation
     (one fork per compile instead of one per step; each step's result comes back)."""
-    lowered, lower_ms = _child_lower(text, lower)
-    llir, translate_ms = _child_translate(lowered, chip, opt_level, cov)
+    with fresh_context():
+        module = ir.Module.parse(text)
+        lower_ms = _lower(module, lower)
+        lowered = str(module.operation.get_asm(enable_debug_info=True))
+        mod, translate_ms = _translate(module, chip, opt_level, cov)
+    llir = str(mod)
     return {"lowered": lowered, "mlir_lower": lower_ms, "llir": llir,
-            "translate": translate_ms, "codegen": _child_codegen(llir, chip, opt_level)}
+            "translate": translate_ms, "codegen": _codegen(mod, chip, opt_level)}
 
 
 def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,

@@ -71,27 +71,22 @@ def _gpu_module(module: ir.Module) -> ir.Operation:
     return found[0]
 
 
-def _child_lower(text: str, lower: str) -> tuple[str, float]:
-    """In the isolated child: the module lowered to the LLVM dialect, and ms taken."""
-    with fresh_context():
-        module = ir.Module.parse(text)
-        t0 = time.perf_counter()
-        try:
-            passmanager.PassManager.parse(lower).run(module.operation)
-        except ir.MLIRError as exc:
-            raise CompilerBugError(f"NVIDIA lowering failed ({lower}):\n{exc}") from None
-        ms = (time.perf_counter() - t0) * 1e3
-        return str(module.operation.get_asm(enable_debug_info=True)), ms
+def _lower(module: ir.Module, lower: str) -> float:
+    """Lower `module` to the LLVM dialect in place; the ms taken."""
+    t0 = time.perf_counter()
+    try:
+        passmanager.PassManager.parse(lower).run(module.operation)
+    except ir.MLIRError as exc:
+        raise CompilerBugError(f"NVIDIA lowering failed ({lower}):\n{exc}") from None
+    return (time.perf_counter() - t0) * 1e3
 
 
-def _child_translate(text: str) -> tuple[str, dict[str, float]]:
-    """In the isolated child: LLVM IR of the gpu.module with the NVPTX triple and layout."""
+def _translate(module: ir.Module) -> tuple[str, dict[str, float]]:
+    """LLVM IR of the gpu.module with the NVPTX triple and layout."""
     times: dict[str, float] = {}
-    with fresh_context():
-        module = ir.Module.parse(text)
-        t0 = time.perf_counter()
-        part = str(llvm_dialect.translate_module_to_llvmir(_gpu_module(module)))
-        times["translate"] = (time.perf_counter() - t0) * 1e3
+    t0 = time.perf_counter()
+    part = str(llvm_dialect.translate_module_to_llvmir(_gpu_module(module)))
+    times["translate"] = (time.perf_counter() - t0) * 1e3
     # MLIR leaves the triple and the data layout empty.
     t0 = time.perf_counter()
     tm = llvm_binding.Target.from_triple(NVPTX_TRIPLE).create_target_machine()
@@ -102,31 +97,32 @@ def _child_translate(text: str) -> tuple[str, dict[str, float]]:
     return str(mod), times
 
 
-def _child_ptx(text: str) -> tuple[str, float]:
-    """In the isolated child: the PTX of every object gpu-module-to-binary makes."""
-    with fresh_context():
-        module = ir.Module.parse(text)
-        t0 = time.perf_counter()
-        try:
-            passmanager.PassManager.parse(ISA_PIPELINE).run(module.operation)
-        except ir.MLIRError as exc:
-            raise CompilerBugError(f"PTX generation failed ({ISA_PIPELINE}):\n{exc}") from None
-        parts: list[str] = []
-        for op in module.body.operations:
-            if op.operation.name != "gpu.binary":
-                continue
-            for obj in op.operation.attributes["objects"]:
-                data = gpu.ObjectAttr(obj).object
-                parts.append(data.decode() if isinstance(data, bytes) else str(data))
-        return "\n".join(parts), (time.perf_counter() - t0) * 1e3
+def _ptx(module: ir.Module) -> tuple[str, float]:
+    """The PTX of every object gpu-module-to-binary makes (changes `module`)."""
+    t0 = time.perf_counter()
+    try:
+        passmanager.PassManager.parse(ISA_PIPELINE).run(module.operation)
+    except ir.MLIRError as exc:
+        raise CompilerBugError(f"PTX generation failed ({ISA_PIPELINE}):\n{exc}") from None
+    parts: list[str] = []
+    for op in module.body.operations:
+        if op.operation.name != "gpu.binary":
+            continue
+        for obj in op.operation.attributes["objects"]:
+            data = gpu.ObjectAttr(obj).object
+            parts.append(data.decode() if isinstance(data, bytes) else str(data))
+    return "\n".join(parts), (time.perf_counter() - t0) * 1e3
 
 
 def _child_chain(text: str, lower: str) -> dict[str, Any]:
     """In one isolated child: lowering, LLVM IR translation and PTX generation
     (one fork per compile instead of one per step; each step's result comes back)."""
-    lowered, lower_ms = _child_lower(text, lower)
-    llir, times = _child_translate(lowered)
-    ptx, ptx_ms = _child_ptx(lowered)
+    with fresh_context():
+        module = ir.Module.parse(text)
+        lower_ms = _lower(module, lower)
+        lowered = str(module.operation.get_asm(enable_debug_info=True))
+        llir, times = _translate(module)
+        ptx, ptx_ms = _ptx(module)
     return {"lowered": lowered, "mlir_lower": lower_ms, "llir": llir, "llir_times": times,
             "ptx": ptx, "ptx_ms": ptx_ms}
 

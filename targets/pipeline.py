@@ -126,6 +126,17 @@ def tile_to_gpu_steps() -> Stages:
                                         distribute.pipeline)}
 
 
+def run_from(module: ir.Module, target: Target, steps: Stages, first: str) -> Compilation:
+    """Run `steps` from the one named `first` to the end on `module` (a back end
+    applied to already distributed IR, as its tests do)."""
+    c = Compilation(module, target, CompileOptions())
+    names = list(steps)
+    with module.context, ir.Location.unknown():
+        for name in names[names.index(first):]:
+            steps[name].run(c)
+    return c
+
+
 def module_text(c: Compilation) -> str:
     """The module with locations, as a back end sends it to an isolated child."""
     return str(c.module.operation.get_asm(enable_debug_info=True))

@@ -41,7 +41,7 @@ from tilec.errors import CompilerBugError
 from tilec.options import CompileOptions
 from tilec.targets import Target
 from tilec.targets.pipeline import (Compilation, Stages, Step, fresh_context, isolated,
-                                    module_text, replace_module, tile_to_gpu_steps)
+                                    module_text, replace_module, run_from, tile_to_gpu_steps)
 from tilec.targets.toolchain import LLD_HINT, ToolError, find_lld, run_tool
 
 AMDGCN_TRIPLE = "amdgcn-amd-amdhsa"
@@ -283,10 +283,7 @@ def compile_amd(module: ir.Module, target: Target, opt_level: int = 3, *,
     """The steps after convert-tile-to-gpu on a per-thread GPU module.
 
     Returns {"llir": str, "amdgcn": str, "hsaco": bytes or None, "metadata": dict}."""
-    c = Compilation(module, target, CompileOptions())
-    steps = stages(target, c.options, opt_level=opt_level, index_bitwidth=index_bitwidth)
-    with module.context, ir.Location.unknown():
-        for name in ("convert-gpu-to-rocdl", "llir", "amdgcn", "hsaco"):
-            steps[name].run(c)
+    steps = stages(target, CompileOptions(), opt_level=opt_level, index_bitwidth=index_bitwidth)
+    c = run_from(module, target, steps, "convert-gpu-to-rocdl")
     return {"llir": c.asm["llir"], "amdgcn": c.asm["amdgcn"], "hsaco": c.asm.get("hsaco"),
             "metadata": c.metadata}

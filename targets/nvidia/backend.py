@@ -39,7 +39,7 @@ from tilec.errors import CompilerBugError
 from tilec.options import CompileOptions
 from tilec.targets import Target
 from tilec.targets.pipeline import (Compilation, Stages, Step, fresh_context, isolated,
-                                    module_text, replace_module, tile_to_gpu_steps)
+                                    module_text, replace_module, run_from, tile_to_gpu_steps)
 from tilec.targets.toolchain import PTXAS_HINT, find_ptxas, run_tool
 
 NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
@@ -253,10 +253,7 @@ def compile_nvidia(module: ir.Module, target: Target, opt_level: int = 3, *,
     """The steps after convert-tile-to-gpu on a per-thread GPU module.
 
     Returns {"llir": str, "ptx": str, "cubin": bytes or None, "metadata": dict}."""
-    c = Compilation(module, target, CompileOptions())
-    steps = stages(target, c.options, opt_level=opt_level, index_bitwidth=index_bitwidth)
-    with module.context, ir.Location.unknown():
-        for name in ("convert-gpu-to-nvvm", "llir", "ptx", "cubin"):
-            steps[name].run(c)
+    steps = stages(target, CompileOptions(), opt_level=opt_level, index_bitwidth=index_bitwidth)
+    c = run_from(module, target, steps, "convert-gpu-to-nvvm")
     return {"llir": c.asm["llir"], "ptx": c.asm["ptx"], "cubin": c.asm.get("cubin"),
             "metadata": c.metadata}

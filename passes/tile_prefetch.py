@@ -37,7 +37,9 @@ Nearest upstream analogue: the `scf` pipelining transform
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, scf
+from mlir.dialects import arith, scf, tensor
+
+from tilec.dialects import tile
 from tilec.options import CompileOptions
 from tilec.targets import Target
 
@@ -103,19 +105,14 @@ def _clone_load(load: ir.Operation, ops: list[ir.Operation], iv: ir.Value, at: i
     with load.location, ip:
         live = arith.CmpIOp(arith.CmpIPredicate.slt, at, upper).result
         i1 = ir.IntegerType.get_signless(1)
-        live_t = ir.Operation.create(
-            "tensor.splat", results=[ir.RankedTensorType.get(list(res_t.shape), i1)],
-            operands=[live]).results[0]
+        live_t = tensor.SplatOp(ir.RankedTensorType.get(list(res_t.shape), i1), live, []).result
         mask = live_t if mask is None else arith.AndIOp(mask, live_t).result
         if other is None:
             et = res_t.element_type
             zero = ir.FloatAttr.get(et, 0.0) if isinstance(et, ir.FloatType) else \
                 ir.IntegerAttr.get(et, 0)
             other = arith.ConstantOp(res_t, ir.DenseElementsAttr.get_splat(res_t, zero)).result
-        new_load = ir.Operation.create(
-            "tile.load", results=[res_t], operands=[ptr, mask, other],
-            attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 1])})
-    return new_load.results[0]
+        return tile.load(ptr, mask, other, loc=load.location)
 
 
 def _prefetch_loop(for_op: ir.Operation) -> bool:

@@ -26,6 +26,7 @@ from typing import Callable
 
 from mlir import ir
 from mlir.dialects import arith, gpu, llvm, scf
+from mlir.dialects import math as math_dialect
 
 from tilec.passes.gpu.context import (
     FuncLowering, Rule, linear_index, result, shared_element, store_row_major,
@@ -101,8 +102,7 @@ def _dot(L: FuncLowering, op: ir.Operation) -> None:
                 bv = _widen(llvm.LoadOp(elem, shared_element(L, buf_b, ib, elem)).result, acc_t)
                 c = L.extract(chunk, i)
                 if is_float:
-                    c = ir.Operation.create("math.fma", results=[acc_t],
-                                            operands=[av, bv, c]).result
+                    c = math_dialect.FmaOp(av, bv, c).result
                 else:
                     c = arith.AddIOp(c, arith.MulIOp(av, bv).result).result
                 elems.append(c)

@@ -31,6 +31,7 @@ import math
 from typing import Any, Sequence
 
 from mlir import ir
+from mlir.dialects import arith
 
 from tilec.errors import TilecError, source_loc
 from tilec.passes.gpu.context import FuncLowering, Rule, is_tile
@@ -62,7 +63,7 @@ def _const(t: ir.Type, v: float) -> ir.Value:
     attr: ir.Attribute = ir.FloatAttr.get(_elem(t), v)
     if isinstance(t, ir.VectorType):
         attr = ir.DenseElementsAttr.get_splat(ir.VectorType(t), attr)
-    return ir.Operation.create("arith.constant", results=[t], attributes={"value": attr}).result
+    return arith.ConstantOp(t, attr).result
 
 
 def _op(name: str, t: ir.Type, operands: Sequence[ir.Value]) -> ir.Value:

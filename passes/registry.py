@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 PASSES: dict[str, str] = {
     "tile-verify": "tilec.passes.tile_verify",
     "tile-dce": "tilec.passes.tile_dce",
+    "tile-accelerate-dot": "tilec.passes.tile_accelerate_dot",
     "tile-layout": "tilec.passes.tile_layout",
     "tile-prefetch": "tilec.passes.tile_prefetch",
     "convert-tile-to-gpu": "tilec.passes.gpu",

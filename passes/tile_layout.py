@@ -16,10 +16,10 @@ Output: the same IR where every tensor type carries a `#tile.blocked` or
     encoding, like loads and stores (the lowering goes element by element);
   * `tile.reshape`/`tile.trans` results get their own encoding (the lowering
     goes through workgroup memory); so do `tile.dot`'s operands, while its
-    accumulator and result share one, which is the `mma.sync` accumulator
-    fragment layout (`layouts.mma_accumulator_layout`) when the target has
-    `mma_m16n8k16` and the dot fits it (it then wins over the group's memory
-    proposals);
+    accumulator and result share one, which is the accumulator fragment layout
+    of the instruction family `tile-accelerate-dot` chose (`tile.mma`:
+    `layouts.wgmma_accumulator_layout` / `layouts.mma_accumulator_layout`; it
+    then wins over the group's memory proposals);
   * where one value would need two encodings, an explicit `tile.convert_layout`
     is inserted (only before an `expand_dims` whose source was already given a
     different slice, e.g. a reduce result expanded along another axis).  A 1-D index tile computed by a short chain of cheap ops
@@ -48,9 +48,11 @@ from tilec.dialects import tile
 from tilec.dialects.tile import Blocked, Layout, Slice
 from tilec.errors import CompilerBugError, TilecError
 from tilec.passes.analysis import axis_info
-from tilec.passes.analysis.layouts import log2, make_blocked, mma_accumulator_layout
+from tilec.passes.analysis.layouts import (
+    log2, make_blocked, mma_accumulator_layout, wgmma_accumulator_layout,
+)
 from tilec.options import CompileOptions
-from tilec.targets import Feature, Target
+from tilec.targets import Target
 
 
 def _shape(t: ir.Type) -> tuple[int, ...]:
@@ -132,18 +134,20 @@ def default_layout(shape: tuple[int, ...], target: Target, num_warps: int) -> Bl
 
 def dot_result_layout(op: ir.Operation, target: Target, num_warps: int) -> Layout | None:
     """The layout a `tile.dot` needs for its accumulator and result: the
-    `mma.sync` accumulator fragment layout where the target has m16n8k16 mma and
-    the dot fits it (f16/bf16 operands, f32 accumulator), else None (any layout;
-    the FMA lowering takes whatever the group gets)."""
-    if not target.has(Feature.MMA_M16N8K16):
-        return None
+    accumulator fragment layout of the instruction family `tile-accelerate-dot`
+    chose (`tile.mma`: wgmma or mma.sync), else None (any layout; the FMA
+    lowering takes whatever the group gets)."""
+    kind = ir.StringAttr(op.attributes["tile.mma"]).value if "tile.mma" in op.attributes \
+        else None
     a, b = op.operands[0].type, op.operands[1].type
-    elem = tile.element_type(a)
-    if elem not in (ir.F16Type.get(), ir.BF16Type.get()) or \
-            tile.element_type(op.results[0].type) != ir.F32Type.get():
+    if len(_shape(a)) != 2:
         return None
     (m, k), n = _shape(a), _shape(b)[1]
-    return mma_accumulator_layout(m, n, k, target.warp_size, num_warps)
+    if kind == "wgmma":
+        return wgmma_accumulator_layout(m, n, k, target.warp_size, num_warps)
+    if kind == "mma_sync":
+        return mma_accumulator_layout(m, n, k, target.warp_size, num_warps)
+    return None
 
 
 class _LayoutFunc:

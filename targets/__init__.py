@@ -42,6 +42,12 @@ class Feature(str, Enum):
     # Warp-wide `mma.sync.aligned.m16n8k16` on f16/bf16 (sm80 and later):
     # tl.dot's products run on the tensor cores.
     MMA_M16N8K16 = "mma_m16n8k16"
+    # Warpgroup-wide asynchronous MMA (`wgmma.mma_async`, sm_90a): tl.dot's
+    # operands are read from swizzled shared memory through matrix descriptors.
+    WGMMA = "wgmma"
+    # Asynchronous global -> shared copies (`cp.async`, sm80 and later): the
+    # software pipeliner stages tl.dot operands without passing through registers.
+    CP_ASYNC = "cp_async"
     # The grid size comes from the code object's hidden kernel arguments
     # (gpu.grid_dim would call the unlinked device library).
     IMPLICIT_BLOCK_COUNT = "implicit_block_count"
@@ -129,7 +135,8 @@ STAGES: dict[str, tuple[str, ...]] = {
 
 F = Feature
 _NV_COMMON = frozenset({F.WARP_SYNC_INSTR, F.DEVICE_LIBM, F.FAST_EXP2, F.FP_CONTRACT,
-                        F.PTX_PREDICATED_MEM, F.FAST_FDIV, F.DYNAMIC_SHARED, F.MMA_M16N8K16})
+                        F.PTX_PREDICATED_MEM, F.FAST_FDIV, F.DYNAMIC_SHARED, F.MMA_M16N8K16,
+                        F.CP_ASYNC})
 _AMD_COMMON = frozenset({F.FAST_EXP2, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT})
 # CUDA's default cap on static shared memory per block.
 _NV_STATIC_SHARED = 48 * 1024
@@ -137,8 +144,9 @@ _NV_STATIC_SHARED = 48 * 1024
 _AMD_GRID = (2 ** 31 - 1, 65536, 65536)
 
 
-def _nvidia(name: str, chip: str, shared: int, ptx: str, cc: int) -> Target:
-    return Target(name, "nvidia", chip, 32, 16, shared, 1024, _NV_COMMON,
+def _nvidia(name: str, chip: str, shared: int, ptx: str, cc: int,
+            extra: frozenset[Feature] = frozenset()) -> Target:
+    return Target(name, "nvidia", chip, 32, 16, shared, 1024, _NV_COMMON | extra,
                   static_shared_bytes=_NV_STATIC_SHARED, ptx_version=ptx,
                   atomic_scope="device", compute_capability=cc)
 
@@ -150,7 +158,7 @@ def _amd(chip: str, warp: int, lds: int) -> Target:
 
 TARGETS: dict[str, Target] = {t.name: t for t in (
     _nvidia("sm80", "sm_80", 166912, "7.0", 8),
-    _nvidia("sm90", "sm_90a", 232448, "8.0", 9),
+    _nvidia("sm90", "sm_90a", 232448, "8.0", 9, frozenset({F.WGMMA})),
     _nvidia("sm100", "sm_100a", 232448, "8.6", 10),
     _amd("gfx90a", 64, 65536),
     _amd("gfx942", 64, 65536),

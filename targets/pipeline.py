@@ -108,8 +108,9 @@ def check_num_warps(target: Target, options: CompileOptions) -> None:
 
 
 def tile_to_gpu_steps() -> Stages:
-    """tile-layout (-> `tiled`) and convert-tile-to-gpu (-> `gpu`): the first
-    steps of every GPU back end."""
+    """tile-accelerate-dot, tile-layout (-> `tiled`) and convert-tile-to-gpu
+    (-> `gpu`): the first steps of every GPU back end."""
+    accelerate = pass_step("tile-accelerate-dot")
     layout = pass_step("tile-layout", keep="tiled")
     distribute = pass_step("convert-tile-to-gpu", keep="gpu")
 
@@ -121,7 +122,8 @@ def tile_to_gpu_steps() -> Stages:
         distribute.run(c)
         for m in re.finditer(r"tilec.dynamic_shared = (\d+)", c.asm["gpu"]):
             c.metadata["dynamic_shared"] = int(m.group(1))
-    return {"tile-layout": Step(run_layout, layout.produces, layout.pipeline),
+    return {"tile-accelerate-dot": accelerate,
+            "tile-layout": Step(run_layout, layout.produces, layout.pipeline),
             "convert-tile-to-gpu": Step(run_distribute, distribute.produces,
                                         distribute.pipeline)}
 

@@ -70,6 +70,71 @@ def mma_accumulator_layout(m: int, n: int, k: int, warp_size: int,
     return Blocked((1, 2), (8, 4), (1, num_warps), (1, 0))
 
 
+def wgmma_accumulator_layout(m: int, n: int, k: int, warp_size: int,
+                             num_warps: int) -> Blocked | None:
+    """The blocked layout tilec gives the accumulator of NVIDIA's warpgroup MMA
+    (`wgmma.mma_async.m64nNk16`): warps stacked along m, a thread (lane
+    4 * g + t) of warp w holding rows 8 w + g + 8 * num_warps * r and columns
+    2 t + {0, 1} + 8 j.  wgmma itself gives warp w % 4 of warpgroup w // 4 the
+    rows 16 (w % 4) + g + {0, 8} of each 64-row block; the operand staging
+    (`SwizzledTile` with `permute_rows`) permutes A's 8-row blocks in shared
+    memory so that the instruction's rows land where this layout says.  None
+    when the shape does not fit (32-lane warps, whole warpgroups, m a multiple
+    of 16 * num_warps, n of 8, k of 16)."""
+    if warp_size != 32 or num_warps % 4 or m % (16 * num_warps) or n % 8 or k % 16:
+        return None
+    return Blocked((1, 2), (8, 4), (num_warps, 1), (1, 0))
+
+
+@dataclass(frozen=True)
+class SwizzledTile:
+    """A [rows, cols] tile of `elem_bytes`-byte elements in shared memory in the
+    layout NVIDIA's wgmma reads through a matrix descriptor with the 128-byte
+    swizzle: `cols` is the contiguous dimension (K of A, N of B), cut into
+    column atoms of 128 bytes; atom c holds every row's 128 bytes of it, rows
+    128 bytes apart, and the 16-byte chunk j of row r lies at chunk j ^ (r % 8)
+    (PTX's Swizzle<3,4,3>, so the base must be 1024-byte aligned).  With
+    `permute_rows` (operand A of a wgmma whose accumulator has
+    `wgmma_accumulator_layout`), logical row l is stored at row `row_position(l)`.
+    """
+
+    rows: int
+    cols: int
+    elem_bytes: int
+    permute_rows: bool = False
+    num_warps: int = 4
+
+    @property
+    def atom_cols(self) -> int:
+        return 128 // self.elem_bytes
+
+    @property
+    def atom_bytes(self) -> int:
+        """Bytes between column atoms."""
+        return self.rows * 128
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows * self.cols * self.elem_bytes
+
+    def row_position(self, row: int) -> int:
+        if not self.permute_rows:
+            return row
+        nw = self.num_warps
+        groups = nw // 4
+        g, block = row % 8, row // 8
+        w, rep = block % nw, block // nw
+        wg, wq = divmod(w, 4)
+        i, r = divmod(rep, 2)
+        return wg * (self.rows // groups) + 64 * i + 16 * wq + 8 * r + g
+
+    def offset(self, row: int, col: int) -> int:
+        """Byte offset of element (row, col)."""
+        p = self.row_position(row)
+        atom, c = divmod(col, self.atom_cols)
+        return atom * self.atom_bytes + p * 128 + ((c * self.elem_bytes) ^ ((p % 8) << 4))
+
+
 @dataclass(frozen=True)
 class Distribution:
     """One tile shape distributed by one layout (see the module docstring)."""

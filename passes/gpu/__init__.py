@@ -42,13 +42,14 @@ from tilec.passes.rules import RuleTable
 from tilec.targets import Target
 from tilec.targets.amd import rules as amd_rules
 from tilec.targets.nvidia import rules as nvidia_rules
+from tilec.targets.nvidia import wgmma as nvidia_wgmma
 
 NAME = "convert-tile-to-gpu"
 
 TABLE: RuleTable[Rule] = RuleTable([
     shape.RULES, math.RULES, memory.RULES, reduce.RULES, scan.RULES, atomic.RULES,
     dot.RULES, control_flow.RULES, sync.RULES,
-    nvidia_rules.RULES, amd_rules.RULES,
+    nvidia_rules.RULES, nvidia_wgmma.RULES, amd_rules.RULES,
 ])
 
 

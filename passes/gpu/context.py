@@ -76,6 +76,7 @@ class FuncLowering:
         self.axis = axis_info.analyze(func)
         self.tid: ir.Value | None = None
         self.shared_bytes = 0
+        self.shared_align = 16
 
     # -- types
     def scalar_type(self, t: ir.Type) -> ir.Type:
@@ -295,12 +296,14 @@ class FuncLowering:
         align = w * eb if w > 1 else math.gcd(info.divisibility[f], eb)
         return w, align
 
-    def shared_buffer(self, elem: ir.Type, count: int) -> ir.Value:
-        """A pointer to a fresh workgroup-memory array of `count` elements: a
-        16-byte-aligned slice of the kernel's one workgroup-memory region, whose
-        global `finish_shared` creates once the total size is known."""
+    def shared_buffer(self, elem: ir.Type, count: int, align: int = 16) -> ir.Value:
+        """A pointer to a fresh workgroup-memory array of `count` elements: an
+        `align`-byte-aligned (16 by default; 1024 for swizzled MMA operands)
+        slice of the kernel's one workgroup-memory region, whose global
+        `finish_shared` creates once the total size is known."""
         fname = ir.StringAttr(self.func.attributes["sym_name"]).value
-        offset = (self.shared_bytes + 15) // 16 * 16
+        self.shared_align = max(self.shared_align, align)
+        offset = (self.shared_bytes + align - 1) // align * align
         self.shared_bytes = offset + count * max(1, axis_info.type_bytes(elem) if not isinstance(
             elem, llvm.PointerType) else 8)
         if self.shared_bytes > self.target.shared_bytes:
@@ -330,7 +333,7 @@ class FuncLowering:
         with ir.InsertionPoint(self.gfunc), self.func.location:
             llvm.GlobalOp(arr, f"__tilec_smem_{fname}",
                           ir.Attribute.parse(f"#llvm.linkage<{linkage}>"),
-                          addr_space=SHARED_ADDRSPACE, alignment=16)
+                          addr_space=SHARED_ADDRSPACE, alignment=self.shared_align)
         if dynamic:
             self.gfunc.attributes["tilec.dynamic_shared"] = ir.IntegerAttr.get(
                 i32(), self.shared_bytes)

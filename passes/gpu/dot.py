@@ -4,7 +4,10 @@ or a target's matrix instructions through the hook `hook.dot-mma`.
 Input: `tile.dot %a, %b, %acc` at the tiled level: a [M, K] and b [K, N] with
 any encodings, acc and the result [M, N] with one encoding; element types as
 `tile-verify` allows (f16/bf16/f32 -> f32, f16 -> f16, f64 -> f64, int -> i32).
-Output: a and b are stored row-major into workgroup memory by the threads that
+`tile-accelerate-dot` chose the family (`tile.mma`).  "wgmma": the target hook
+`hook.dot-wgmma` lowers the whole dot (targets/nvidia/wgmma.py; the generic
+hook declines and the dot goes on as "mma_sync").  Otherwise
+a and b are stored row-major into workgroup memory by the threads that
 hold them (between `gpu.barrier`s; each row followed by the padding the target
 asks for).  Then either the target's matrix lowering (`hook.dot-mma` returns
 `(row padding, emit)` for a dot it takes: targets/nvidia/rules.py, `mma.sync`
@@ -71,9 +74,23 @@ def _stage_operands(L: FuncLowering, a: ir.Value, b: ir.Value, pad: int) -> Stag
     return (m_dim, k_dim, n_dim), elem, buf_a, buf_b
 
 
+@RULES.rule("hook.dot-wgmma")
+def no_wgmma(L: FuncLowering, op: ir.Operation) -> bool:
+    """No warpgroup MMA: the dot takes the next family (False: not lowered)."""
+    return False
+
+
+def _kind(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["tile.mma"]).value if "tile.mma" in op.attributes \
+        else "fma"
+
+
 @RULES.rule("tile.dot")
 def _dot(L: FuncLowering, op: ir.Operation) -> None:
-    mma = L.hook("hook.dot-mma")(L, op)
+    kind = _kind(op)
+    if kind == "wgmma" and L.hook("hook.dot-wgmma")(L, op):
+        return
+    mma = L.hook("hook.dot-mma")(L, op) if kind in ("wgmma", "mma_sync") else None
     a, b, acc = op.operands
     res = result(op)
     staged = _stage_operands(L, a, b, mma[0] if mma is not None else 0)

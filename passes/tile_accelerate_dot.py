@@ -1,0 +1,119 @@
+"""`tile-accelerate-dot`: choose the instruction family of every `tile.dot`.
+
+Input: tile-level IR (before `tile-layout`), `tile.dot %a, %b, %acc` as the
+frontend builds it.  Output: the same IR; every `tile.dot` carries
+`tile.mma = "wgmma" | "mma_sync" | "fma"` and, where the choice was not the
+target's best family, `tile.mma_reason` saying why (shown by `tilec ir`).
+`tile-layout` gives the accumulator the layout of the chosen family
+(`layouts.wgmma_accumulator_layout`, `layouts.mma_accumulator_layout`);
+`convert-tile-to-gpu` lowers the dot with the target hook of that family.
+
+The families are data: `FAMILIES` lists them best first, each with the target
+feature that provides it and a fit check on the operand/accumulator dtypes,
+the tile shape and `num_warps`; the first family the target has and the dot
+fits wins.  No chip name is read.
+
+Nearest upstream analogue: Triton's `AccelerateMatmul` (TritonGPU), which picks
+the MMA version and warp arrangement per dot.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from mlir import ir
+
+from tilec.dialects import tile
+from tilec.options import CompileOptions
+from tilec.passes.analysis.layouts import mma_accumulator_layout, wgmma_accumulator_layout
+from tilec.targets import Feature, Target
+
+NAME = "tile-accelerate-dot"
+# Accumulator registers per thread above which a wgmma tile would spill.
+_MAX_ACC_PER_THREAD = 128
+
+
+@dataclass(frozen=True)
+class DotShape:
+    m: int
+    n: int
+    k: int
+    a: str       # operand element type, e.g. "f16"
+    acc: str     # accumulator element type
+    num_warps: int
+    warp_size: int
+    precision: str
+
+
+def _wgmma_misfit(d: DotShape) -> str | None:
+    if d.a not in ("f16", "bf16") or d.acc != "f32":
+        return f"wgmma here takes f16/bf16 operands with an f32 accumulator, not {d.a} -> {d.acc}"
+    if wgmma_accumulator_layout(d.m, d.n, d.k, d.warp_size, d.num_warps) is None:
+        return (f"a {d.m}x{d.n}x{d.k} dot with num_warps={d.num_warps} does not fill whole "
+                "warpgroups (num_warps a multiple of 4, M a multiple of 16 * num_warps)")
+    if d.k % 64 or d.n % 64:
+        return f"the 128-byte swizzled operands need K and N multiples of 64 (K={d.k}, N={d.n})"
+    if d.n > 256 and d.n % 256:
+        return f"N={d.n} is not a whole number of 256-wide instructions"
+    if d.m * d.n // (d.warp_size * d.num_warps) > _MAX_ACC_PER_THREAD:
+        return (f"{d.m * d.n // (d.warp_size * d.num_warps)} accumulator registers per thread "
+                f"would spill (at most {_MAX_ACC_PER_THREAD}): use more warps or a smaller tile")
+    return None
+
+
+def _mma_sync_misfit(d: DotShape) -> str | None:
+    if d.a not in ("f16", "bf16") or d.acc != "f32":
+        return f"mma.sync here takes f16/bf16 operands with an f32 accumulator, not {d.a} -> {d.acc}"
+    if mma_accumulator_layout(d.m, d.n, d.k, d.warp_size, d.num_warps) is None:
+        return (f"a {d.m}x{d.n}x{d.k} dot does not fit m16n8k16 with num_warps={d.num_warps} "
+                "side by side along N (M, K multiples of 16, N of 8 * num_warps)")
+    return None
+
+
+# Best first: (kind, feature that provides it, why the dot does not fit or None).
+FAMILIES: tuple[tuple[str, Feature, Callable[[DotShape], str | None]], ...] = (
+    ("wgmma", Feature.WGMMA, _wgmma_misfit),
+    ("mma_sync", Feature.MMA_M16N8K16, _mma_sync_misfit),
+)
+
+
+def select(d: DotShape, target: Target) -> tuple[str, str | None]:
+    """(kind, reason the better families were not taken, or None)."""
+    reasons = []
+    for kind, feature, misfit in FAMILIES:
+        if not target.has(feature):
+            continue
+        why = misfit(d)
+        if why is None:
+            return kind, "; ".join(reasons) or None
+        reasons.append(f"no {kind}: {why}")
+    return "fma", "; ".join(reasons) or f"{target.name} has no matrix instructions tilec uses"
+
+
+def _shape_of(op: ir.Operation, num_warps: int, warp_size: int) -> DotShape:
+    a, b, res = op.operands[0].type, op.operands[1].type, op.results[0].type
+    (m, k), n = tile.shape_of(a), tile.shape_of(b)[1]
+    prec = str(ir.StringAttr(op.attributes["input_precision"]).value) \
+        if "input_precision" in op.attributes else "ieee"
+    return DotShape(m, n, k, str(tile.element_type(a)), str(tile.element_type(res)),
+                    num_warps, warp_size, prec)
+
+
+def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
+    dots: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "tile.dot":
+            dots.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    with module.context:
+        for op in dots:
+            if len(tile.shape_of(op.operands[0].type)) != 2:
+                kind, why = "fma", "batched (3-D) dots run on the vector units"
+            else:
+                kind, why = select(_shape_of(op, options.num_warps, target.warp_size), target)
+            op.attributes["tile.mma"] = ir.StringAttr.get(kind)
+            if why is not None:
+                op.attributes["tile.mma_reason"] = ir.StringAttr.get(why)

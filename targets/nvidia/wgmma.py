@@ -1,0 +1,251 @@
+"""NVIDIA warpgroup MMA rules (`Feature.WGMMA`, sm_90a): `tile.dot` and the
+pipeliner's `tile.mma` on `wgmma.mma_async`.
+
+| key | feature | lowering |
+|---|---|---|
+| `hook.dot-wgmma` | `WGMMA` | a register-operand `tile.dot`: a and b stored into swizzled shared memory, then `wgmma` |
+| `tile.mma` | `WGMMA` | operands already in a ring slot of swizzled shared memory (tile-pipeline) |
+| `tile.mma_wait` | `WGMMA` | `wgmma.wait_group N` with the accumulators tied through it |
+
+Operands in shared memory (`layouts.SwizzledTile`, 128-byte swizzle, base
+1024-byte aligned): A [M, K] K-major (rows 128 bytes apart, column atoms of 64
+f16 `M * 128` bytes apart, 8-row blocks permuted so the instruction's rows are
+those of `layouts.wgmma_accumulator_layout`); B [K, N] N-major (the same with
+K rows and N columns).  Matrix descriptors (PTX ISA, "Matrix Descriptor
+Format"): start address >> 4 in bits 0-13, leading byte offset >> 4 in bits
+16-29, stride byte offset >> 4 in 32-45, swizzle mode 1 (128 B) in 62-63.
+A (K-major, swizzled): LBO unused (1), SBO 1024 (8 rows).  B (MN-major,
+swizzled): LBO = bytes between 64-column atoms (K * 128), SBO 1024 (8 K rows).
+A k-step of 16 moves A's start by 32 bytes inside the atom (or to the next
+atom) and B's by 16 rows (2048 bytes).
+
+Warpgroup g (threads 128 g .. 128 g + 127) computes rows [g M / G, (g+1) M / G)
+of the positions, one `m64nNk16` per 64 rows and per N <= 256 columns, for
+each k-step; the accumulator registers of instruction (i, s) are the thread's
+fragment chunks (2 i + r, 2 (s N_i / 8 + j)) for register 4 j + 2 r + e.
+`nvvm.wgmma.mma_async` is upstream's op (lowered by convert-nvvm-to-llvm);
+the wait is inline PTX here because the accumulators must pass *through* it
+(tied operands), or LLVM could read them before the MMA has written them.
+
+Nearest upstream analogue: MLIR's `nvgpu.warpgroup.mma` lowering; Triton's
+`WGMMA.cpp` (MMAv3 to LLVM).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from mlir import ir
+from mlir.dialects import arith, gpu, llvm, nvvm
+
+from tilec.passes.analysis.layouts import Distribution, SwizzledTile
+from tilec.passes.rules import RuleSet
+from tilec.targets import Feature
+
+if TYPE_CHECKING:
+    from tilec.passes.gpu.context import FuncLowering, Rule
+
+RULES: RuleSet[Rule] = RuleSet("nvidia-wgmma")
+_WG_THREADS = 128
+_MAX_N = 256
+
+
+def _i32() -> ir.IntegerType:
+    return ir.IntegerType.get_signless(32)
+
+
+def _i64() -> ir.IntegerType:
+    return ir.IntegerType.get_signless(64)
+
+
+def operand_tiles(m: int, n: int, k: int, elem_bytes: int,
+                  num_warps: int) -> tuple[SwizzledTile, SwizzledTile]:
+    """The shared-memory layouts of A [m, k] and B [k, n] for a wgmma dot."""
+    return (SwizzledTile(m, k, elem_bytes, permute_rows=True, num_warps=num_warps),
+            SwizzledTile(k, n, elem_bytes))
+
+
+def _c(L: FuncLowering, v: int) -> ir.Value:
+    return L.const_i32(v)
+
+
+def swizzled_offset(L: FuncLowering, t: SwizzledTile, row: ir.Value,
+                    col: ir.Value) -> ir.Value:
+    """The byte offset of element (row, col) of `t`, as i32 arithmetic
+    (the same function as `SwizzledTile.offset`)."""
+    if t.permute_rows:
+        nw = t.num_warps
+        g = arith.AndIOp(row, _c(L, 7)).result
+        block = arith.ShRUIOp(row, _c(L, 3)).result
+        w = arith.AndIOp(block, _c(L, nw - 1)).result
+        rep = arith.ShRUIOp(block, _c(L, nw.bit_length() - 1)).result
+        wg = arith.ShRUIOp(w, _c(L, 2)).result
+        wq = arith.AndIOp(w, _c(L, 3)).result
+        i = arith.ShRUIOp(rep, _c(L, 1)).result
+        r = arith.AndIOp(rep, _c(L, 1)).result
+        p = arith.MulIOp(wg, _c(L, t.rows // (nw // 4))).result
+        for v, s in ((i, 64), (wq, 16), (r, 8)):
+            p = arith.AddIOp(p, arith.MulIOp(v, _c(L, s)).result).result
+        p = arith.AddIOp(p, g).result
+    else:
+        p = row
+    atom = arith.ShRUIOp(col, _c(L, t.atom_cols.bit_length() - 1)).result
+    c = arith.AndIOp(col, _c(L, t.atom_cols - 1)).result
+    cb = arith.MulIOp(c, _c(L, t.elem_bytes)).result
+    sw = arith.ShLIOp(arith.AndIOp(p, _c(L, 7)).result, _c(L, 4)).result
+    off = arith.AddIOp(arith.MulIOp(atom, _c(L, t.atom_bytes)).result,
+                       arith.MulIOp(p, _c(L, 128)).result).result
+    return arith.AddIOp(off, arith.XOrIOp(cb, sw).result).result
+
+
+def byte_address(buf: ir.Value, off: ir.Value) -> ir.Value:
+    from tilec.passes.gpu.context import DYNAMIC_INDEX
+    return llvm.GEPOp(buf.type, buf, [off], [DYNAMIC_INDEX], ir.IntegerType.get_signless(8),
+                      llvm.GEPNoWrapFlags.none).result
+
+
+def stage_registers(L: FuncLowering, src: ir.Value, buf: ir.Value, t: SwizzledTile) -> None:
+    """Every thread stores its elements of the [rows, cols] tile `src` into
+    `buf` in the layout `t` (16-byte pieces where its chunks run along cols)."""
+    d = L.dist(src.type)
+    eb = t.elem_bytes
+    rows = L.coordinates(d, 0, 0)
+    cols = L.coordinates(d, 1, 0)
+    along_cols = d.fast == 1 and d.sliced_dim is None
+    piece = min(d.vec_len, 16 // eb) if along_cols else 1
+    for chunk, rv, cv in zip(L.frag(src), rows, cols):
+        for i in range(0, d.vec_len, piece):
+            off = swizzled_offset(L, t, L.extract(rv, i), L.extract(cv, i))
+            v = L.slice(chunk, i, piece) if piece > 1 else L.extract(chunk, i)
+            llvm.StoreOp(v, byte_address(buf, off), alignment=piece * eb)
+
+
+def fence_async_shared() -> None:
+    """Make this thread's ordinary shared-memory writes visible to the async
+    proxy (wgmma, TMA): `fence.proxy.async.shared::cta`."""
+    llvm.InlineAsmOp(None, [], "fence.proxy.async.shared::cta;", "", has_side_effects=True)
+
+
+def _descriptor_base(L: FuncLowering, buf: ir.Value, lbo: int, sbo: int) -> ir.Value:
+    addr = llvm.PtrToIntOp(_i32(), buf).result
+    enc = arith.ShRUIOp(arith.AndIOp(addr, _c(L, 0x3FFFF)).result, _c(L, 4)).result
+    bits = ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (1 << 62)
+    return arith.OrIOp(arith.ExtUIOp(_i64(), enc).result,
+                       arith.ConstantOp(_i64(), bits).result).result
+
+
+def _plus(base: ir.Value, byte_off: ir.Value | int) -> ir.Value:
+    """A descriptor moved by `byte_off` bytes (a multiple of 16)."""
+    if isinstance(byte_off, int):
+        if byte_off == 0:
+            return base
+        return arith.AddIOp(base, arith.ConstantOp(_i64(), byte_off >> 4).result).result
+    return arith.AddIOp(base, arith.ExtUIOp(
+        _i64(), arith.ShRUIOp(byte_off, arith.ConstantOp(_i32(), 4).result).result).result).result
+
+
+def _acc_keys(m: int, n: int, num_warps: int) -> list[list[tuple[tuple[int, int], int]]]:
+    """Per instruction (i, s) in issue order: [(chunk key, element), ...] of its
+    accumulator registers in register order."""
+    groups = num_warps // 4
+    m_instr = m // (64 * groups)
+    n_instr = min(n, _MAX_N)
+    out = []
+    for i in range(m_instr):
+        for s in range(n // n_instr):
+            regs = []
+            for j in range(n_instr // 8):
+                for r in range(2):
+                    for e in range(2):
+                        regs.append(((2 * i + r, 2 * (s * n_instr // 8 + j)), e))
+            out.append(regs)
+    return out
+
+
+def issue(L: FuncLowering, elem: ir.Type, a_buf: ir.Value, a_off: ir.Value | int,
+          b_buf: ir.Value, b_off: ir.Value | int, shape: tuple[int, int, int],
+          acc_chunks: Sequence[ir.Value], d: Distribution) -> list[ir.Value]:
+    """fence; every `wgmma.mma_async` of one [m, n, k] dot (A at byte `a_off` of
+    `a_buf`, B at `b_off` of `b_buf`); commit.  Returns the accumulator values
+    (f32 scalars, `_acc_keys` order), valid only after a wait."""
+    m, n, k = shape
+    eb = 2
+    ta, tb = operand_tiles(m, n, k, eb, L.num_warps)
+    groups = L.num_warps // 4
+    n_instr = min(n, _MAX_N)
+    assert L.tid is not None
+    wg = arith.ShRUIOp(L.tid, _c(L, 7)).result
+    wg_off = arith.MulIOp(wg, _c(L, (m // groups) * 128)).result
+    a_start = wg_off if isinstance(a_off, int) and a_off == 0 else \
+        arith.AddIOp(wg_off, a_off if not isinstance(a_off, int) else _c(L, a_off)).result
+    da0 = _plus(_descriptor_base(L, a_buf, 16, 1024), a_start)
+    db0 = _plus(_descriptor_base(L, b_buf, tb.atom_bytes, 1024), b_off)
+    f32 = ir.F32Type.get()
+    kind = "bf16" if isinstance(elem, ir.BF16Type) else "f16"
+    attr = ir.Attribute.parse
+    keys = _acc_keys(m, n, L.num_warps)
+    values = [[L.extract(acc_chunks[d.chunk_index(key)], e) for key, e in regs] for regs in keys]
+    nvvm.WgmmaFenceAlignedOp()
+    for kk in range(k // 16):
+        k0 = 16 * kk
+        a_k = (k0 // ta.atom_cols) * ta.atom_bytes + (k0 % ta.atom_cols) * eb
+        for idx, regs in enumerate(values):
+            i, s = divmod(idx, n // n_instr)
+            da = _plus(da0, i * 64 * 128 + a_k)
+            db = _plus(db0, (s * n_instr // 64) * tb.atom_bytes + k0 * 128)
+            st = llvm.StructType.get_literal([f32] * len(regs))
+            packed = llvm.UndefOp(st).result
+            for j, v in enumerate(regs):
+                packed = llvm.InsertValueOp(packed, v, [j]).result
+            out = nvvm.WgmmaMmaAsyncOp(
+                st, packed, da, db, attr(f"#nvvm.shape<m = 64, n = {n_instr}, k = 16>"),
+                attr(f"#nvvm.wgmma_type<{kind}>"), attr(f"#nvvm.wgmma_type<{kind}>"),
+                attr("#nvvm.wgmma_type<f32>"), attr("#nvvm.wgmma_scale_out<one>"),
+                attr("#nvvm.wgmma_scale_in<one>"), attr("#nvvm.wgmma_scale_in<one>"),
+                attr("#nvvm.mma_layout<row>"), attr("#nvvm.mma_layout<row>")).result
+            values[idx] = [llvm.ExtractValueOp(f32, out, [j]).result for j in range(len(regs))]
+    nvvm.WgmmaGroupSyncAlignedOp()
+    return [v for regs in values for v in regs]
+
+
+def wait(pending: int, values: list[ir.Value]) -> list[ir.Value]:
+    """`wgmma.wait_group pending` with `values` tied through it (so nothing
+    reads them before the MMAs that write them are done)."""
+    f32 = ir.F32Type.get()
+    n = len(values)
+    st = llvm.StructType.get_literal([f32] * n)
+    cons = ",".join(["=f"] * n + [str(j) for j in range(n)])
+    out = llvm.InlineAsmOp(st, values, f"wgmma.wait_group.sync.aligned {pending};", cons,
+                           has_side_effects=True).result
+    return [llvm.ExtractValueOp(f32, out, [j]).result for j in range(n)]
+
+
+def rebuild(L: FuncLowering, d: Distribution, m: int, n: int,
+            values: list[ir.Value]) -> list[ir.Value]:
+    """The accumulator fragment (chunks in `d`'s order) from `issue`'s values."""
+    flat = [ke for regs in _acc_keys(m, n, L.num_warps) for ke in regs]
+    per_chunk: dict[tuple[int, ...], dict[int, ir.Value]] = {}
+    for (key, e), v in zip(flat, values):
+        per_chunk.setdefault(key, {})[e] = v
+    return [L.concat([per_chunk[key][e] for e in range(d.vec_len)]) for key in d.chunk_keys]
+
+
+@RULES.rule("hook.dot-wgmma", feature=Feature.WGMMA)
+def _dot_wgmma(L: FuncLowering, op: ir.Operation) -> bool:
+    a, b, acc = op.operands
+    res = op.results[0]
+    (m, k), n = tuple(a.type.shape), tuple(b.type.shape)[1]
+    elem = L.scalar_type(a.type.element_type)
+    ta, tb = operand_tiles(m, n, k, 2, L.num_warps)
+    buf_a = L.shared_buffer(ir.IntegerType.get_signless(8), ta.nbytes, align=1024)
+    buf_b = L.shared_buffer(ir.IntegerType.get_signless(8), tb.nbytes, align=1024)
+    gpu.BarrierOp()
+    stage_registers(L, a, buf_a, ta)
+    stage_registers(L, b, buf_b, tb)
+    fence_async_shared()
+    gpu.BarrierOp()
+    d = L.dist(res.type)
+    values = issue(L, elem, buf_a, 0, buf_b, 0, (m, n, k), L.frag(acc), d)
+    values = wait(0, values)
+    gpu.BarrierOp()
+    L.values[res] = rebuild(L, d, m, n, values)
+    return True

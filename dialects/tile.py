@@ -49,6 +49,8 @@ from typing import Iterable, Sequence, Union
 from mlir import ir
 from mlir.dialects import irdl
 
+from tilec.dialects.memory_ops import IRDL_MEMORY_OPS
+
 _IRDL_TEMPLATE = r"""
 irdl.dialect @tile {
   irdl.type @ptr {
@@ -147,7 +149,7 @@ irdl.dialect @tile {
     irdl.operands(a: %a, b: %b, acc: %c)
     irdl.results(result: %c)
   }
-}
+{memory_ops}}
 """
 
 
@@ -176,7 +178,7 @@ PURE_OPS = frozenset({
 })
 
 MAX_COMBINE_OPERANDS = 4
-IRDL_SOURCE = _IRDL_TEMPLATE.replace(
+IRDL_SOURCE = _IRDL_TEMPLATE.replace("{memory_ops}", IRDL_MEMORY_OPS).replace(
     "{generated_ops}",
     "".join(_one_operand_op(n) for n in ("broadcast", "convert_layout", "reshape", "trans")) +
     _combine_op("reduce", MAX_COMBINE_OPERANDS) + _combine_op("scan", MAX_COMBINE_OPERANDS))

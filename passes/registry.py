@@ -30,6 +30,7 @@ PASSES: dict[str, str] = {
     "tile-dce": "tilec.passes.tile_dce",
     "tile-accelerate-dot": "tilec.passes.tile_accelerate_dot",
     "tile-layout": "tilec.passes.tile_layout",
+    "tile-pipeline": "tilec.passes.tile_pipeline",
     "tile-prefetch": "tilec.passes.tile_prefetch",
     "convert-tile-to-gpu": "tilec.passes.gpu",
     "convert-tile-to-cpu": "tilec.passes.cpu",

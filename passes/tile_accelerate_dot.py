@@ -79,7 +79,7 @@ FAMILIES: tuple[tuple[str, Feature, Callable[[DotShape], str | None]], ...] = (
 
 def select(d: DotShape, target: Target) -> tuple[str, str | None]:
     """(kind, reason the better families were not taken, or None)."""
-    reasons = []
+    reasons: list[str] = []
     for kind, feature, misfit in FAMILIES:
         if not target.has(feature):
             continue
@@ -110,6 +110,7 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
     module.operation.walk(visit)
     with module.context:
         for op in dots:
+            why: str | None
             if len(tile.shape_of(op.operands[0].type)) != 2:
                 kind, why = "fma", "batched (3-D) dots run on the vector units"
             else:

@@ -66,7 +66,7 @@ def prepare() -> None:
     print(f"prepared {len(_cases())} cases")
 
 
-def run() -> None:
+def run(only: str | None = None, timing: bool = True) -> None:
     import torch
     from triton.testing import do_bench
     passed = failed = 0
@@ -77,6 +77,8 @@ def run() -> None:
         a, b, c = args[:3]
         grid = _grid(m, n, bm, bn)
         name = f"{dt} {m}x{n}x{k} BM{bm} BN{bn} BK{bk} w{w} s{s}"
+        if only is not None and only not in name:
+            continue
         try:
             mm_tutorial[grid](*args, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8,
                               num_warps=w, num_stages=s)
@@ -87,6 +89,11 @@ def run() -> None:
         except Exception as e:  # noqa: BLE001 - report and go on
             print(f"FAIL {name}: {type(e).__name__}: {e}")
             failed += 1
+            continue
+        if not timing:
+            print(f"{'ok  ' if ok else 'FAIL'} {name}: rel err {err:.2e}", flush=True)
+            passed += ok
+            failed += not ok
             continue
         t = do_bench(lambda: mm_tutorial[grid](*args, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
                                                GROUP_M=8, num_warps=w, num_stages=s),
@@ -102,5 +109,7 @@ def run() -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("phase", choices=["prepare", "run"])
+    ap.add_argument("--only", help="run the cases whose name contains this")
+    ap.add_argument("--no-timing", action="store_true")
     ns = ap.parse_args()
-    prepare() if ns.phase == "prepare" else run()
+    prepare() if ns.phase == "prepare" else run(ns.only, not ns.no_timing)

@@ -108,10 +108,11 @@ def check_num_warps(target: Target, options: CompileOptions) -> None:
 
 
 def tile_to_gpu_steps() -> Stages:
-    """tile-accelerate-dot, tile-layout (-> `tiled`) and convert-tile-to-gpu
-    (-> `gpu`): the first steps of every GPU back end."""
+    """tile-accelerate-dot, tile-layout, tile-pipeline (-> `tiled`) and
+    convert-tile-to-gpu (-> `gpu`): the first steps of every GPU back end."""
     accelerate = pass_step("tile-accelerate-dot")
-    layout = pass_step("tile-layout", keep="tiled")
+    layout = pass_step("tile-layout")
+    pipeline = pass_step("tile-pipeline", keep="tiled")
     distribute = pass_step("convert-tile-to-gpu", keep="gpu")
 
     def run_layout(c: Compilation) -> None:
@@ -124,6 +125,7 @@ def tile_to_gpu_steps() -> Stages:
             c.metadata["dynamic_shared"] = int(m.group(1))
     return {"tile-accelerate-dot": accelerate,
             "tile-layout": Step(run_layout, layout.produces, layout.pipeline),
+            "tile-pipeline": pipeline,
             "convert-tile-to-gpu": Step(run_distribute, distribute.produces,
                                         distribute.pipeline)}
 

@@ -30,7 +30,8 @@ def test_registry_lists_every_pass_module() -> None:
         if isinstance(getattr(module, "NAME", None), str) and callable(getattr(module, "run", None)):
             found[module.NAME] = info.name
     assert found == registry.PASSES
-    assert registry.names() == ["tile-verify", "tile-dce", "tile-layout", "tile-prefetch",
+    assert registry.names() == ["tile-verify", "tile-dce", "tile-accelerate-dot", "tile-layout",
+                                "tile-pipeline", "tile-prefetch",
                                 "convert-tile-to-gpu", "convert-tile-to-cpu"]
     for name in registry.names():
         assert registry.get(name).NAME == name
@@ -61,9 +62,9 @@ def test_stage_lists_match_target_stages() -> None:
         assert ["tile"] + [s for s in produced if s != "tile-opt"] == list(target.stages)
         assert list(steps)[:3] == list(tile_steps())
         assert list(backend_stages(target, CompileOptions())) == {
-            "nvidia": ["tile-layout", "convert-tile-to-gpu", "convert-gpu-to-nvvm", "llir",
-                       "ptx", "cubin"],
-            "amd": ["tile-layout", "convert-tile-to-gpu", "convert-gpu-to-rocdl", "llir",
+            "nvidia": ["tile-accelerate-dot", "tile-layout", "tile-pipeline",
+                       "convert-tile-to-gpu", "convert-gpu-to-nvvm", "llir", "ptx", "cubin"],
+            "amd": ["tile-accelerate-dot", "tile-layout", "tile-pipeline", "convert-tile-to-gpu", "convert-gpu-to-rocdl", "llir",
                     "amdgcn", "hsaco"],
             "cpu": ["convert-tile-to-cpu", "lower-to-llvm", "llir", "llvm-opt", "asm", "so"],
         }[target.vendor]

@@ -42,6 +42,7 @@ from tilec.passes.rules import RuleTable
 from tilec.targets import Target
 from tilec.targets.amd import rules as amd_rules
 from tilec.targets.nvidia import rules as nvidia_rules
+from tilec.targets.nvidia import async_copy as nvidia_async_copy
 from tilec.targets.nvidia import wgmma as nvidia_wgmma
 
 NAME = "convert-tile-to-gpu"
@@ -49,7 +50,8 @@ NAME = "convert-tile-to-gpu"
 TABLE: RuleTable[Rule] = RuleTable([
     shape.RULES, math.RULES, memory.RULES, reduce.RULES, scan.RULES, atomic.RULES,
     dot.RULES, control_flow.RULES, sync.RULES,
-    nvidia_rules.RULES, nvidia_wgmma.RULES, amd_rules.RULES,
+    nvidia_rules.RULES, nvidia_wgmma.RULES, nvidia_async_copy.RULES,
+    amd_rules.RULES,
 ])
 
 

@@ -77,6 +77,9 @@ class FuncLowering:
         self.tid: ir.Value | None = None
         self.shared_bytes = 0
         self.shared_align = 16
+        # Results of asynchronous matrix products (`tile.mma`): the scalars
+        # their wait must pass through before anything reads them.
+        self.pending: dict[ir.Value, list[ir.Value]] = {}
 
     # -- types
     def scalar_type(self, t: ir.Type) -> ir.Type:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Sequence
 from mlir import ir
 from mlir.dialects import arith, gpu, llvm, nvvm
 
+from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import Distribution, SwizzledTile
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
@@ -97,9 +98,12 @@ def swizzled_offset(L: FuncLowering, t: SwizzledTile, row: ir.Value,
     return arith.AddIOp(off, arith.XOrIOp(cb, sw).result).result
 
 
+_DYNAMIC_INDEX = -2147483648   # kDynamicIndex of llvm.getelementptr
+
+
 def byte_address(buf: ir.Value, off: ir.Value) -> ir.Value:
-    from tilec.passes.gpu.context import DYNAMIC_INDEX
-    return llvm.GEPOp(buf.type, buf, [off], [DYNAMIC_INDEX], ir.IntegerType.get_signless(8),
+    """`buf` + `off` bytes (a shared-memory pointer)."""
+    return llvm.GEPOp(buf.type, buf, [off], [_DYNAMIC_INDEX], ir.IntegerType.get_signless(8),
                       llvm.GEPNoWrapFlags.none).result
 
 
@@ -117,6 +121,17 @@ def stage_registers(L: FuncLowering, src: ir.Value, buf: ir.Value, t: SwizzledTi
             off = swizzled_offset(L, t, L.extract(rv, i), L.extract(cv, i))
             v = L.slice(chunk, i, piece) if piece > 1 else L.extract(chunk, i)
             llvm.StoreOp(v, byte_address(buf, off), alignment=piece * eb)
+
+
+def ring_tile(L: FuncLowering, ring: ir.Value) -> tuple[SwizzledTile, int]:
+    """The slot layout of a `tile.local_alloc` ring and its slot count."""
+    t = ir.MemRefType(ring.type)
+    slots, rows, cols = t.shape
+    op = ring.owner
+    assert isinstance(op, ir.OpView)
+    perm = ir.StringAttr(op.attributes["row_permutation"]).value == "wgmma"
+    eb = axis_info.type_bytes(t.element_type)
+    return SwizzledTile(rows, cols, eb, permute_rows=perm, num_warps=L.num_warps), slots
 
 
 def fence_async_shared() -> None:
@@ -249,3 +264,34 @@ def _dot_wgmma(L: FuncLowering, op: ir.Operation) -> bool:
     gpu.BarrierOp()
     L.values[res] = rebuild(L, d, m, n, values)
     return True
+
+
+@RULES.rule("tile.mma", feature=Feature.WGMMA)
+def _mma(L: FuncLowering, op: ir.Operation) -> None:
+    ring_a, slot_a, ring_b, slot_b, acc = op.operands
+    res = op.results[0]
+    ta, _ = ring_tile(L, ring_a)
+    tb, _ = ring_tile(L, ring_b)
+    a_off = arith.MulIOp(L.get(slot_a), _c(L, ta.nbytes)).result
+    b_off = arith.MulIOp(L.get(slot_b), _c(L, tb.nbytes)).result
+    elem = ir.MemRefType(ring_a.type).element_type
+    d = L.dist(res.type)
+    values = issue(L, elem, L.get(ring_a), a_off, L.get(ring_b), b_off,
+                   (ta.rows, tb.cols, ta.cols), L.frag(acc), d)
+    L.pending[res] = values
+    L.values[res] = rebuild(L, d, ta.rows, tb.cols, values)
+
+
+@RULES.rule("tile.mma_wait", feature=Feature.WGMMA)
+def _mma_wait(L: FuncLowering, op: ir.Operation) -> None:
+    src = op.operands[0]
+    res = op.results[0]
+    pending = int(ir.IntegerAttr(op.attributes["pending"]).value)
+    d = L.dist(res.type)
+    m, n = tuple(res.type.shape)
+    values = L.pending.get(src)
+    if values is None:  # an accumulator carried through a loop: its fragment's scalars
+        flat = [ke for regs in _acc_keys(m, n, L.num_warps) for ke in regs]
+        frag = L.frag(src)
+        values = [L.extract(frag[d.chunk_index(key)], e) for key, e in flat]
+    L.values[res] = rebuild(L, d, m, n, wait(pending, values))

@@ -1,0 +1,56 @@
+"""IRDL text of the `tile` dialect's memory-hierarchy ops (spliced into the
+dialect by dialects/tile.py; their typed builders are in dialects/tile_memory.py).
+
+`tile.local_alloc` -> `memref<S x R x C x T, 3>`: a ring of S shared-memory slots
+  of an [R, C] tile; attributes `swizzle` (bytes: 128) and `row_permutation`
+  ("wgmma": A's 8-row blocks permuted for the wgmma accumulator layout, "none").
+`tile.async_copy(ring, slot, ptrs, mask?)`: start copying the tile `ptrs` points
+  at into slot `slot` (masked-off elements become zeros).
+`tile.async_commit`: close the group of copies this thread started.
+`tile.async_wait {pending}`: wait until at most `pending` groups are in flight.
+`tile.mma(a_ring, a_slot, b_ring, b_slot, acc) {kind}` -> acc type: start
+  acc + A @ B on the matrix units, operands read from the slots.
+`tile.mma_wait(acc) {pending}` -> acc type: wait until at most `pending` groups
+  of `tile.mma` are in flight; its result is `acc` once complete.
+"""
+
+IRDL_MEMORY_OPS = """\
+  irdl.operation @local_alloc {
+    %s = irdl.any
+    %p = irdl.any
+    %r = irdl.any
+    irdl.attributes {"swizzle" = %s, "row_permutation" = %p}
+    irdl.results(result: %r)
+  }
+  irdl.operation @async_copy {
+    %b = irdl.any
+    %i = irdl.any
+    %p = irdl.any
+    %m = irdl.any
+    irdl.operands(ring: %b, slot: %i, ptr: %p, mask: optional %m)
+  }
+  irdl.operation @async_commit {
+  }
+  irdl.operation @async_wait {
+    %n = irdl.any
+    irdl.attributes {"pending" = %n}
+  }
+  irdl.operation @mma {
+    %ba = irdl.any
+    %sa = irdl.any
+    %bb = irdl.any
+    %sb = irdl.any
+    %c = irdl.any
+    %k = irdl.any
+    irdl.attributes {"kind" = %k}
+    irdl.operands(a: %ba, a_slot: %sa, b: %bb, b_slot: %sb, acc: %c)
+    irdl.results(result: %c)
+  }
+  irdl.operation @mma_wait {
+    %c = irdl.any
+    %n = irdl.any
+    irdl.attributes {"pending" = %n}
+    irdl.operands(acc: %c)
+    irdl.results(result: %c)
+  }
+"""

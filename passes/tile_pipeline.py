@@ -1,0 +1,355 @@
+"""`tile-pipeline`: software pipelining of `tl.dot` loops through shared-memory rings.
+
+A K loop of a matmul loads its operand tiles and multiplies them; run as
+written, every iteration waits out the memory latency.  With `num_stages` = S
+(the launch option, or `tl.range(..., num_stages=S)` recorded as the loop's
+`tile.num_stages`), this pass keeps the loads of the next S - 1 iterations in
+flight as asynchronous copies into a ring of S shared-memory slots while the
+matrix units work on the current one, as Triton's pipeliner does.
+
+Input: tiled IR (after `tile-layout`).  A `scf.for` is transformed when
+  * its body holds exactly one `tile.dot` whose family (`tile.mma`,
+    `tile-accelerate-dot`) reads operands from shared memory (wgmma), whose
+    accumulator is an iteration argument that the loop yields the dot's result
+    for, and whose a and b are `tile.load`s in the body used only by the dot,
+    with no `other` or a zero `other`;
+  * the loads' operands are computed in the body ("the load side") from the
+    induction variable, values from outside the loop and iteration arguments
+    that only the load side uses and updates (loop-carried pointer tiles), by
+    pure region-free ops; the step is a positive constant;
+  * each load moves at least 4 bytes per thread and access along the tile's
+    contiguous dimension (what `cp.async` can copy; the axis analysis says).
+Output: before the loop, two rings (`tile.local_alloc`, 128-byte swizzle, A's
+rows permuted for the wgmma accumulator layout) and a prologue: the load side
+of iterations 0 .. S-2 cloned (induction variable lb + p * step), each issuing
+`tile.async_copy` of both tiles into slot p with the mask `and`-ed with
+`iv < ub`, and a `tile.async_commit`.  The new loop carries the load side's
+iteration arguments S - 1 iterations ahead and a slot counter j; its body:
+`tile.async_wait {pending = S-2}` and `tile.barrier` (iteration j's slot is
+filled), the original ops with the dot replaced by `tile.mma` on slot j % S and
+`tile.mma_wait {pending = 1}` (one product stays in flight), a `tile.barrier`
+when several warpgroups share the slots, then the load side of iteration
+j + S - 1 into slot (j + S - 1) % S (the slot the product of iteration j - 1
+read, now finished) and a commit.  After the loop: `tile.mma_wait {pending =
+0}` on the result, `tile.async_wait {pending = 0}` and a barrier.  Loops that
+do not qualify, and S = 1, are left as they are (the dot then stages its
+register operands itself).  Every new op carries the location of the op it
+comes from (the loop's for the ring and waits).  Where S rings would not fit
+in the target's shared memory (less a reserve for the rest of the kernel), the
+deepest ring that fits is used and the loop says so (`tile.num_stages_note`).
+
+Nearest upstream analogue: `scf::pipelineForLoop` (modulo scheduling with a
+prologue); Triton's `tritongpu-pipeline` (`AssignLatencies`, `LowerLoops`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, scf, tensor
+
+from tilec.dialects import tile, tile_memory
+from tilec.options import CompileOptions
+from tilec.passes.analysis import axis_info
+from tilec.passes.analysis.layouts import Distribution
+from tilec.targets import Target
+
+NAME = "tile-pipeline"
+_PURE_PREFIXES = ("arith.",)
+_PURE = {"tensor.splat", "tile.range", "tile.broadcast", "tile.expand_dims", "tile.addptr",
+         "tile.program_id", "tile.num_programs", "tile.convert_layout"}
+_SWIZZLE = 128
+# Shared memory left to the rest of the kernel (layout conversions, reductions)
+# when the rings are sized.
+_RESERVED_SHARED = 8192
+
+
+def _ops(block: ir.Block) -> list[ir.Operation]:
+    return [v.operation for v in block.operations]
+
+
+def _const_int(v: ir.Value) -> int | None:
+    owner = v.owner
+    if isinstance(owner, ir.OpView) and owner.operation.name == "arith.constant":
+        attr = owner.attributes["value"]
+        if isinstance(attr, ir.IntegerAttr):
+            return int(attr.value)
+    return None
+
+
+def _is_zero(v: ir.Value) -> bool:
+    owner = v.owner
+    if not (isinstance(owner, ir.OpView) and owner.operation.name == "arith.constant"):
+        return False
+    attr = owner.attributes["value"]
+    if not (isinstance(attr, ir.DenseElementsAttr) and attr.is_splat):
+        return False
+    s = attr.get_splat_value()
+    return float(s.value) == 0.0 if isinstance(s, (ir.FloatAttr, ir.IntegerAttr)) else False
+
+
+@dataclass
+class _Plan:
+    dot: ir.Operation
+    loads: tuple[ir.Operation, ir.Operation]
+    acc_index: int                 # iteration-argument index of the accumulator
+    side: list[ir.Operation]       # the load side, in body order
+    carried: list[int]             # iteration-argument indices the load side carries
+
+
+def _load_parts(load: ir.Operation) -> tuple[ir.Value, ir.Value | None, ir.Value | None]:
+    seg = list(ir.DenseI32ArrayAttr(load.attributes["operandSegmentSizes"]))
+    ops = list(load.operands)
+    return ops[0], ops[1] if seg[1] else None, ops[1 + seg[1]] if seg[2] else None
+
+
+def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
+    body = for_op.regions[0].blocks[0]
+    ops = _ops(body)
+    dots = [op for op in ops if op.name == "tile.dot"]
+    if len(dots) != 1 or any(op.regions for op in ops):
+        return None
+    dot = dots[0]
+    if "tile.mma" not in dot.attributes or \
+            ir.StringAttr(dot.attributes["tile.mma"]).value != "wgmma":
+        return None
+    if (_const_int(list(for_op.operands)[2]) or 0) <= 0:
+        return None
+    args = list(body.arguments)
+    acc = dot.operands[2]
+    if acc not in args[1:] or ops[-1].operands[args.index(acc) - 1] != dot.results[0]:
+        return None
+    acc_index = args.index(acc) - 1
+    loads = []
+    for v in list(dot.operands)[:2]:
+        owner = v.owner
+        if not isinstance(owner, ir.OpView) or owner.operation.name != "tile.load" or \
+                owner.operation.block != body or len(list(v.uses)) != 1:
+            return None
+        ptr, mask, other = _load_parts(owner.operation)
+        if other is not None and not _is_zero(other):
+            return None
+        if not _copyable(ptr, mask, info):
+            return None
+        loads.append(owner.operation)
+    side: set[ir.Operation] = set()
+    carried: set[int] = set()
+    stack = [o for ld in loads for o in ld.operands]
+    while stack:
+        v = stack.pop()
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            if owner == body and v != args[0]:
+                idx = args.index(v) - 1
+                if idx == acc_index:
+                    return None
+                if idx not in carried:
+                    carried.add(idx)
+                    stack.append(ops[-1].operands[idx])
+            continue
+        op = owner.operation
+        if op.block != body or op in side:
+            continue
+        if op.regions or not (op.name.startswith(_PURE_PREFIXES) or op.name in _PURE):
+            return None
+        side.add(op)
+        stack.extend(op.operands)
+    # Carried values run ahead: nothing but the load side may read them.
+    for idx in carried:
+        for use in args[idx + 1].uses:
+            if use.owner not in side and use.owner not in loads:
+                return None
+    return _Plan(dot, (loads[0], loads[1]), acc_index, [op for op in ops if op in side],
+                 sorted(carried))
+
+
+def _copyable(ptr: ir.Value, mask: ir.Value | None, info: axis_info.AxisInfoMap) -> bool:
+    """Whether `cp.async` can copy the tile `ptr` points at: the layout's fast
+    dimension is the last (contiguous) one and each access moves >= 4 bytes."""
+    t = ptr.type
+    layout = tile.layout_of(t)
+    if layout is None or len(t.shape) != 2:
+        return False
+    d = Distribution.of(layout, tuple(t.shape))
+    if d.sliced_dim is not None or d.fast != 1:
+        return False
+    eb = axis_info.type_bytes(tile.pointee(t.element_type))
+    pi = info.get(ptr)
+    w = min(d.vec_len, 16 // eb, pi.contiguity[1], max(1, pi.divisibility[1] // eb))
+    if mask is not None and isinstance(mask.type, ir.RankedTensorType):
+        w = min(w, info.get(mask).constancy[1])
+    return w * eb >= 4
+
+
+def _live_mask(mask: ir.Value | None, ptr: ir.Value, live: ir.Value) -> ir.Value:
+    t = ptr.type
+    mt = ir.RankedTensorType.get(list(t.shape), ir.IntegerType.get_signless(1), t.encoding)
+    s = tensor.SplatOp(mt, live, []).result
+    return s if mask is None else arith.AndIOp(mask, s).result
+
+
+def _issue(plan: _Plan, rings: tuple[ir.Value, ir.Value], slot: ir.Value, iv: ir.Value,
+           ub: ir.Value, mapping: dict[ir.Value, ir.Value]) -> dict[ir.Value, ir.Value]:
+    """Clone the load side at the current insertion point with `mapping`
+    (induction variable and carried arguments of the iteration wanted), then
+    copy both tiles into `slot` and commit.  Returns the extended mapping."""
+    for op in plan.side:
+        new = op.clone(ip=ir.InsertionPoint.current)
+        for i, o in enumerate(op.operands):
+            if o in mapping:
+                new.operands[i] = mapping[o]
+        for old, r in zip(op.results, new.results):
+            mapping[old] = r
+    for load, ring in zip(plan.loads, rings):
+        ptr, mask, _other = (mapping.get(v, v) if v is not None else None
+                             for v in _load_parts(load))
+        assert ptr is not None
+        with load.location:
+            live = arith.CmpIOp(arith.CmpIPredicate.slt, iv, ub).result
+            tile_memory.async_copy(ring, slot, ptr, _live_mask(mask, ptr, live),
+                                   loc=load.location)
+    tile_memory.async_commit(loc=plan.dot.location)
+    return mapping
+
+
+def _i32(v: int) -> ir.Value:
+    return arith.ConstantOp(ir.IntegerType.get_signless(32), v).result
+
+
+def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: int,
+              info: axis_info.AxisInfoMap) -> bool:
+    plan = _plan(for_op, info)
+    if plan is None:
+        return False
+    per_stage = sum(axis_info.type_bytes(ld.results[0].type.element_type) *
+                    ld.results[0].type.shape[0] * ld.results[0].type.shape[1]
+                    for ld in plan.loads)
+    fit = (shared_bytes - _RESERVED_SHARED) // per_stage
+    if fit < 2:
+        return False
+    if fit < stages:
+        for_op.attributes["tile.num_stages_note"] = ir.StringAttr.get(
+            f"num_stages={stages} needs {stages * per_stage} bytes of shared memory; "
+            f"pipelined with {fit}")
+        stages = fit
+    body = for_op.regions[0].blocks[0]
+    args = list(body.arguments)
+    lb, ub, step = list(for_op.operands)[:3]
+    inits = list(for_op.operands)[3:]
+    ahead = stages - 1
+    loc = for_op.location
+    a_t, b_t = (ld.results[0].type for ld in plan.loads)
+    with loc, ir.InsertionPoint(for_op):
+        rings = (tile_memory.local_alloc(stages, a_t.shape, a_t.element_type, swizzle=_SWIZZLE,
+                                         row_permutation="wgmma", loc=loc),
+                 tile_memory.local_alloc(stages, b_t.shape, b_t.element_type, swizzle=_SWIZZLE,
+                                         row_permutation="none", loc=loc))
+        carried_now = {args[i + 1]: inits[i] for i in plan.carried}
+        for p in range(ahead):
+            iv_p = arith.AddIOp(lb, arith.MulIOp(step, _i32(p)).result).result
+            m = _issue(plan, rings, _i32(p), iv_p, ub, {args[0]: iv_p, **carried_now})
+            yld = _ops(body)[-1]
+            carried_now = {args[i + 1]: m.get(yld.operands[i], yld.operands[i])
+                           for i in plan.carried}
+        new_inits = [carried_now[args[i + 1]] if i in plan.carried else v
+                     for i, v in enumerate(inits)] + [_i32(0)]
+        new_for = scf.ForOp(lb, ub, step, new_inits)
+    for name in ("tile.num_stages", "tile.num_stages_note"):
+        if name in for_op.attributes:
+            new_for.operation.attributes[name] = for_op.attributes[name]
+    new_body = new_for.body
+    new_args = list(new_body.arguments)
+    counter = new_args[-1]
+    with loc, ir.InsertionPoint(new_body):
+        tile_memory.async_wait(ahead - 1, loc=loc)
+        first = tile.barrier(loc=loc)
+        sentinel = scf.YieldOp([])
+    prev = first
+    for op in _ops(body):
+        op.move_after(prev)
+        prev = op
+    sentinel.operation.erase()
+    for old, new in zip(args, new_args[:-1]):
+        old.replace_all_uses_with(new)
+    dot = plan.dot
+    with dot.location, ir.InsertionPoint(dot):
+        s = _i32(stages)
+        read = arith.RemUIOp(counter, s).result
+        started = tile_memory.mma(rings[0], read, rings[1], read, dot.operands[2], "wgmma",
+                                  loc=dot.location)
+        done = tile_memory.mma_wait(started, 1, loc=dot.location)
+        if num_warps > 4:
+            tile.barrier(loc=dot.location)
+        write = arith.RemUIOp(arith.AddIOp(counter, _i32(ahead)).result, s).result
+        iv_w = arith.AddIOp(new_args[0], arith.MulIOp(step, _i32(ahead)).result).result
+        m = _issue(plan, rings, write, iv_w, ub,
+                   {new_args[0]: iv_w, **{new_args[i + 1]: new_args[i + 1]
+                                         for i in plan.carried}})
+    dot.results[0].replace_all_uses_with(done)
+    dot.erase()
+    for ld in plan.loads:
+        ld.erase()
+    old_yield = _ops(new_body)[-1]
+    outs = list(old_yield.operands)
+    with loc, ir.InsertionPoint(old_yield):
+        nxt = arith.AddIOp(counter, _i32(1)).result
+        scf.YieldOp([m.get(v, v) if i in plan.carried else v for i, v in enumerate(outs)] +
+                    [nxt])
+    old_yield.erase()
+    _dce(new_body)
+    for old, new in zip(for_op.results, list(new_for.results)[:-1]):
+        old.replace_all_uses_with(new)
+    acc_out = new_for.results[plan.acc_index]
+    uses = [u for u in acc_out.uses]
+    with loc, ir.InsertionPoint.after(new_for.operation) if hasattr(
+            ir.InsertionPoint, "after") else ir.InsertionPoint(_next_op(new_for.operation)):
+        final = tile_memory.mma_wait(acc_out, 0, loc=loc)
+        tile_memory.async_wait(0, loc=loc)
+        tile.barrier(loc=loc)
+    for u in uses:
+        u.owner.operands[u.operand_number] = final
+    for_op.erase()
+    return True
+
+
+def _next_op(op: ir.Operation) -> ir.Operation:
+    ops = _ops(op.block)
+    return ops[ops.index(op) + 1]
+
+
+def _dce(block: ir.Block) -> None:
+    """Erase the pure ops of `block` nobody uses any more (the originals of
+    the load side)."""
+    changed = True
+    while changed:
+        changed = False
+        for op in reversed(_ops(block)):
+            pure = op.name.startswith(_PURE_PREFIXES) or op.name in _PURE
+            if pure and all(len(list(r.uses)) == 0 for r in op.results):
+                op.erase()
+                changed = True
+
+
+def _loops(op: ir.Operation, out: list[ir.Operation]) -> None:
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                _loops(inner.operation, out)
+                if inner.operation.name == "scf.for":
+                    out.append(inner.operation)
+
+
+def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
+    with module.context:
+        for func in list(module.body.operations):
+            if func.operation.name != "func.func" or "tile.kernel" not in func.attributes:
+                continue
+            loops: list[ir.Operation] = []
+            _loops(func.operation, loops)  # innermost first
+            for op in loops:
+                stages = options.num_stages
+                if "tile.num_stages" in op.attributes:
+                    stages = int(ir.IntegerAttr(op.attributes["tile.num_stages"]).value)
+                if stages > 1:
+                    info = axis_info.analyze(func.operation)
+                    _pipeline(op, stages, options.num_warps, target.shared_bytes, info)

@@ -1,0 +1,95 @@
+"""NVIDIA asynchronous global -> shared copies (`Feature.CP_ASYNC`, sm80 and later):
+the pipeliner's `tile.async_copy` / `tile.async_commit` / `tile.async_wait`.
+
+| key | feature | lowering |
+|---|---|---|
+| `tile.async_copy` | `CP_ASYNC` | per access of the pointer tile: `cp.async.{cg,ca}.shared.global [dst], [src], w, src_size` |
+| `tile.async_commit` | `CP_ASYNC` | `cp.async.commit_group` |
+| `tile.async_wait` | `CP_ASYNC` | `cp.async.wait_group N`, then `fence.proxy.async.shared::cta` |
+
+Each thread copies its own elements of the tile: for every access of its
+fragment (w elements along the tile's contiguous dimension, as wide as the
+axis analysis allows: 4, 8 or 16 bytes; `cg` for 16 bytes, `ca` below) the
+destination is the element's byte offset in the ring slot's layout
+(`layouts.SwizzledTile`, the same function the wgmma descriptors assume) and
+the source size is 0 where the mask is off, so the copy writes zeros and reads
+nothing (Triton's `other = 0`).  The fence after the wait makes the copied data
+visible to the async proxy that `wgmma` reads shared memory through.  The
+upstream ops are `nvvm.cp.async.shared.global`, `nvvm.cp.async.commit.group`
+and `nvvm.cp.async.wait.group`.
+
+Nearest upstream analogue: `nvgpu.device_async_copy` (NVGPUToNVVM); Triton's
+`AsyncCopyGlobalToLocal` lowering.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mlir import ir
+from mlir.dialects import arith, nvvm
+
+from tilec.passes.analysis import axis_info
+from tilec.passes.rules import RuleSet
+from tilec.targets import Feature
+from tilec.targets.nvidia.wgmma import (
+    byte_address, fence_async_shared, ring_tile, swizzled_offset,
+)
+
+if TYPE_CHECKING:
+    from tilec.passes.gpu.context import FuncLowering, Rule
+
+RULES: RuleSet[Rule] = RuleSet("nvidia-async-copy")
+
+
+@RULES.rule("tile.async_copy", feature=Feature.CP_ASYNC)
+def _async_copy(L: FuncLowering, op: ir.Operation) -> None:
+    ring_v, slot_v, ptr = list(op.operands)[:3]
+    mask = op.operands[3] if len(op.operands) > 3 else None
+    t, _slots = ring_tile(L, ring_v)
+    ring = L.get(ring_v)
+    d = L.dist(ptr.type)
+    eb = t.elem_bytes
+    w, _align = L.access(ptr, mask, d, eb)
+    slot_base = arith.MulIOp(L.get(slot_v), L.const_i32(t.nbytes)).result
+    rows = L.coordinates(d, 0, 0)
+    cols = L.coordinates(d, 1, 0)
+    masks = L.frag(mask) if mask is not None else None
+    i32 = ir.IntegerType.get_signless(32)
+    for c, (pv, rv, cv) in enumerate(zip(L.frag(ptr), rows, cols)):
+        for i in range(0, d.vec_len, w):
+            off = arith.AddIOp(slot_base, swizzled_offset(L, t, L.extract(rv, i),
+                                                          L.extract(cv, i))).result
+            src = L.extract(pv, i)
+            nbytes = w * eb
+            size: ir.Value | None = None
+            if masks is not None:
+                on = L.extract(masks[c], i)
+                size = arith.SelectOp(on, L.const_i32(nbytes), L.const_i32(0)).result
+            modifier = ir.Attribute.parse(
+                f"#nvvm<load_cache_modifier {'cg' if nbytes == 16 else 'ca'}>")
+            nvvm.CpAsyncOp(byte_address(ring, off), src, ir.IntegerAttr.get(i32, nbytes),
+                           modifier, cpSize=size)
+
+
+@RULES.rule("tile.async_commit", feature=Feature.CP_ASYNC)
+def _commit(L: FuncLowering, op: ir.Operation) -> None:
+    nvvm.CpAsyncCommitGroupOp()
+
+
+@RULES.rule("tile.async_wait", feature=Feature.CP_ASYNC)
+def _wait(L: FuncLowering, op: ir.Operation) -> None:
+    pending = int(ir.IntegerAttr(op.attributes["pending"]).value)
+    nvvm.CpAsyncWaitGroupOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(32), pending))
+    fence_async_shared()
+
+
+@RULES.rule("tile.local_alloc", feature=Feature.CP_ASYNC)
+def _local_alloc(L: FuncLowering, op: ir.Operation) -> None:
+    """A ring is a 1024-byte-aligned slice of the kernel's workgroup memory."""
+    t = ir.MemRefType(op.results[0].type)
+    nbytes = axis_info.type_bytes(t.element_type)
+    for s in t.shape:
+        nbytes *= s
+    L.values[op.results[0]] = L.shared_buffer(ir.IntegerType.get_signless(8), nbytes,
+                                              align=1024)
+

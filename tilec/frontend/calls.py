@@ -17,6 +17,7 @@ from lark import Tree
 
 from tilec.frontend import builtins as builtins_core
 from tilec.frontend import builtins_extra, builtins_reduce
+from tilec.frontend.inline import inline_call
 from tilec.frontend.semantic import TValue
 from tilec.frontend.values import BoundMethod, CodeGenBase, Node
 from tilec.language import core as tl
@@ -71,7 +72,7 @@ class CallMixin(CodeGenBase):
         if callee is py_builtins.range:
             self.err(node, "range() can only be used as the iterable of a for loop")
         if getattr(callee, "__tilec_kernel__", False):
-            self.err(node, "calling another @tilec.kernel function is not supported yet")
+            return inline_call(self, callee, args, kwargs, node)
         what = self.describe(callee)
         if callable(callee) and hasattr(callee, "__qualname__"):
             what = f"{getattr(callee, '__module__', None) or '?'}.{callee.__qualname__}"

@@ -29,7 +29,7 @@ from tilec.runtime import driver as _driver  # noqa: F401  (tilec.runtime.driver
 # Triton's names (`import tilec as triton`): the decorator `jit` (the name of the
 # API-boundary module tilec/jit.py too, which stays importable as a module),
 # next_power_of_2, cdiv, OutOfResources; tilec.testing is imported on first use.
-jit = _compat.jit  # type: ignore[assignment]
+jit = _compat.jit
 next_power_of_2 = _compat.next_power_of_2
 cdiv = _compat.cdiv
 OutOfResources = _compat.OutOfResources

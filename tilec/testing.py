@@ -61,8 +61,9 @@ def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100,
         return out[0] if len(out) == 1 else out
     if return_mode == "all":
         return times
-    return {"min": min, "max": max, "mean": statistics.fmean,
-            "median": statistics.median}[return_mode](times)
+    pick: dict[str, Callable[[list[float]], float]] = {
+        "min": min, "max": max, "mean": statistics.fmean, "median": statistics.median}
+    return pick[return_mode](times)
 
 
 def do_bench_cudagraph(fn: Callable[[], Any], rep: float = 20, grad_to_none: Any = None,

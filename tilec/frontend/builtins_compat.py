@@ -73,7 +73,7 @@ def _tanh(cg: CodeGen, node: Any, x: TValue) -> TValue:
     poly = b("+", b("*", x2, poly), -1.0 / 3.0)
     small = b("+", x, b("*", b("*", x, x2), poly))
     signed = cg.builtins["where"](cg, node, b("<", x, 0.0), b("-", 0.0, big), big)
-    return cg.builtins["where"](cg, node, b("<", ax, 0.0625), small, signed)  # type: ignore[no-any-return]
+    return cg.builtins["where"](cg, node, b("<", ax, 0.0625), small, signed)
 
 
 def _erf(cg: CodeGen, node: Any, x: TValue) -> TValue:
@@ -89,7 +89,12 @@ def _erf(cg: CodeGen, node: Any, x: TValue) -> TValue:
         p = b("+", b("*", p, t), c)
     erfc = b("*", t, _exp(cg, b("+", b("*", b("-", 0.0, ax), ax), p)))
     y = b("-", 1.0, erfc)
-    return cg.builtins["where"](cg, node, b("<", x, 0.0), b("-", 0.0, y), y)  # type: ignore[no-any-return]
+    return cg.builtins["where"](cg, node, b("<", x, 0.0), b("-", 0.0, y), y)
+
+
+def _where(cg: CodeGen, node: Any, c: Any, x: Any, y: Any) -> TValue:
+    out: TValue = cg.builtins["where"](cg, node, c, x, y)
+    return out
 
 
 def _log1p(cg: CodeGen, node: Any, x: TValue) -> TValue:
@@ -98,7 +103,7 @@ def _log1p(cg: CodeGen, node: Any, x: TValue) -> TValue:
     u = b("+", 1.0, x)
     d = b("-", u, 1.0)
     corr = b("*", cg.arith_op(math_d.log, u), b("/", x, d))
-    return cg.builtins["where"](cg, node, b("==", d, 0.0), x, corr)  # type: ignore[no-any-return]
+    return cg.builtins["where"](cg, node, b("==", d, 0.0), x, corr)
 
 
 def _expm1(cg: CodeGen, node: Any, x: TValue) -> TValue:
@@ -109,7 +114,7 @@ def _expm1(cg: CodeGen, node: Any, x: TValue) -> TValue:
     lu = cg.arith_op(math_d.log, u)
     fixed = b("*", um1, b("/", x, lu))
     near = cg.builtins["where"](cg, node, b("==", um1, -1.0), -1.0, fixed)
-    return cg.builtins["where"](cg, node, b("==", u, 1.0), x,  # type: ignore[no-any-return]
+    return cg.builtins["where"](cg, node, b("==", u, 1.0), x,
                                 cg.builtins["where"](cg, node, b("==", u, float("inf")), u, near))
 
 
@@ -117,7 +122,7 @@ for _n, _f in (("tanh", _tanh), ("erf", _erf), ("log1p", _log1p), ("expm1", _exp
     _float_fn(_n, _f)
 _float_fn("log10", lambda cg, node, x: cg.binary("*", cg.arith_op(math_d.log2, x),
                                                  0.30102999566398120, node))
-_float_fn("trunc", lambda cg, node, x: cg.builtins["where"](
+_float_fn("trunc", lambda cg, node, x: _where(
     cg, node, cg.binary("<", x, 0.0, node), cg.arith_op(math_d.ceil, x),
     cg.arith_op(math_d.floor, x)))
 _float_fn("sinh", lambda cg, node, x: cg.binary("*", cg.binary(

@@ -50,7 +50,7 @@ def parsed(kernel: Any) -> tuple[Any, Any]:
     if kernel._parsed is None:
         src = get_source(kernel.fn)
         kernel._parsed = (src, parse_source(src))
-    return kernel._parsed  # type: ignore[no-any-return]
+    return kernel._parsed
 
 
 def inline_call(cg: CodeGenBase, helper: Any, args: list[Any], kwargs: dict[str, Any],

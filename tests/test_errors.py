@@ -202,7 +202,7 @@ def k_unknown_tl(x_ptr):
 @tilec.kernel
 def k_builtin_on_tile(x_ptr):
     x = tl.load(x_ptr + tl.arange(0, 16))
-    tl.store(x_ptr + tl.arange(0, 16), max(x, 0.0))  # <- builtin_on_tile
+    tl.store(x_ptr + tl.arange(0, 16), float(x))  # <- builtin_on_tile
 
 
 @tilec.kernel
@@ -332,9 +332,9 @@ KERNEL_CASES = [
     (k_subscript, (A,), {}, "subscript", "x[0]", ["subscript"]),
     (k_unknown_call, (A,), {}, "unknown_call", "np.sum", ["cannot call"]),
     (k_unknown_tl, (A,), {}, "unknown_tl", "tl.dot", ["dot"]),
-    (k_builtin_on_tile, (A,), {}, "builtin_on_tile", "max(", ["max()", "tl.maximum"]),
+    (k_builtin_on_tile, (A,), {}, "builtin_on_tile", "float(", ["float()", ".to(tl.float32)"]),
     (k_return, (A,), {}, "return", "return", ["return a value"]),
-    (k_bad_kwarg, (A,), {}, "bad_kwarg", "tl.store", ["'msk'", "tl.store(pointer, value, mask=None)"]),
+    (k_bad_kwarg, (A,), {}, "bad_kwarg", "tl.store", ["'msk'", "tl.store(pointer, value, mask=None, "]),
     (k_bad_arity, (A,), {}, "bad_arity", "tl.store", ["value"]),
     (k_chained, (A, 3), {}, "chained", "0 < n < 10", ["chained comparison"]),
     (k_try, (A,), {}, "try", "try", ["try"]),

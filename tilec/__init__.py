@@ -22,9 +22,20 @@ from tilec.errors import CompilerBugError, TilecError
 from tilec.autotune import Config, autotune, heuristics
 from tilec.kernel import Kernel, kernel
 from tilec.version import __version__
+from tilec import compat as _compat
+from tilec import language  # noqa: F401  (tilec.language, Triton's triton.language)
+from tilec.runtime import driver as _driver  # noqa: F401  (tilec.runtime.driver.active)
 
-__all__ = ["kernel", "Kernel", "TilecError", "CompilerBugError", "cdiv", "load", "autotune",
-           "heuristics", "Config", "__version__"]
+# Triton's names (`import tilec as triton`): the decorator `jit` (the name of the
+# API-boundary module tilec/jit.py too, which stays importable as a module),
+# next_power_of_2, cdiv, OutOfResources; tilec.testing is imported on first use.
+jit = _compat.jit
+next_power_of_2 = _compat.next_power_of_2
+cdiv = _compat.cdiv
+OutOfResources = _compat.OutOfResources
+
+__all__ = ["kernel", "jit", "Kernel", "TilecError", "CompilerBugError", "cdiv", "load", "autotune",
+           "heuristics", "Config", "next_power_of_2", "OutOfResources", "__version__"]
 
 
 def load(manifest_path: Any) -> Any:
@@ -33,6 +44,8 @@ def load(manifest_path: Any) -> Any:
     return _load(manifest_path)
 
 
-def cdiv(x: Any, y: Any) -> Any:
-    """Ceiling division: the number of blocks of size y that cover x."""
-    return -(-x // y)
+def __getattr__(name: str) -> Any:
+    if name == "testing":
+        import importlib
+        return importlib.import_module("tilec.testing")
+    raise AttributeError(f"module 'tilec' has no attribute '{name}'")

@@ -42,10 +42,25 @@ class Config:
     `num_stages`: a `CompileOptions`, checked here)."""
 
     def __init__(self, kwargs: Mapping[str, Any], num_warps: int = 4, num_stages: int = 3,
-                 pre_hook: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 num_ctas: int = 1, maxnreg: int | None = None,
+                 pre_hook: Callable[[dict[str, Any]], None] | None = None,
+                 ir_override: Any = None) -> None:
         self.kwargs = dict(kwargs)
-        self.options = CompileOptions(num_warps=num_warps, num_stages=num_stages)
+        self.options = CompileOptions(num_warps=num_warps, num_stages=num_stages,
+                                      num_ctas=num_ctas, maxnreg=maxnreg)
         self.pre_hook = pre_hook
+
+    @property
+    def num_ctas(self) -> int:
+        return self.options.num_ctas
+
+    @property
+    def maxnreg(self) -> int | None:
+        return self.options.maxnreg
+
+    def all_kwargs(self) -> dict[str, Any]:
+        """Triton's name for the constexprs and options together."""
+        return self.launch_kwargs()
 
     @property
     def num_warps(self) -> int:
@@ -143,7 +158,9 @@ class Autotuner(_Wrapped):
                 if not params[k].constexpr:
                     raise TilecError(f"tilec.autotune of '{name}': a config sets '{k}', which "
                                      "is not a tl.constexpr parameter")
-        for group, names in (("key", key), ("reset_to_zero", reset_to_zero),
+        # Unknown `key` names are ignored (as Triton does); the others must be parameters.
+        key = [k for k in key if k in params]
+        for group, names in (("reset_to_zero", reset_to_zero),
                              ("restore_value", restore_value)):
             for k in names:
                 if k not in params:
@@ -329,8 +346,8 @@ class Heuristics(_Wrapped):
 
 def autotune(configs: Sequence[Config], key: Sequence[str], *, reset_to_zero: Sequence[str] = (),
              restore_value: Sequence[str] = (), prune_configs_by: Mapping[str, Any] | None = None,
-             warmup: float = 25.0, rep: float = 100.0,
-             cache_results: bool = True) -> Callable[[Any], Autotuner]:
+             warmup: float = 25.0, rep: float = 100.0, cache_results: bool = True,
+             do_bench: Any = None, use_cuda_graph: bool = False) -> Callable[[Any], Autotuner]:
     """Decorator: time `configs` on the first launch of each `key` and use the fastest.
 
     `warmup`/`rep` are milliseconds spent warming up / timing each config.

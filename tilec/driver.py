@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from tilec.cache import CacheEntry, DiskCache
 from tilec.errors import TilecError
 from tilec.frontend.codegen import KernelSpec
+from tilec.frontend.inline import function_names
 from tilec.frontend.parser import get_source, parse_source
 from tilec.language import core as tl
 from tilec.options import CompileOptions
@@ -157,7 +158,7 @@ def make_spec(kernel: Kernel, types: Mapping[str, Any], divisibility: Mapping[st
     return KernelSpec(name=kernel.name, source=src, tree=tree,
                       params=[p.name for p in kernel.params], runtime_types=dict(types),
                       constexprs=values, divisibility=dict(divisibility),
-                      globals=kernel.fn.__globals__)
+                      globals=function_names(kernel.fn))  # type: ignore[arg-type]
 
 
 def compile_kernel(kernel: Kernel, target_name: str, signature: Any,
@@ -168,6 +169,10 @@ def compile_kernel(kernel: Kernel, target_name: str, signature: Any,
     """Compile one specialization."""
     from tilec.compiler import compile_spec
     target = get_target(target_name)
+    if options.num_ctas != 1:
+        raise TilecError(f"num_ctas={options.num_ctas}: target {target.name} compiles one program "
+                         "per thread block; thread-block clusters (num_ctas > 1) are not supported, "
+                         "use num_ctas=1")
     args = signature_args(kernel, signature)
     fe = make_spec(kernel, {a.name: a.type for a in args},
                    {a.name: a.divisibility for a in args}, constexprs or {})

@@ -45,21 +45,46 @@ class Kernel(KernelLauncher):
         raise TilecError(f"kernel '{self.name}' must be launched with a grid: "
                          f"{self.name}[grid](...)")
 
+    @property
+    def src(self) -> str:
+        """The kernel's source text (Triton's `JITFunction.src`); assigning it
+        replaces the text the kernel is compiled from (generated kernels)."""
+        kept = getattr(self.fn, "__tilec_source__", None)
+        return kept if isinstance(kept, str) else (_function_text(self.fn) or "")
+
+    @src.setter
+    def src(self, text: str) -> None:
+        self.fn.__tilec_source__ = text  # type: ignore[attr-defined]
+        self._parsed = None
+        self._source_hash = None
+        self._memory.clear()
+        self._fast.clear()
+        self._native.clear()
+        self._launchers.clear()
+
     def runtime_names(self) -> list[str]:
         return [p.name for p in self.plan.runtime]
 
     # ------------------------------------------------------------ identity
+    def own_source_hash(self) -> str:
+        """Hash of the function's own source text (the same on every Python
+        version, so a cache filled on one machine serves another)."""
+        src = getattr(self.fn, "__tilec_source__", None) or _function_text(self.fn)
+        if src is None:
+            try:
+                src = inspect.getsource(self.fn)
+            except OSError:
+                src = self.name
+        return hashlib.sha256(src.encode()).hexdigest()
+
     def source_hash(self) -> str:
-        """Hash of the kernel's source text (the same on every Python version, so a
-        cache filled on one machine serves another)."""
+        """Hash of the kernel's source and of its dependencies' (the helpers it
+        calls, transitively, and its closure's constants: tilec.dependencies)."""
         if self._source_hash is None:
-            src = _function_text(self.fn)
-            if src is None:
-                try:
-                    src = inspect.getsource(self.fn)
-                except OSError:
-                    src = self.name
-            self._source_hash = hashlib.sha256(src.encode()).hexdigest()
+            from tilec.dependencies import dependency_text
+            deps = dependency_text(self.fn)
+            self._source_hash = hashlib.sha256(
+                (self.own_source_hash() + deps).encode()).hexdigest()
         return self._source_hash
 
     def used_globals(self) -> dict[str, str]:
@@ -144,15 +169,22 @@ class Kernel(KernelLauncher):
         return text if isinstance(text, str) else f"<{len(text)} bytes of binary>"
 
     @_user_api
-    def warmup(self, *args: Any, target: str = "cpu", **kwargs: Any) -> None:
-        """Fill the caches for the specialization these arguments would launch."""
+    def warmup(self, *args: Any, target: str | None = None, grid: Any = None,
+               **kwargs: Any) -> Any:
+        """Fill the caches for the specialization these arguments would launch
+        (on `target`; by default where the arrays live) and return its compiled
+        kernel's facts (`n_regs`, `n_spills`, `metadata.shared`, as Triton's
+        `warmup(..., grid=)` handle).  `grid` is accepted and not used."""
         values, options = self.plan.bind(args, kwargs)
         infos, constexprs = self.plan.classify(values)
+        target = target or self._target_for(infos)
         from tilec.targets import get_target
         get_target(target)
-        self._cached_entry(Specialization.of(self.plan, infos, constexprs, target,
-                                             CompileOptions.from_launch(options),
-                                             self.used_globals()))
+        entry = self._cached_entry(Specialization.of(self.plan, infos, constexprs, target,
+                                                     CompileOptions.from_launch(options),
+                                                     self.used_globals()))
+        from tilec.compiled import CompiledHandle
+        return CompiledHandle(self.name, target, dict(entry.metadata))
 
 
 def _function_text(fn: Callable[..., Any]) -> str | None:

@@ -14,14 +14,21 @@ from tilec.errors import TilecError
 @dataclass(frozen=True)
 class CompileOptions:
     """num_warps: warps per program (GPU); num_stages: software-pipeline depth of
-    loops that feed `tl.dot` (read by the pipeliner; part of the key already)."""
+    loops that feed `tl.dot` (read by the pipeliner; part of the key already);
+    num_ctas: programs per thread-block cluster (Triton's option: only 1, the
+    check is at compile time where the target is known); maxnreg: the most
+    registers per thread ptxas may use (None: ptxas decides; NVIDIA only)."""
 
     num_warps: int = 4
     num_stages: int = 3
+    num_ctas: int = 1
+    maxnreg: int | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
+            if f.name == "maxnreg" and v is None:
+                continue
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise TilecError(f"{f.name} must be a positive int, got {v!r}")
 
@@ -33,8 +40,17 @@ class CompileOptions:
                       for k, v in options.items() if k in names})
 
     def as_dict(self) -> dict[str, int]:
-        return asdict(self)
+        """The options; those added after the first release only when not at
+        their default, so existing cache keys and manifests stay the same."""
+        d = asdict(self)
+        for k, default in _LATER_DEFAULTS.items():
+            if d[k] == default:
+                del d[k]
+        return d
 
     def hash(self) -> str:
         """A stable hash (the same in every process and Python version)."""
         return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:16]
+
+
+_LATER_DEFAULTS: dict[str, Any] = {"num_ctas": 1, "maxnreg": None}

@@ -32,7 +32,7 @@ from tilec.options import CompileOptions
 from tilec.runtime.args import EQUAL_TO_1, ArgInfo, check_declared, classify, fast_arg, fast_arg_plain
 from tilec.version import __version__
 
-LAUNCH_OPTIONS = ("num_warps", "num_stages")
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
 
 class _NoDefault:
@@ -55,8 +55,8 @@ class Param:
 
 def _parse_annotation(fn: Callable[..., Any], name: str, ann: Any) -> tuple[bool, Any]:
     """(is_constexpr, declared type or None)."""
-    if ann is inspect.Parameter.empty:
-        return False, None
+    if ann is inspect.Parameter.empty or ann in (int, float, bool, "int", "float", "bool"):
+        return False, None  # plain Python annotations (`n: int`) declare nothing (as Triton)
     if ann is tl.constexpr or isinstance(ann, tl.constexpr):
         return True, None
     if isinstance(ann, (tl.dtype, tl.pointer_type)):
@@ -93,8 +93,6 @@ class Params:
             if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
                 raise TilecError(f"kernel '{self.kernel}': *args, **kwargs and keyword-only "
                                  "parameters are not supported")
-            if p.name in LAUNCH_OPTIONS:
-                raise TilecError(f"kernel '{self.kernel}': '{p.name}' is reserved for launch options")
             is_c, ann = _parse_annotation(fn, p.name, p.annotation)
             default = p.default if p.default is not inspect.Parameter.empty else NO_DEFAULT
             params.append(Param(p.name, is_c, ann, default, p.name not in do_not_specialize))
@@ -116,7 +114,7 @@ class Params:
             raise TilecError(self._arity_message(len(args) + len(kwargs) - len(options)))
         values = list(args) + [NO_DEFAULT] * (len(self.params) - len(args))
         for k, v in kwargs.items():
-            if k in LAUNCH_OPTIONS:
+            if k in LAUNCH_OPTIONS and k not in self._index:  # a parameter's name binds it too
                 continue
             i = self._index.get(k)
             if i is None:

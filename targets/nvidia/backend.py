@@ -228,8 +228,9 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,
         if ptxas is None:
             c.metadata["cubin_error"] = f"no ptxas found, so no cubin was made: {PTXAS_HINT}"
             return
+        maxnreg = [f"-maxrregcount={options.maxnreg}"] if options.maxnreg else []
         run = run_tool([ptxas, f"-arch={target.chip}", "-v", f"-O{max(0, min(opt_level, 3))}",
-                        "kernel.ptx", "-o", "kernel.cubin"],
+                        *maxnreg, "kernel.ptx", "-o", "kernel.cubin"],
                        {"kernel.ptx": c.asm["ptx"]}, outputs=["kernel.cubin"], what="ptxas")
         c.times_ms()["ptxas"] = run.seconds * 1e3
         c.asm["cubin"] = run.outputs["kernel.cubin"]

@@ -136,8 +136,31 @@ def _pointer(cg: CodeGen, node: Any, ptr: Any, fn: str) -> TValue:
     return ptr
 
 
+_CACHE_MODIFIERS = {"tl.load": ("", ".ca", ".cg", ".cv"),
+                    "tl.store": ("", ".wb", ".cg", ".cs", ".wt")}
+
+
+def check_hints(cg: CodeGen, node: Any, fn: str, cache_modifier: Any, eviction_policy: Any,
+                boundary_check: Any) -> None:
+    """Triton's cache hints are accepted (checked, not yet used: every target
+    loads and stores with its default caching); boundary_check needs block
+    pointers, which tilec does not have yet."""
+    if cache_modifier not in _CACHE_MODIFIERS[fn]:
+        cg.err(node, f"{fn}: cache_modifier must be one of "
+               f"{', '.join(repr(c) for c in _CACHE_MODIFIERS[fn])}, got {cache_modifier!r}")
+    if eviction_policy not in ("", "evict_first", "evict_last", "evict_normal"):
+        cg.err(node, f"{fn}: eviction_policy must be '', 'evict_first' or 'evict_last', got "
+               f"{eviction_policy!r}")
+    if boundary_check not in ((), [], None):
+        cg.err(node, f"{fn}: boundary_check needs a block pointer (tl.make_block_ptr), which "
+               "tilec does not support yet; use a mask")
+
+
 @rule("load")
-def load(cg: CodeGen, node: Any, pointer: Any, mask: Any = None, other: Any = None) -> TValue:
+def load(cg: CodeGen, node: Any, pointer: Any, mask: Any = None, other: Any = None,
+         boundary_check: Any = (), padding_option: Any = "", cache_modifier: Any = "",
+         eviction_policy: Any = "", volatile: Any = False) -> TValue:
+    check_hints(cg, node, "tl.load", cache_modifier, eviction_policy, boundary_check)
     ptr = _pointer(cg, node, pointer, "tl.load")
     shape = ptr.shape
     if isinstance(mask, TValue) and mask.shape and mask.shape != shape:
@@ -166,7 +189,9 @@ def load(cg: CodeGen, node: Any, pointer: Any, mask: Any = None, other: Any = No
 
 
 @rule("store")
-def store(cg: CodeGen, node: Any, pointer: Any, value: Any, mask: Any = None) -> None:
+def store(cg: CodeGen, node: Any, pointer: Any, value: Any, mask: Any = None,
+          boundary_check: Any = (), cache_modifier: Any = "", eviction_policy: Any = "") -> None:
+    check_hints(cg, node, "tl.store", cache_modifier, eviction_policy, boundary_check)
     ptr = _pointer(cg, node, pointer, "tl.store")
     assert isinstance(ptr.elem, tl.pointer_type)
     elem = ptr.elem.element_ty
@@ -225,14 +250,29 @@ def _minmax(cg: CodeGen, node: Any, x: Any, y: Any, is_max: bool) -> Any:
     return cg.arith_op(minmax_builder(xv.dtype, is_max), xv, yv)
 
 
+def propagate_nans(cg: CodeGen, node: Any, res: Any, operands: tuple[Any, ...],
+                   propagate_nan: Any) -> Any:
+    """`res`, or NaN where an operand is NaN when `propagate_nan` is
+    tl.PropagateNan.ALL (Triton's option; NONE, the default, ignores NaNs)."""
+    if isinstance(propagate_nan, tl.constexpr):
+        propagate_nan = propagate_nan.value
+    if not propagate_nan or not isinstance(res, TValue) or not res.dtype.is_floating():
+        return res
+    for v in operands:
+        v = cg.broadcast_to(cg.cast(cg.to_value(v, node, res.dtype), res.dtype, node),
+                            res.shape, node)
+        res = where(cg, node, cg.compare("!=", v, v, node), v, res)
+    return res
+
+
 @rule("minimum")
-def minimum(cg: CodeGen, node: Any, x: Any, y: Any) -> Any:
-    return _minmax(cg, node, x, y, False)
+def minimum(cg: CodeGen, node: Any, x: Any, y: Any, propagate_nan: Any = 0) -> Any:
+    return propagate_nans(cg, node, _minmax(cg, node, x, y, False), (x, y), propagate_nan)
 
 
 @rule("maximum")
-def maximum(cg: CodeGen, node: Any, x: Any, y: Any) -> Any:
-    return _minmax(cg, node, x, y, True)
+def maximum(cg: CodeGen, node: Any, x: Any, y: Any, propagate_nan: Any = 0) -> Any:
+    return propagate_nans(cg, node, _minmax(cg, node, x, y, True), (x, y), propagate_nan)
 
 
 @rule("cdiv")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from mlir.dialects import math as math_d
 
 from tilec.dialects import tile
-from tilec.frontend.builtins import Rule, _shape, maximum, minimum, rule_table
+from tilec.frontend.builtins import Rule, _shape, maximum, minimum, propagate_nans, rule_table
 from tilec.frontend.semantic import TValue, broadcast_shapes
 from tilec.language import core as tl
 
@@ -101,8 +101,10 @@ def sigmoid(cg: CodeGen, node: Any, x: Any) -> TValue:
 
 @rule("clamp")
 def clamp(cg: CodeGen, node: Any, x: Any, min: Any, max: Any, propagate_nan: Any = None) -> Any:
-    """min(max(x, lo), hi), elementwise."""
-    return minimum(cg, node, maximum(cg, node, x, min), max)
+    """min(max(x, lo), hi), elementwise; a NaN x gives NaN only with
+    propagate_nan=tl.PropagateNan.ALL (NaN bounds are the caller's mistake, as in Triton)."""
+    return propagate_nans(cg, node, minimum(cg, node, maximum(cg, node, x, min), max), (x,),
+                          propagate_nan)
 
 
 @rule("zeros_like")

@@ -16,7 +16,8 @@ from typing import Any, Callable, NoReturn, Sequence
 from lark import Tree
 
 from tilec.frontend import builtins as builtins_core
-from tilec.frontend import builtins_extra, builtins_reduce
+from tilec.frontend import builtins_compat, builtins_extra, builtins_reduce
+from tilec.frontend.inline import inline_call
 from tilec.frontend.semantic import TValue
 from tilec.frontend.values import BoundMethod, CodeGenBase, Node
 from tilec.language import core as tl
@@ -24,7 +25,7 @@ from tilec.language import core as tl
 Rule = Callable[..., Any]
 
 BUILTIN_RULES: dict[str, Rule] = {**builtins_core.RULES, **builtins_extra.RULES,
-                                  **builtins_reduce.RULES}
+                                  **builtins_reduce.RULES, **builtins_compat.RULES}
 
 _CONSTEXPR_BUILTINS = (py_builtins.float, py_builtins.int, py_builtins.bool, py_builtins.min,
                        py_builtins.max, py_builtins.abs, py_builtins.len, py_builtins.tuple,
@@ -55,6 +56,14 @@ class CallMixin(CodeGenBase):
                 self.err(node, f"tl.{tag} is not supported yet")
             return impl(self, node, *args, **kwargs) if _accepts(impl, args, kwargs) else \
                 self._bad_call(node, tag, impl, args, kwargs)
+        if callee in (py_builtins.min, py_builtins.max) and len(args) >= 2 and not kwargs \
+                and any(isinstance(a, TValue) for a in args):
+            # min/max of runtime scalars or tiles: tl.minimum / tl.maximum folded (Triton)
+            fold = self.builtins["minimum" if callee is py_builtins.min else "maximum"]
+            acc = args[0]
+            for a in args[1:]:
+                acc = fold(self, node, acc, a)
+            return acc
         if callee in _CONSTEXPR_BUILTINS:
             if any(isinstance(a, TValue) for a in list(args) + list(kwargs.values())):
                 name = callee.__name__
@@ -71,7 +80,7 @@ class CallMixin(CodeGenBase):
         if callee is py_builtins.range:
             self.err(node, "range() can only be used as the iterable of a for loop")
         if getattr(callee, "__tilec_kernel__", False):
-            self.err(node, "calling another @tilec.kernel function is not supported yet")
+            return inline_call(self, callee, args, kwargs, node)
         what = self.describe(callee)
         if callable(callee) and hasattr(callee, "__qualname__"):
             what = f"{getattr(callee, '__module__', None) or '?'}.{callee.__qualname__}"

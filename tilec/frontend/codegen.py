@@ -38,7 +38,7 @@ from mlir.dialects import func as func_d
 from tilec.frontend.calls import CallMixin
 from tilec.frontend.control_flow import ControlFlowMixin
 from tilec.frontend.expressions import ExpressionMixin
-from tilec.frontend.parser import get_source, parse_source
+from tilec.frontend.inline import function_names, parsed
 from tilec.frontend.semantic import TValue, mlir_scalar, mlir_type
 from tilec.frontend.spec import KernelSpec
 from tilec.frontend.statements import StatementMixin
@@ -135,13 +135,10 @@ class CodeGen(ExpressionMixin, CallMixin, StatementMixin, ControlFlowMixin):
         name = f"{kernel.name}_{'_'.join(t.short for t in arg_types)}"
         if name in self.functions:
             return name
-        if kernel._parsed is None:
-            src = get_source(kernel.fn)
-            kernel._parsed = (src, parse_source(src))
-        src, tree = kernel._parsed
+        src, tree = parsed(kernel)
         spec = KernelSpec(name=name, source=src, tree=tree, params=params,
                           runtime_types=dict(zip(params, arg_types)), constexprs={},
-                          divisibility={}, globals=kernel.fn.__globals__)
+                          divisibility={}, globals=function_names(kernel.fn))  # type: ignore[arg-type]
         sub = CodeGen(spec)
         sub.module, sub.functions = self.module, self.functions
 
@@ -150,10 +147,12 @@ class CodeGen(ExpressionMixin, CallMixin, StatementMixin, ControlFlowMixin):
             sub.ip = self.ip
             sub.returned = []
             sub.exec_suite(tree.children[-1], top_level=True)
-            if len(sub.returned) != n_results:
+            value = sub.return_values(tree)
+            returned = [] if value is None else list(value) if isinstance(value, tuple) else [value]
+            if len(returned) != n_results:
                 sub.err(tree, f"combine function '{kernel.name}' must return {n_results} "
-                        f"value(s), it returns {len(sub.returned)}")
-            return sub.returned
+                        f"value(s), it returns {len(returned)}")
+            return returned
 
         return self.emit_function(name, arg_types, body, node)
 

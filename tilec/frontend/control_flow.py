@@ -237,7 +237,7 @@ class ControlFlowMixin(CodeGenBase):
         cond_node, body, else_suite = st.children
         if else_suite is not None:
             self.err(st, "while ... else is not supported in kernels")
-        probe = self.eval(cond_node)
+        probe = self._probe(cond_node)
         if not isinstance(probe, TValue):
             if probe:
                 self.err(cond_node, "this while loop never ends: its condition is a true "
@@ -275,6 +275,23 @@ class ControlFlowMixin(CodeGenBase):
         self._forget_loop_locals(body, names, outer, after_body, st)
         for n, v, r in zip(names, init, loop.results):
             self.scope[n] = TValue(r, v.elem, v.shape)
+
+    def _probe(self, node: Node) -> Any:
+        """The value of `node` evaluated into a scratch region that is then erased:
+        whether a while condition is a compile-time constant, without running its
+        ops once more before the loop (a condition with a side effect, such as
+        the `tl.atomic_cas` of a spin lock, must run once per test only)."""
+        true = arith.ConstantOp(ir.IntegerType.get_signless(1), 1, loc=self.loc, ip=self.ip)
+        scratch = scf.IfOp(true.result, [], has_else=False, loc=self.loc, ip=self.ip)
+        saved_ip, saved_scope = self.ip, dict(self.scope)
+        self.ip = ir.InsertionPoint(scratch.regions[0].blocks[0])
+        try:
+            value = self.eval(node)
+        finally:
+            self.ip, self.scope = saved_ip, saved_scope
+            scratch.erase()
+            true.erase()
+        return value
 
     def _carried(self, body: Tree, st: Tree) -> tuple[list[str], list[TValue]]:
         """Names a loop body reassigns that exist before it, with their initial values."""

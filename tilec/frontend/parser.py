@@ -7,9 +7,12 @@ errors at the user's own line and column.  Parse failures become `TilecError`.
 """
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
+import linecache
 import os
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -72,13 +75,46 @@ class KernelSource:
         return self.lines[idx] if 0 <= idx < len(self.lines) else ""
 
 
-def get_source(fn: Callable[..., Any]) -> KernelSource:
+def _source_lines(fn: Callable[..., Any]) -> tuple[list[str], int, str]:
+    """(lines, first line number, file) of `fn`'s definition.
+
+    The text comes from the file (through inspect), or from a source kept with
+    the function (`fn.__tilec_source__`, set by `@tilec.jit(src=...)` or by
+    assigning `kernel.src`) for functions made by `exec` or in a notebook."""
+    code = getattr(fn, "__code__", None)
+    file = code.co_filename if code is not None else "<unknown>"
+    kept = getattr(fn, "__tilec_source__", None)
+    if isinstance(kept, str):
+        return kept.splitlines(keepends=True), 1, file
     try:
         lines, first = inspect.getsourcelines(fn)
-        file = inspect.getsourcefile(fn) or "<unknown>"
+        return lines, first, inspect.getsourcefile(fn) or file
     except (OSError, TypeError) as e:
-        raise TilecError(f"cannot read the source of kernel '{fn.__name__}': {e}. "
-                         "tilec kernels must be defined in a file, not typed at a prompt") from None
+        raise TilecError(f"cannot read the source of kernel '{fn.__name__}': {e}. A kernel made "
+                         "by exec() or typed at a prompt needs its source text: "
+                         "@tilec.jit(src=TEXT) or kernel.src = TEXT") from None
+    except (tokenize.TokenError, SyntaxError) as e:
+        line = code.co_firstlineno if code is not None else 1
+        raise TilecError(f"cannot read the source of kernel '{fn.__name__}': its file no longer "
+                         f"parses ({e}); was it edited after it was imported? Re-import it",
+                         SourceLoc(file, line, 1), linecache.getline(file, line)) from None
+
+
+def _def_line(text: str) -> int:
+    """The 1-based line of the `def` in a function's dedented text (after its
+    decorators), 1 if Python cannot parse it."""
+    try:
+        mod = ast.parse(text)
+    except SyntaxError:
+        return 1
+    for node in mod.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return node.lineno
+    return 1
+
+
+def get_source(fn: Callable[..., Any]) -> KernelSource:
+    lines, first, file = _source_lines(fn)
     # Remove the indentation of the first line (the decorator or `def`) from
     # every line.  Unlike textwrap.dedent, a blank or comment-only line that is
     # less indented (Python allows a comment at column 0 inside a nested
@@ -93,6 +129,10 @@ def get_source(fn: Callable[..., Any]) -> KernelSource:
             out.append("\n")
         else:  # a less indented continuation line (inside brackets or a string)
             out.append(ln[min(len(prefix), len(ln) - len(ln.lstrip(" \t"))):])
+    # The decorators are Python run at import (autotune configs built by a
+    # comprehension, ...), not kernel code: blank them out, keeping line numbers.
+    for i in range(_def_line("".join(out)) - 1):
+        out[i] = "\n"
     text = "".join(out)
     indent = len(prefix)
     if not text.endswith("\n"):

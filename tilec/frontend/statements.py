@@ -12,7 +12,10 @@ from typing import Any, Iterator
 from lark import Tree
 
 from tilec.frontend.semantic import TValue
-from tilec.frontend.values import BoundMethod, CodeGenBase, Node
+from tilec.frontend.values import BoundMethod, CodeGenBase, Node, Unassigned
+
+RET = "@ret"            # scope names of returned values: @ret0, @ret1, ...
+RET_COUNT = "@ret#"      # -1: None, 0: one value, n: a tuple of n
 
 _UNSUPPORTED = {
     "try_stmt": "try/except is not supported in kernels",
@@ -29,6 +32,30 @@ _UNSUPPORTED = {
 }
 
 
+def _has_return(st: Tree) -> bool:
+    return any(s.data == "return_stmt" for s in st.iter_subtrees_topdown())
+
+
+def _with_continuation(st: Tree, rest: list[Tree]) -> Tree:
+    """A copy of the if statement `st` whose every branch ends with `rest`."""
+    def extend(suite: Tree | None) -> Tree:
+        body = [] if suite is None else [c for c in suite.children if isinstance(c, Tree)]
+        return Tree("suite", body + rest, suite.meta if suite is not None else st.meta)
+
+    cond, then_suite, *others = st.children
+    out: list[Any] = [cond, extend(then_suite)]
+    has_else = False
+    for c in others:
+        if isinstance(c, Tree) and c.data == "elif_clause":
+            out.append(Tree("elif_clause", [c.children[0], extend(c.children[1])], c.meta))
+        elif c is not None:
+            out.append(extend(c))
+            has_else = True
+    if not has_else:
+        out.append(extend(None))
+    return Tree("if_stmt", out, st.meta)
+
+
 class StatementMixin(CodeGenBase):
     def suite_stmts(self, suite: Tree) -> Iterator[Tree]:
         for child in suite.children:
@@ -40,18 +67,52 @@ class StatementMixin(CodeGenBase):
                 yield child
 
     def exec_suite(self, suite: Tree, top_level: bool = False) -> None:
-        stmts = list(self.suite_stmts(suite))
+        self.exec_stmts(list(self.suite_stmts(suite)))
+
+    def exec_stmts(self, stmts: list[Tree]) -> None:
+        """Run statements up to a `return`.  An `if` with a `return` inside takes
+        the statements after it into each of its branches (an absent `else`
+        becomes them), so a return on one path skips the rest on that path only;
+        the returned values are the scope's `@ret` names, merged by the if."""
         for i, st in enumerate(stmts):
             if st.data == "return_stmt":
-                if not top_level or i != len(stmts) - 1:
-                    self.err(st, "'return' is only supported as the last statement of a kernel")
-                if st.children[0] is not None:
-                    if self.returned is None:
-                        self.err(st, "kernels cannot return a value; store results with tl.store")
-                    value = self.eval(st.children[0])
-                    self.returned = list(value) if isinstance(value, tuple) else [value]
-                continue
+                self.do_return(st)
+                return
+            if st.data in ("for_stmt", "while_stmt") and _has_return(st):
+                ret = next(s for s in st.iter_subtrees_topdown() if s.data == "return_stmt")
+                self.err(ret, "'return' inside a loop is not supported")
+            if st.data == "if_stmt" and _has_return(st) and i + 1 < len(stmts):
+                self.exec_stmt(_with_continuation(st, stmts[i + 1:]))
+                return
             self.exec_stmt(st)
+
+    def do_return(self, st: Tree) -> None:
+        value = self.eval(st.children[0]) if st.children[0] is not None else None
+        if value is not None and self.returned is None:
+            self.err(st, "kernels cannot return a value; store results with tl.store")
+        if isinstance(value, tuple):
+            self.scope[RET_COUNT] = len(value)
+            for k, v in enumerate(value):
+                self.scope[f"{RET}{k}"] = v
+        else:
+            self.scope[RET_COUNT] = -1 if value is None else 0
+            self.scope[f"{RET}0"] = value
+
+    def return_values(self, node: Node) -> Any:
+        """What the function generated into this scope returned: None, a value
+        or a tuple (its `return` statements must agree on how many values)."""
+        n = self.scope.get(RET_COUNT, -1)
+        if isinstance(n, Unassigned):
+            self.err(node, "this function returns a value on some paths but not on others "
+                     "(or tuples of different lengths)")
+        if n == -1:
+            return None
+        vals = [self.scope.get(f"{RET}{k}") for k in range(max(n, 1))]
+        for v in vals:
+            if isinstance(v, Unassigned):
+                self.err(node, "the values this function returns on different paths differ in "
+                         "type or are compile-time values that differ; convert them to one type")
+        return vals[0] if n == 0 else tuple(vals)
 
     def exec_stmt(self, st: Tree) -> None:
         self.loc = self.location(st)

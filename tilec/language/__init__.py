@@ -54,12 +54,15 @@ def full(shape: Any, value: Any, dtype: dtype) -> Any:
 
 
 @_builtin
-def load(pointer: Any, mask: Any = None, other: Any = None) -> Any:
+def load(pointer: Any, mask: Any = None, other: Any = None, boundary_check: Any = (),
+         padding_option: Any = "", cache_modifier: Any = "", eviction_policy: Any = "",
+         volatile: Any = False) -> Any:
     """Load from a pointer or a tile of pointers; masked-off lanes give `other`."""
 
 
 @_builtin
-def store(pointer: Any, value: Any, mask: Any = None) -> None:
+def store(pointer: Any, value: Any, mask: Any = None, boundary_check: Any = (),
+          cache_modifier: Any = "", eviction_policy: Any = "") -> None:
     """Store `value` through a pointer or a tile of pointers where `mask` holds."""
 
 
@@ -69,12 +72,12 @@ def where(condition: Any, x: Any, y: Any) -> Any:
 
 
 @_builtin
-def minimum(x: Any, y: Any) -> Any:
+def minimum(x: Any, y: Any, propagate_nan: Any = 0) -> Any:
     """Elementwise minimum."""
 
 
 @_builtin
-def maximum(x: Any, y: Any) -> Any:
+def maximum(x: Any, y: Any, propagate_nan: Any = 0) -> Any:
     """Elementwise maximum."""
 
 
@@ -304,7 +307,12 @@ def static_range(*args: Any) -> Any:
     """`for i in tl.static_range(lo, hi, step)`: a loop with compile-time bounds."""
 
 
+from tilec.language.triton_names import (  # noqa: E402,F401  (more of Triton's tl.* names)
+    PropagateNan, assume, cast, cosh, device_assert, div_rn, erf, expm1, fast_dividef, fdiv,
+    isinf, isnan, log1p, log10, pow, signbit, sinh, square, tanh, trunc, umulhi,
+)
 from tilec.language import math  # noqa: E402,F401  (tl.math.*: the same functions)
+from tilec.language import extra  # noqa: E402,F401  (tl.extra.cuda.libdevice, tl.extra.hip)
 
 # Builtin names the frontend implements, for error messages and checks.
 BUILTINS = frozenset(n for n, v in list(globals().items())

@@ -13,11 +13,80 @@ class dtype:
 
     __slots__ = ("name", "short", "kind", "bits")
 
-    def __init__(self, name: str, short: str, kind: str, bits: int) -> None:
+    SINT_TYPES = ("int8", "int16", "int32", "int64")
+    UINT_TYPES = ("int1", "uint8", "uint16", "uint32", "uint64")
+    FP_TYPES = ("fp16", "bf16", "fp32", "fp64")
+    STANDARD_FP_TYPES = ("fp16", "bf16", "fp32", "fp64")
+    OTHER_TYPES = ("void",)
+
+    def __new__(cls, name: str, *rest: Any) -> dtype:
+        if not rest:  # Triton's tl.dtype("float32"): the existing dtype
+            found = _BY_NAME.get(name) or _BY_SHORT.get(name)
+            if found is None:
+                raise ValueError(f"unknown dtype {name!r}")
+            return found
+        return super().__new__(cls)
+
+    def __init__(self, name: str, short: str = "", kind: str = "", bits: int = 0) -> None:
+        if not kind:
+            return  # tl.dtype(name): already initialized
         self.name = name      # tl.<name>
         self.short = short    # Triton's signature spelling: fp32, i32, u8, i1
         self.kind = kind
         self.bits = bits
+
+    # Triton's introspection.
+    @property
+    def primitive_bitwidth(self) -> int:
+        return self.bits
+
+    @property
+    def int_bitwidth(self) -> int:
+        return self.bits
+
+    @property
+    def fp_mantissa_width(self) -> int:
+        return {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}.get(self.name, 0)
+
+    @property
+    def exponent_bias(self) -> int:
+        return {"float16": 15, "bfloat16": 127, "float32": 127, "float64": 1023}.get(self.name, 0)
+
+    @property
+    def scalar(self) -> dtype:
+        return self
+
+    @property
+    def int_signedness(self) -> str:
+        return "signed" if self.kind == "int" else "unsigned"
+
+    def is_int_signed(self) -> bool:
+        return self.kind == "int"
+
+    def is_int_unsigned(self) -> bool:
+        return self.kind in ("uint", "bool")
+
+    def is_standard_floating(self) -> bool:
+        return self.kind == "float"
+
+    def is_ptr(self) -> bool:
+        return False
+
+    def is_block(self) -> bool:
+        return False
+
+    def is_fp8(self) -> bool:
+        return False
+
+    def __getattr__(self, attr: str) -> Any:
+        # is_fp16(), is_bf16(), is_fp32(), is_fp64(), is_int1() ... is_uint64()
+        if attr.startswith("is_"):
+            want = attr[3:]
+            return lambda: want in (self.name, self.short.replace("i", "int", 1)
+                                    if self.short.startswith("i") else self.short,
+                                    self.short.replace("u", "uint", 1)
+                                    if self.short.startswith("u") else self.short)
+        raise AttributeError(attr)
 
     @property
     def itemsize(self) -> int:

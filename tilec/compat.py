@@ -1,0 +1,62 @@
+"""Triton's top-level names, so that `import tilec as triton` ports a kernel.
+
+`jit` is `tilec.kernel` taking Triton's keywords (`do_not_specialize` by name
+or index, `do_not_specialize_on_alignment`, `noinline`, `debug`, `repr`,
+`launch_metadata`, `version`: accepted; a helper is always inlined), plus
+`src=` for a function made by `exec` (its source text).  `CompiledHandle` is
+what `kernel.warmup(...)` returns: the compiled kernel's register and spill
+counts and its shared memory, under Triton's names.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from tilec.compiled import CompiledHandle
+from tilec.jit import _user_api
+from tilec.kernel import Kernel
+
+
+def _names(fn: Callable[..., Any], which: Sequence[Any]) -> list[str]:
+    import inspect
+    params = list(inspect.signature(fn).parameters)
+    return [params[w] if isinstance(w, int) and 0 <= w < len(params) else str(w) for w in which]
+
+
+@_user_api
+def jit(fn: Callable[..., Any] | None = None, *, version: Any = None, repr: Any = None,
+        launch_metadata: Any = None, do_not_specialize: Sequence[Any] = (),
+        do_not_specialize_on_alignment: Sequence[Any] = (), debug: Any = None,
+        noinline: Any = None, src: str | None = None) -> Any:
+    """Triton's `@triton.jit`: a kernel, or a helper function called from kernels."""
+    def make(f: Callable[..., Any]) -> Kernel:
+        if src is not None:
+            f.__tilec_source__ = src  # type: ignore[attr-defined]
+        names = list(dict.fromkeys(_names(f, do_not_specialize)
+                                   + _names(f, do_not_specialize_on_alignment)))
+        import inspect
+        from tilec.specialization import _parse_annotation
+        sig = inspect.signature(f)
+        runtime = [n for n in names if n in sig.parameters
+                   and not _parse_annotation(f, n, sig.parameters[n].annotation)[0]]
+        return Kernel(f, runtime)
+    if fn is None:
+        return _user_api(make)
+    return make(fn)
+
+
+def next_power_of_2(n: int) -> int:
+    """The smallest power of two >= n (1 for n <= 1)."""
+    n = int(n)
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def cdiv(x: Any, y: Any) -> Any:
+    """Ceiling division: the number of blocks of size y that cover x."""
+    return -(-x // y)
+
+
+class OutOfResources(Exception):
+    """Triton's exception for a config that needs more registers or shared memory."""
+
+
+__all__ = ["jit", "next_power_of_2", "cdiv", "CompiledHandle", "OutOfResources"]

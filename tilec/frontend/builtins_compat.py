@@ -1,0 +1,226 @@
+"""Code generation rules for Triton names built from other ops: `tl.cast`,
+`tl.assume`, and the math functions (`tanh`, `erf`, `log1p`, `expm1`, `pow`,
+`div_rn`, `fdiv`, `isnan`, `isinf`, `signbit`, `trunc`, `umulhi` ...) that
+`tl.math` and `tl.extra.cuda.libdevice` name.
+
+Functions without a `math` dialect op every target lowers are composed from
+ops that are (exp, exp2, log, abs, select, arith): the same IR on the CPU and
+on every GPU, no vendor math library.  Accuracy in fp32 (measured against
+NumPy in tests/compat/test_math.py): tanh and the others from exp within a
+few ulp; erf by Abramowitz-Stegun 7.1.26 with a refined rational term,
+absolute error below 2e-7.  fp16/bf16 inputs compute in fp32.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from mlir.dialects import math as math_d
+
+from tilec.frontend.builtins import Rule, rule_table
+from tilec.frontend.semantic import TValue
+from tilec.language import core as tl
+
+if TYPE_CHECKING:
+    from tilec.frontend.codegen import CodeGen
+
+RULES: dict[str, Rule] = {}
+rule = rule_table(RULES)
+
+
+def _float(cg: CodeGen, node: Any, x: Any, fn: str) -> tuple[TValue, tl.dtype]:
+    """x as a float tile computed in fp32 (fp64 stays), and the result type."""
+    if isinstance(x, tl.constexpr):
+        x = x.value
+    if not isinstance(x, TValue):
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            x = cg.constant(float(x), tl.float32)
+        else:
+            cg.err(node, f"tl.{fn} needs a number or a tile, got {cg.describe(x)}")
+    if x.is_ptr or not x.dtype.is_floating():
+        cg.err(node, f"tl.{fn} needs a floating-point argument, got {x.type_str()}; convert "
+               "it with .to(tl.float32)")
+    out = x.dtype
+    work = x if out in (tl.float32, tl.float64) else cg.cast(x, tl.float32, node)
+    return work, out
+
+
+def _float_fn(name: str, body: Callable[[CodeGen, Any, TValue], TValue]) -> None:
+    def impl(cg: CodeGen, node: Any, x: Any) -> TValue:
+        v, out = _float(cg, node, x, name)
+        return cg.cast(body(cg, node, v), out, node)
+    impl.__name__ = name
+    RULES[name] = impl
+
+
+def _b(cg: CodeGen, node: Any) -> Callable[[str, Any, Any], Any]:
+    return lambda op, a, b: cg.binary(op, a, b, node)
+
+
+def _exp(cg: CodeGen, v: TValue) -> TValue:
+    return cg.arith_op(math_d.exp, v)
+
+
+def _tanh(cg: CodeGen, node: Any, x: TValue) -> TValue:
+    # tanh|x| = (1 - e) / (1 + e) with e = exp(-2|x|) <= 1 (no overflow); for
+    # |x| < 0.55 the odd series to x^9 is closer (no cancellation near 0).
+    b = _b(cg, node)
+    ax = cg.arith_op(math_d.absf, x)
+    e = _exp(cg, b("*", ax, -2.0))
+    big = b("/", b("-", 1.0, e), b("+", 1.0, e))
+    x2 = b("*", x, x)
+    poly = b("+", b("*", x2, 62.0 / 2835.0), -17.0 / 315.0)
+    poly = b("+", b("*", x2, poly), 2.0 / 15.0)
+    poly = b("+", b("*", x2, poly), -1.0 / 3.0)
+    small = b("+", x, b("*", b("*", x, x2), poly))
+    signed = cg.builtins["where"](cg, node, b("<", x, 0.0), b("-", 0.0, big), big)
+    return cg.builtins["where"](cg, node, b("<", ax, 0.0625), small, signed)
+
+
+def _erf(cg: CodeGen, node: Any, x: TValue) -> TValue:
+    # erf x = 1 - t * exp(-x^2 + P(t)), t = 1 / (1 + |x| / 2) (Numerical Recipes'
+    # erfc, fractional error < 1.2e-7 everywhere), with x's sign.
+    b = _b(cg, node)
+    ax = cg.arith_op(math_d.absf, x)
+    t = b("/", 1.0, b("+", 1.0, b("*", 0.5, ax)))
+    coeffs = (0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806,
+              0.09678418, 0.37409196, 1.00002368, -1.26551223)
+    p: Any = coeffs[0]
+    for c in coeffs[1:]:
+        p = b("+", b("*", p, t), c)
+    erfc = b("*", t, _exp(cg, b("+", b("*", b("-", 0.0, ax), ax), p)))
+    y = b("-", 1.0, erfc)
+    return cg.builtins["where"](cg, node, b("<", x, 0.0), b("-", 0.0, y), y)
+
+
+def _where(cg: CodeGen, node: Any, c: Any, x: Any, y: Any) -> TValue:
+    out: TValue = cg.builtins["where"](cg, node, c, x, y)
+    return out
+
+
+def _log1p(cg: CodeGen, node: Any, x: TValue) -> TValue:
+    # log(u) * x / (u - 1) with u = 1 + x corrects the rounding of 1 + x.
+    b = _b(cg, node)
+    u = b("+", 1.0, x)
+    d = b("-", u, 1.0)
+    corr = b("*", cg.arith_op(math_d.log, u), b("/", x, d))
+    return cg.builtins["where"](cg, node, b("==", d, 0.0), x, corr)
+
+
+def _expm1(cg: CodeGen, node: Any, x: TValue) -> TValue:
+    # (u - 1) * x / log(u) with u = exp(x) (Kahan's trick).
+    b = _b(cg, node)
+    u = _exp(cg, x)
+    um1 = b("-", u, 1.0)
+    lu = cg.arith_op(math_d.log, u)
+    fixed = b("*", um1, b("/", x, lu))
+    near = cg.builtins["where"](cg, node, b("==", um1, -1.0), -1.0, fixed)
+    return cg.builtins["where"](cg, node, b("==", u, 1.0), x,
+                                cg.builtins["where"](cg, node, b("==", u, float("inf")), u, near))
+
+
+for _n, _f in (("tanh", _tanh), ("erf", _erf), ("log1p", _log1p), ("expm1", _expm1)):
+    _float_fn(_n, _f)
+_float_fn("log10", lambda cg, node, x: cg.binary("*", cg.arith_op(math_d.log2, x),
+                                                 0.30102999566398120, node))
+_float_fn("trunc", lambda cg, node, x: _where(
+    cg, node, cg.binary("<", x, 0.0, node), cg.arith_op(math_d.ceil, x),
+    cg.arith_op(math_d.floor, x)))
+_float_fn("sinh", lambda cg, node, x: cg.binary("*", cg.binary(
+    "-", _exp(cg, x), _exp(cg, cg.binary("-", 0.0, x, node)), node), 0.5, node))
+_float_fn("cosh", lambda cg, node, x: cg.binary("*", cg.binary(
+    "+", _exp(cg, x), _exp(cg, cg.binary("-", 0.0, x, node)), node), 0.5, node))
+_float_fn("square", lambda cg, node, x: cg.binary("*", x, x, node))
+
+
+@rule("pow")
+def pow_(cg: CodeGen, node: Any, x: Any, y: Any) -> TValue:
+    """x ** y for x > 0 (exp2(y * log2 x)); x == 0 gives 0 for y > 0, 1 for y == 0."""
+    xv, out = _float(cg, node, x, "pow")
+    yv = cg.cast(cg.to_value(y, node, xv.dtype if not isinstance(y, TValue) else None),
+                 xv.dtype, node)
+    b = _b(cg, node)
+    r = cg.arith_op(math_d.exp2, b("*", yv, cg.arith_op(math_d.log2, xv)))
+    r = cg.builtins["where"](cg, node, b("==", yv, 0.0), 1.0, r)
+    return cg.cast(r, out, node)
+
+
+@rule("div_rn")
+def div_rn(cg: CodeGen, node: Any, x: Any, y: Any) -> Any:
+    """x / y rounded to nearest (the IEEE division every target emits)."""
+    return cg.binary("/", x, y, node)
+
+
+@rule("fdiv")
+def fdiv(cg: CodeGen, node: Any, x: Any, y: Any, ieee_rounding: Any = False) -> Any:
+    return cg.binary("/", x, y, node)
+
+
+@rule("fast_dividef")
+def fast_dividef(cg: CodeGen, node: Any, x: Any, y: Any) -> Any:
+    return cg.binary("/", x, y, node)
+
+
+@rule("isnan")
+def isnan(cg: CodeGen, node: Any, x: Any) -> TValue:
+    v, _ = _float(cg, node, x, "isnan")
+    return cg.compare("!=", v, v, node)
+
+
+@rule("isinf")
+def isinf(cg: CodeGen, node: Any, x: Any) -> TValue:
+    v, _ = _float(cg, node, x, "isinf")
+    return cg.compare("==", cg.arith_op(math_d.absf, v), float("inf"), node)
+
+
+@rule("signbit")
+def signbit(cg: CodeGen, node: Any, x: Any) -> TValue:
+    v, _ = _float(cg, node, x, "signbit")
+    it = tl.int64 if v.dtype is tl.float64 else tl.int32
+    return cg.compare("<", cg.cast(v, it, node, bitcast=True), 0, node)
+
+
+@rule("umulhi")
+def umulhi(cg: CodeGen, node: Any, x: Any, y: Any) -> TValue:
+    """The high 32 bits of the 64-bit product of two 32-bit integers."""
+    xv, yv = cg.unify(x, y, node)
+    if not xv.dtype.is_int() or xv.dtype.bits != 32:
+        cg.err(node, f"tl.umulhi needs 32-bit integers, got {xv.type_str()}")
+    wide = tl.uint64 if xv.dtype.kind == "uint" else tl.int64
+    p = cg.binary("*", cg.cast(xv, wide, node), cg.cast(yv, wide, node), node)
+    return cg.cast(cg.binary(">>", p, 32, node), xv.dtype, node)
+
+
+@rule("cast")
+def cast(cg: CodeGen, node: Any, input: Any, dtype: Any, fp_downcast_rounding: Any = None,
+         bitcast: Any = False) -> TValue:
+    """`input.to(dtype)` (Triton's tl.cast); rounding other than to nearest is not supported."""
+    if isinstance(dtype, tl.constexpr):
+        dtype = dtype.value
+    if isinstance(dtype, tl.pointer_type):
+        cg.err(node, "tl.cast to a pointer type is not supported yet")
+    if not isinstance(dtype, tl.dtype):
+        cg.err(node, f"tl.cast needs a dtype such as tl.float32, got {cg.describe(dtype)}")
+    if fp_downcast_rounding not in (None, "rtne"):
+        cg.err(node, f"tl.cast: fp_downcast_rounding={fp_downcast_rounding!r} is not supported "
+               "(only 'rtne', rounding to nearest even)")
+    v = cg.to_value(input, node)
+    return cg.cast(v, dtype, node, bitcast=bool(bitcast))
+
+
+@rule("assume")
+def assume(cg: CodeGen, node: Any, cond: Any) -> None:
+    """A fact the compiler may use; accepted and not used (a false compile-time
+    condition is an error)."""
+    if not isinstance(cond, TValue) and not cond:
+        cg.err(node, "tl.assume got a condition that is false at compile time")
+
+
+@rule("device_assert")
+def device_assert(cg: CodeGen, node: Any, cond: Any, msg: Any = "", mask: Any = None) -> None:
+    """Checked at compile time when the condition is; a runtime condition is
+    not checked (as Triton without TRITON_DEBUG)."""
+    if not isinstance(cond, TValue) and not cond:
+        cg.err(node, f"tl.device_assert failed at compile time: {msg}")
+
+
+__all__ = ["RULES"]

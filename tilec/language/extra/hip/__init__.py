@@ -1,0 +1,2 @@
+"""`tl.extra.hip`: `libdevice` (the same portable functions on every target)."""
+from tilec.language.extra.cuda import libdevice  # noqa: F401

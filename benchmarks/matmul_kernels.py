@@ -58,7 +58,7 @@ try:  # the Triton twin, for the GPU machine (prepare runs without Triton)
         num_pid_in_group = GROUP_M * num_pid_n
         group_id = pid // num_pid_in_group
         first_pid_m = group_id * GROUP_M
-        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        group_size_m = ttl.minimum(num_pid_m - first_pid_m, GROUP_M)
         pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
         pid_n = (pid % num_pid_in_group) // group_size_m
         offs_am = (pid_m * BLOCK_M + ttl.arange(0, BLOCK_M)) % M

@@ -4,6 +4,8 @@ dialect by dialects/tile.py; their typed builders are in dialects/tile_memory.py
 `tile.local_alloc` -> `memref<S x R x C x T, 3>`: a ring of S shared-memory slots
   of an [R, C] tile; attributes `swizzle` (bytes: 128) and `row_permutation`
   ("wgmma": A's 8-row blocks permuted for the wgmma accumulator layout, "none").
+`tile.local_dealloc(ring)`: the ring is dead from here on (its memory may be
+  reused by later shared-memory users, e.g. the epilogue's layout conversion).
 `tile.async_copy(ring, slot, ptrs, mask?)`: start copying the tile `ptrs` points
   at into slot `slot` (masked-off elements become zeros).
 `tile.async_commit`: close the group of copies this thread started.
@@ -21,6 +23,10 @@ IRDL_MEMORY_OPS = """\
     %r = irdl.any
     irdl.attributes {"swizzle" = %s, "row_permutation" = %p}
     irdl.results(result: %r)
+  }
+  irdl.operation @local_dealloc {
+    %b = irdl.any
+    irdl.operands(ring: %b)
   }
   irdl.operation @async_copy {
     %b = irdl.any

@@ -26,6 +26,10 @@ def local_alloc(slots: int, shape: Sequence[int], element: ir.Type, *, swizzle: 
                     "row_permutation": ir.StringAttr.get(row_permutation)}, loc, ip).result
 
 
+def local_dealloc(ring: ir.Value, *, loc: ir.Location, ip: IP = None) -> ir.Operation:
+    return _create("tile.local_dealloc", [], [ring], None, loc, ip)
+
+
 def async_copy(ring: ir.Value, slot: ir.Value, ptr: ir.Value, mask: ir.Value | None, *,
                loc: ir.Location, ip: IP = None) -> ir.Operation:
     operands = [ring, slot, ptr] + ([mask] if mask is not None else [])

@@ -25,6 +25,7 @@ from mlir import ir
 
 from tilec.dialects import tile
 from tilec.options import CompileOptions
+from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import mma_accumulator_layout, wgmma_accumulator_layout
 from tilec.targets import Feature, Target
 
@@ -43,6 +44,9 @@ class DotShape:
     num_warps: int
     warp_size: int
     precision: str
+    # Bytes per thread access the operand loads allow along each operand's
+    # contiguous dimension (16 when not loaded from memory here).
+    operand_access: int = 16
 
 
 def _wgmma_misfit(d: DotShape) -> str | None:
@@ -55,6 +59,10 @@ def _wgmma_misfit(d: DotShape) -> str | None:
         return f"the 128-byte swizzled operands need K and N multiples of 64 (K={d.k}, N={d.n})"
     if d.n > 256 and d.n % 256:
         return f"N={d.n} is not a whole number of 256-wide instructions"
+    if d.operand_access < 8:
+        return (f"the operand loads move {d.operand_access} bytes per access (pointers or "
+                "strides not known to be 16-byte aligned): staging them element by element "
+                "beside wgmma's accumulators spills")
     if d.m * d.n // (d.warp_size * d.num_warps) > _MAX_ACC_PER_THREAD:
         return (f"{d.m * d.n // (d.warp_size * d.num_warps)} accumulator registers per thread "
                 f"would spill (at most {_MAX_ACC_PER_THREAD}): use more warps or a smaller tile")
@@ -90,13 +98,29 @@ def select(d: DotShape, target: Target) -> tuple[str, str | None]:
     return "fma", "; ".join(reasons) or f"{target.name} has no matrix instructions tilec uses"
 
 
-def _shape_of(op: ir.Operation, num_warps: int, warp_size: int) -> DotShape:
+def _access_bytes(v: ir.Value, info: axis_info.AxisInfoMap) -> int:
+    """How many bytes one access of the load producing `v` can move along the
+    tile's last (contiguous) dimension: 16 when `v` is not a load here."""
+    owner = v.owner
+    if not (isinstance(owner, ir.OpView) and owner.operation.name == "tile.load"):
+        return 16
+    ptr = owner.operation.operands[0]
+    if not isinstance(ptr.type, ir.RankedTensorType) or len(ptr.type.shape) != 2:
+        return 16
+    eb = axis_info.type_bytes(tile.pointee(ptr.type.element_type))
+    pi = info.get(ptr)
+    return min(16, pi.contiguity[1] * eb, max(eb, pi.divisibility[1]))
+
+
+def _shape_of(op: ir.Operation, num_warps: int, warp_size: int,
+              info: axis_info.AxisInfoMap) -> DotShape:
     a, b, res = op.operands[0].type, op.operands[1].type, op.results[0].type
     (m, k), n = tile.shape_of(a), tile.shape_of(b)[1]
     prec = str(ir.StringAttr(op.attributes["input_precision"]).value) \
         if "input_precision" in op.attributes else "ieee"
+    access = min(_access_bytes(op.operands[0], info), _access_bytes(op.operands[1], info))
     return DotShape(m, n, k, str(tile.element_type(a)), str(tile.element_type(res)),
-                    num_warps, warp_size, prec)
+                    num_warps, warp_size, prec, access)
 
 
 def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
@@ -108,13 +132,20 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
+    infos: dict[ir.Operation, axis_info.AxisInfoMap] = {}
     with module.context:
         for op in dots:
+            func = op
+            while func.name != "func.func":
+                func = func.parent
+            if func not in infos:
+                infos[func] = axis_info.analyze(func)
             why: str | None
             if len(tile.shape_of(op.operands[0].type)) != 2:
                 kind, why = "fma", "batched (3-D) dots run on the vector units"
             else:
-                kind, why = select(_shape_of(op, options.num_warps, target.warp_size), target)
+                shape = _shape_of(op, options.num_warps, target.warp_size, infos[func])
+                kind, why = select(shape, target)
             op.attributes["tile.mma"] = ir.StringAttr.get(kind)
             if why is not None:
                 op.attributes["tile.mma_reason"] = ir.StringAttr.get(why)

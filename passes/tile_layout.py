@@ -161,6 +161,8 @@ class _LayoutFunc:
         self.anchors: dict[ir.Value, list[_Proposal]] = {}
         self.forced: dict[ir.Value, Layout] = {}  # group root -> layout a dot requires
         self.members: dict[ir.Value, list[ir.Value]] = {}
+        self.stores: list[ir.Operation] = []
+        self.converted_stores: list[ir.Operation] = []
 
     def run(self) -> None:
         info = axis_info.analyze(self.func)
@@ -172,6 +174,18 @@ class _LayoutFunc:
         ops = list(_ops(entry))
         for op in ops:
             self._collect(op)
+        forced: dict[ir.Value, Layout] = {}
+        for op in ops:
+            if op.name == "tile.dot":
+                layout = dot_result_layout(op, self.target, self.num_warps)
+                if layout is not None:
+                    forced[self.uf.find(op.results[0])] = layout
+        for op in self.stores:
+            value, ptr = op.operands[1], op.operands[0]
+            if self.uf.find(value) in forced and self.uf.find(value) != self.uf.find(ptr):
+                self.converted_stores.append(op)
+            else:
+                self.uf.union(ptr, value)
         for op in ops:
             if op.name in ("tile.load", "tile.store"):
                 ptr = op.operands[0]
@@ -181,10 +195,8 @@ class _LayoutFunc:
                 mask = op.operands[2 if op.name == "tile.store" else 1] if has_mask else None
                 self.anchors.setdefault(self.uf.find(ptr), []).append(
                     propose(ptr, mask, info, self.target, self.num_warps))
-            elif op.name == "tile.dot":
-                layout = dot_result_layout(op, self.target, self.num_warps)
-                if layout is not None:
-                    self.forced[self.uf.find(op.results[0])] = layout
+        for root, layout in forced.items():
+            self.forced[self.uf.find(root)] = layout
         for v in list(self.uf.parent):
             self.members.setdefault(self.uf.find(v), []).append(v)
         layouts = self._assign()
@@ -229,6 +241,15 @@ class _LayoutFunc:
             self.uf.add(op.operands[0])
             self.uf.add(op.operands[1])
             self.uf.union(op.operands[2], op.results[0])
+        elif name == "tile.store" and _is_tile(op.operands[0]):
+            # The value joins the pointer's group in `run`, unless a dot forces
+            # its group's layout (the accumulator): then it is converted.
+            tiles = [v for v in op.operands if _is_tile(v)]
+            for v in tiles:
+                self.uf.add(v)
+            if _segment(op, 2):
+                self.uf.union(op.operands[0], op.operands[2])
+            self.stores.append(op)
         elif name in ("scf.yield", "func.return", "tile.convert_layout", "tile.reshape",
                       "tile.trans"):
             for v in op.operands:
@@ -294,6 +315,13 @@ class _LayoutFunc:
                 with ir.InsertionPoint(e):
                     cv = tile.convert_layout(src, tile.with_layout(src.type, want), loc=e.location)
                 e.operands[0] = cv
+        for st in self.converted_stores:
+            value = st.operands[1]
+            want = tile.layout_of(st.operands[0].type)
+            if tile.layout_of(value.type) != want:
+                with ir.InsertionPoint(st):
+                    st.operands[1] = tile.convert_layout(
+                        value, tile.with_layout(value.type, want), loc=st.location)
 
 
 _CHEAP_OPS = frozenset({"tile.range", "tensor.splat", "arith.constant", "arith.addi",

@@ -31,7 +31,8 @@ filled), the original ops with the dot replaced by `tile.mma` on slot j % S and
 when several warpgroups share the slots, then the load side of iteration
 j + S - 1 into slot (j + S - 1) % S (the slot the product of iteration j - 1
 read, now finished) and a commit.  After the loop: `tile.mma_wait {pending =
-0}` on the result, `tile.async_wait {pending = 0}` and a barrier.  Loops that
+0}` on the result, `tile.async_wait {pending = 0}`, a barrier and
+`tile.local_dealloc` of both rings (the epilogue may reuse their memory).  Loops that
 do not qualify, and S = 1, are left as they are (the dot then stages its
 register operands itself).  Every new op carries the location of the op it
 comes from (the loop's for the ring and waits).  Where S rings would not fit
@@ -306,6 +307,8 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
         final = tile_memory.mma_wait(acc_out, 0, loc=loc)
         tile_memory.async_wait(0, loc=loc)
         tile.barrier(loc=loc)
+        tile_memory.local_dealloc(rings[1], loc=loc)
+        tile_memory.local_dealloc(rings[0], loc=loc)
     for u in uses:
         u.owner.operands[u.operand_number] = final
     for_op.erase()

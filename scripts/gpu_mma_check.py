@@ -31,6 +31,8 @@ CONFIGS = [(128, 128, 64, 8, 1), (128, 256, 64, 8, 1), (64, 128, 64, 4, 1),
 SHAPES = [(4096, 4096, 4096), (4096, 4096, 4000), (127, 4096, 4096), (1000, 520, 1000),
           (8192, 1024, 8192)]
 DTYPES = ["float16", "bfloat16"]
+# Override for bisecting: CHECK_CASES="bm,bn,bk,w,s:m,n,k;..." (float16 only).
+_ENV = os.environ.get("CHECK_CASES")
 
 
 def _args(torch: Any, dev: str, m: int, n: int, k: int, dtype: Any) -> tuple[Any, ...]:
@@ -46,6 +48,13 @@ def _grid(m: int, n: int, bm: int, bn: int) -> tuple[int]:
 
 
 def _cases() -> list[tuple[tuple[int, ...], tuple[int, int, int], str]]:
+    if _ENV:
+        cases = []
+        for item in _ENV.split(";"):
+            c, sh = item.split(":")
+            m, n, k = (int(x) for x in sh.split(","))
+            cases.append((tuple(int(x) for x in c.split(",")), (m, n, k), "float16"))
+        return cases
     out = []
     for cfg in CONFIGS:
         for shape in SHAPES[:1] if cfg[4] == 1 and cfg != CONFIGS[0] else SHAPES:
@@ -100,7 +109,15 @@ def run(only: str | None = None, timing: bool = True) -> None:
                      warmup=25, rep=100, return_mode="median")
         tf = 2 * m * n * k / t / 1e9
         rows.append((name, err, tf))
-        print(f"{'ok  ' if ok else 'FAIL'} {name}: rel err {err:.2e}, {tf:.1f} TFLOP/s", flush=True)
+        ttf = ""
+        if s > 1 and dt == "float16":
+            from matmul_kernels import t_mm_tutorial
+            tt = do_bench(lambda: t_mm_tutorial[grid](*args, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+                                                      GROUP_M=8, num_warps=w, num_stages=s),
+                          warmup=25, rep=100, return_mode="median")
+            ttf = f", triton {2 * m * n * k / tt / 1e9:.1f}"
+        print(f"{'ok  ' if ok else 'FAIL'} {name}: rel err {err:.2e}, {tf:.1f} TFLOP/s{ttf}",
+              flush=True)
         passed += ok
         failed += not ok
     print(f"{passed} passed, {failed} failed")

@@ -77,6 +77,8 @@ class FuncLowering:
         self.tid: ir.Value | None = None
         self.shared_bytes = 0
         self.shared_align = 16
+        self.shared_peak = 0
+        self.shared_regions: dict[ir.Value, tuple[int, int]] = {}
         # Results of asynchronous matrix products (`tile.mma`): the scalars
         # their wait must pass through before anything reads them.
         self.pending: dict[ir.Value, list[ir.Value]] = {}
@@ -307,8 +309,10 @@ class FuncLowering:
         fname = ir.StringAttr(self.func.attributes["sym_name"]).value
         self.shared_align = max(self.shared_align, align)
         offset = (self.shared_bytes + align - 1) // align * align
+        start = self.shared_bytes
         self.shared_bytes = offset + count * max(1, axis_info.type_bytes(elem) if not isinstance(
             elem, llvm.PointerType) else 8)
+        self.shared_peak = max(self.shared_peak, self.shared_bytes)
         if self.shared_bytes > self.target.shared_bytes:
             raise TilecError(f"kernel '{fname}' needs {self.shared_bytes} bytes of workgroup "
                              f"memory; {self.target.name} has {self.target.shared_bytes}",
@@ -316,20 +320,30 @@ class FuncLowering:
         ptr = llvm.PointerType.get(SHARED_ADDRSPACE)
         base = llvm.AddressOfOp(ptr, f"__tilec_smem_{fname}").result
         if offset == 0:
-            return base
-        return llvm.GEPOp(ptr, base, [], [offset], ir.IntegerType.get_signless(8),
-                          llvm.GEPNoWrapFlags.inbounds).result
+            out = base
+        else:
+            out = llvm.GEPOp(ptr, base, [], [offset], ir.IntegerType.get_signless(8),
+                             llvm.GEPNoWrapFlags.inbounds).result
+        self.shared_regions[out] = (start, self.shared_bytes)
+        return out
+
+    def release_shared(self, buf: ir.Value) -> None:
+        """`buf` (from `shared_buffer`) is dead: if it is the latest allocation,
+        later ones may reuse its bytes (a stack; the peak sizes the region)."""
+        start, end = self.shared_regions.pop(buf)
+        if end == self.shared_bytes:
+            self.shared_bytes = start
 
     def finish_shared(self) -> None:
         """Create the workgroup-memory region: a static array, or where the target
         caps static shared memory (`dynamic_shared`: 48 KiB on NVIDIA) and the
         kernel needs more, an extern array sized at launch (the size is recorded
         as the gpu.func attribute `tilec.dynamic_shared`)."""
-        if self.shared_bytes == 0:
+        if self.shared_peak == 0:
             return
         fname = ir.StringAttr(self.func.attributes["sym_name"]).value
-        dynamic = self.target.has(Feature.DYNAMIC_SHARED) and self.shared_bytes > (self.target.static_shared_bytes or self.target.shared_bytes)
-        count = 0 if dynamic else self.shared_bytes
+        dynamic = self.target.has(Feature.DYNAMIC_SHARED) and self.shared_peak > (self.target.static_shared_bytes or self.target.shared_bytes)
+        count = 0 if dynamic else self.shared_peak
         # The llvm dialect's Python bindings have no ArrayType builder.
         arr = ir.Type.parse(f"!llvm.array<{count} x i8>")
         linkage = "external" if dynamic else "internal"
@@ -339,7 +353,7 @@ class FuncLowering:
                           addr_space=SHARED_ADDRSPACE, alignment=self.shared_align)
         if dynamic:
             self.gfunc.attributes["tilec.dynamic_shared"] = ir.IntegerAttr.get(
-                i32(), self.shared_bytes)
+                i32(), self.shared_peak)
 
 
 def linear_index(L: FuncLowering, d: Distribution,

@@ -24,6 +24,7 @@ from mlir import ir
 from mlir.dialects import arith, gpu, llvm
 
 from tilec.dialects import tile
+from tilec.passes.analysis import axis_info
 from tilec.errors import CompilerBugError, TilecError, source_loc
 from tilec.passes.gpu.context import (
     DYNAMIC_INDEX, FuncLowering, Rule, i32, int_attr, is_i1, is_tile, linear_index, result,
@@ -133,19 +134,39 @@ def _trans(L: FuncLowering, op: ir.Operation) -> None:
 def _through_memory(L: FuncLowering, src: ir.Value, res: ir.Value,
                     read_strides: list[int] | None) -> None:
     """Store `src` at its row-major positions in workgroup memory; read `res`'s
-    elements at `read_strides` (default: `res`'s own row-major strides)."""
+    elements at `read_strides` (default: `res`'s own row-major strides).
+
+    A 2-D conversion of rows of 64 bytes or more pads each row by 16 bytes (so
+    the rows a warp writes start in different banks) and reads whole vectors
+    of up to 16 bytes where the new layout's elements are adjacent."""
     ds, dd = L.dist(src.type), L.dist(res.type)
     elem = L.scalar_type(src.type.element_type)
     mem_t = ir.IntegerType.get_signless(8) if is_i1(elem) else elem
-    buf = L.shared_buffer(mem_t, math.prod(ds.shape))
+    eb = axis_info.type_bytes(mem_t)
+    shape = list(ds.shape)
+    padded = read_strides is None and len(shape) == 2 and shape[1] * eb >= 64 and \
+        ds.sliced_dim is None and dd.sliced_dim is None and 16 % eb == 0
+    pad = 16 // eb if padded else 0
+    strides = [shape[1] + pad, 1] if padded else None
+    rows = shape[0] if len(shape) == 2 else 1
+    buf = L.shared_buffer(mem_t, math.prod(shape) + pad * rows)
     gpu.BarrierOp()
-    store_row_major(L, src, buf, mem_t)
+    store_row_major(L, src, buf, mem_t, strides)
     gpu.BarrierOp()
+    piece = 1
+    if padded and dd.fast == 1 and mem_t == elem:
+        piece = min(dd.vec_len, 16 // eb)
     out = []
-    for idx in linear_index(L, dd, read_strides):
+    for idx in linear_index(L, dd, read_strides or strides):
         elems = []
-        for i in range(dd.vec_len):
-            v = llvm.LoadOp(mem_t, shared_element(L, buf, L.extract(idx, i), mem_t)).result
+        for i in range(0, dd.vec_len, piece):
+            addr = shared_element(L, buf, L.extract(idx, i), mem_t)
+            if piece > 1:
+                vt = ir.VectorType.get([piece], mem_t)
+                v = llvm.LoadOp(vt, addr, alignment=piece * eb).result
+                elems.extend(L.extract(v, j) for j in range(piece))
+                continue
+            v = llvm.LoadOp(mem_t, addr).result
             if mem_t != elem:
                 v = arith.TruncIOp(elem, v).result
             elems.append(v)

@@ -93,3 +93,8 @@ def _local_alloc(L: FuncLowering, op: ir.Operation) -> None:
     L.values[op.results[0]] = L.shared_buffer(ir.IntegerType.get_signless(8), nbytes,
                                               align=1024)
 
+
+
+@RULES.rule("tile.local_dealloc", feature=Feature.CP_ASYNC)
+def _local_dealloc(L: FuncLowering, op: ir.Operation) -> None:
+    L.release_shared(L.get(op.operands[0]))

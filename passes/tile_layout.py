@@ -317,11 +317,11 @@ class _LayoutFunc:
                 e.operands[0] = cv
         for st in self.converted_stores:
             value = st.operands[1]
-            want = tile.layout_of(st.operands[0].type)
-            if tile.layout_of(value.type) != want:
+            store_layout = tile.layout_of(st.operands[0].type)
+            if store_layout is not None and tile.layout_of(value.type) != store_layout:
                 with ir.InsertionPoint(st):
                     st.operands[1] = tile.convert_layout(
-                        value, tile.with_layout(value.type, want), loc=st.location)
+                        value, tile.with_layout(value.type, store_layout), loc=st.location)
 
 
 _CHEAP_OPS = frozenset({"tile.range", "tensor.splat", "arith.constant", "arith.addi",

@@ -158,7 +158,7 @@ def _through_memory(L: FuncLowering, src: ir.Value, res: ir.Value,
         piece = min(dd.vec_len, 16 // eb)
     out = []
     for idx in linear_index(L, dd, read_strides or strides):
-        elems = []
+        elems: list[ir.Value] = []
         for i in range(0, dd.vec_len, piece):
             addr = shared_element(L, buf, L.extract(idx, i), mem_t)
             if piece > 1:

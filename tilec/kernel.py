@@ -28,11 +28,12 @@ class Kernel(KernelLauncher):
 
     __tilec_kernel__ = True
 
-    def __init__(self, fn: Callable[..., Any], do_not_specialize: Sequence[str] = ()) -> None:
+    def __init__(self, fn: Callable[..., Any], do_not_specialize: Sequence[str] = (),
+                 allow_overlap: Sequence[str] = ()) -> None:
         self.fn = fn
         self.name = fn.__name__
         functools.update_wrapper(self, fn)
-        self.plan = Params(fn, do_not_specialize)
+        self.plan = Params(fn, do_not_specialize, allow_overlap)
         self.params = self.plan.params
         # Parameters compiled without value facts (16-divisibility, alignment, == 1).
         self.do_not_specialize = self.plan.do_not_specialize
@@ -184,13 +185,15 @@ def _function_text(fn: Callable[..., Any]) -> str | None:
 
 @_user_api
 def kernel(fn: Callable[..., Any] | None = None, *,
-           do_not_specialize: Sequence[str] = ()) -> Any:
+           do_not_specialize: Sequence[str] = (), allow_overlap: Sequence[str] = ()) -> Any:
     """Decorator: turn a Python function written in tilec's language into a kernel.
 
     `@tilec.kernel` or `@tilec.kernel(do_not_specialize=["n"])`: the named
     runtime parameters are compiled without facts about their values (an int's
     16-divisibility or being 1, a pointer's 16-byte alignment), so changing
-    them never compiles another specialization (as Triton's option)."""
+    them never compiles another specialization (as Triton's option).
+    `allow_overlap=["x"]`: tensor parameters that may get tensors whose
+    elements share memory (an `expand`ed tensor, stride 0); others refuse them."""
     if fn is None:
-        return _user_api(lambda f: Kernel(f, do_not_specialize))
-    return Kernel(fn, do_not_specialize)
+        return _user_api(lambda f: Kernel(f, do_not_specialize, allow_overlap))
+    return Kernel(fn, do_not_specialize, allow_overlap)

@@ -60,10 +60,15 @@ def _torch_info(v: Any) -> ArgInfo:
         raise TypeError(f"torch dtype {v.dtype} is not supported by tilec")
     if v.device.type == "meta":
         raise TensorWithoutStorage("a meta tensor")
+    fake = sys.modules.get("torch._subclasses.fake_tensor")
+    if fake is not None and type(v).__name__ != "Tensor" and fake.is_fake(v):
+        raise TensorWithoutStorage(f"a {type(v).__name__} (a tensor without memory)")
     try:
         ptr = int(v.data_ptr())
-    except RuntimeError:  # FakeTensor, FunctionalTensor: "Cannot access data pointer"
+    except RuntimeError:  # FunctionalTensor & co: "Cannot access data pointer"
         raise TensorWithoutStorage(f"a {type(v).__name__} (a tensor without memory)") from None
+    if ptr == 0 and v.numel() > 0:
+        raise TensorWithoutStorage(f"a {type(v).__name__} without memory (address 0)")
     overlapping = not v.is_contiguous() and may_overlap(tuple(v.shape), tuple(v.stride()))
     return ArgInfo(tl.pointer_type(dt), ptr % 16 == 0, ptr, v.device.type,
                    overlapping=overlapping, zero_dim=v.dim() == 0)

@@ -99,7 +99,10 @@ class Kernel(KernelLauncher):
             raise TilecError(self._missing_specialization(spec, cache))
         if entry is None:
             from tilec.driver import build_entry
-            entry = build_entry(self, cache, key, spec)
+            with cache.build_lock(key):  # another process may be compiling it right now
+                entry = cache.get(key)
+                if entry is None:
+                    entry = build_entry(self, cache, key, spec)
         return entry
 
     def _missing_specialization(self, spec: Specialization, cache: DiskCache) -> str:
@@ -124,9 +127,11 @@ class Kernel(KernelLauncher):
     def compile(self, target: str = "cpu", signature: Any = None,
                 constexprs: Mapping[str, Any] | None = None, num_warps: int = 4,
                 num_stages: int = 3) -> Any:
-        """Compile one specialization without launching; returns a `CompiledKernel`."""
-        from tilec.driver import compile_kernel
-        return compile_kernel(self, target, signature, constexprs,
+        """Compile one specialization without launching; returns a `CompiledKernel`
+        (served from the disk cache when an earlier compile() stored it there:
+        `.metadata["from_cache"]` names the entry)."""
+        from tilec.driver import compile_cached
+        return compile_cached(self, target, signature, constexprs,
                               CompileOptions(num_warps=num_warps, num_stages=num_stages))
 
     @_user_api

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import abc
 import sys
-import weakref
 from typing import Any, Callable, Mapping, Sequence
 
 from tilec.errors import TilecError
 from tilec.jit import call_grid, user_launcher
+from tilec.kernel_ids import register as _register
 from tilec.language import core as tl
 from tilec.options import CompileOptions
 from tilec.runtime.args import ArgInfo
@@ -29,10 +29,6 @@ from tilec.specialization import FakeTensorArgument, Params, Specialization
 # a constant True while Dynamo traces, so a traced launch records the
 # `tilec::launch` operator (tilec/torch_launch.py) instead of launching.
 _dynamo_compiling: Callable[[], bool] = bool
-
-# Kernel ids for traced launches (the `tilec::launch` key names its kernel by id).
-_KERNELS: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
-
 
 def watch_torch() -> None:
     """Bind `_dynamo_compiling` to torch's once torch is imported (called where a
@@ -50,26 +46,6 @@ def _torch_tracing() -> bool:
     torch = sys.modules.get("torch")
     compiler = getattr(torch, "compiler", None)
     return compiler is not None and bool(compiler.is_compiling())
-
-
-def registered_kernel(kernel_id: str) -> Any:
-    """The kernel a traced launch names."""
-    k = _KERNELS.get(kernel_id)
-    if k is None:
-        raise TilecError(f"no tilec kernel '{kernel_id}' is defined in this process (a traced "
-                         "launch names its kernel by module and name: import the module that "
-                         "defines it before running the compiled or exported program)")
-    return k
-
-
-def _register(kernel: Any) -> str:
-    base = f"{kernel.fn.__module__}.{kernel.fn.__qualname__}"
-    name, n = base, 1
-    while _KERNELS.get(name) is not None:
-        n += 1
-        name = f"{base}#{n}"
-    _KERNELS[name] = kernel
-    return name
 
 
 class KernelLauncher(abc.ABC):

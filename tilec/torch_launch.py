@@ -35,6 +35,7 @@ import torch
 
 from tilec.errors import TilecError
 from tilec.jit import call_grid
+from tilec.kernel_ids import registered_kernel
 from tilec.language import core as tl
 from tilec.param_uses import pointer_uses
 
@@ -62,7 +63,6 @@ def _launch_fake(key: str, grid: list[int], outputs: list[torch.Tensor],
 def _decode(key: str) -> tuple[Any, list[str], dict[str, Any]]:
     plan = _PLANS.get(key)
     if plan is None:
-        from tilec.launch import registered_kernel
         d = json.loads(key)
         kernel = registered_kernel(d["k"])
         kwargs = {k: _from_json(v) for k, v in d["c"].items()}
@@ -94,7 +94,6 @@ def launch_plan(kernel_id: str, kinds: str, aliases: tuple[int, ...],
     `kinds` has a letter per runtime parameter (t tensor, s int, f float, b
     bool); `aliases[j]` is the index of the first tensor argument that is the
     same tensor as tensor argument j (j itself if none)."""
-    from tilec.launch import registered_kernel
     kernel = registered_kernel(kernel_id)
     written, addressed = _uses(kernel)
     names = [p.name for p in kernel.plan.runtime]
@@ -141,7 +140,7 @@ def _uses(kernel: Any) -> tuple[frozenset[str], frozenset[str]]:
     uses = getattr(kernel, "_pointer_uses", None)
     if uses is None:
         uses = kernel._pointer_uses = pointer_uses(kernel.fn)
-    return uses  # type: ignore[no-any-return]
+    return uses
 
 
 def traced_launcher(kernel: Any, grid: Any) -> Callable[..., None]:

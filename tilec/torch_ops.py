@@ -78,7 +78,7 @@ def _allocator(spec: Any, names: list[str], op: str) -> Callable[..., torch.Tens
             return out
         return alloc
     if callable(spec):
-        return spec  # type: ignore[no-any-return]
+        return spec
     raise TilecError(f"custom op '{op}': an output spec is an input's name, tilec.torch.like(...) "
                      f"or a function of the inputs returning a tensor, got {spec!r}")
 

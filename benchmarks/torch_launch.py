@@ -53,7 +53,7 @@ def main() -> None:
     assert torch.equal(o, x + y)
     rows = {
         "eager, static grid (C path)": per_call_us(lambda: add[(1,)](x, y, o, 16, BLOCK=16)),
-        "eager, grid function (Python fast path)":
+        "eager, grid function (general path)":
             per_call_us(lambda: add[grid_fn](x, y, o, 16, BLOCK=16)),
         "torch.add(x, y, out=o)": per_call_us(lambda: torch.add(x, y, out=o)),
     }

@@ -299,6 +299,12 @@ class FakeTensor:
     def data_ptr(self) -> int:
         return self._address
 
+    def is_contiguous(self) -> bool:
+        return True
+
+    def dim(self) -> int:
+        return 1
+
 
 @tilec.kernel
 def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):

@@ -7,7 +7,11 @@ compiled.
 """
 from __future__ import annotations
 
+import importlib
+import importlib.abc
+import importlib.util
 import os as _os
+import sys as _sys
 from typing import Any
 
 # An uninstalled checkout (PYTHONPATH=. on a machine without the package, such as
@@ -36,6 +40,32 @@ OutOfResources = _compat.OutOfResources
 
 __all__ = ["kernel", "jit", "Kernel", "TilecError", "CompilerBugError", "cdiv", "load", "autotune",
            "heuristics", "Config", "next_power_of_2", "OutOfResources", "__version__"]
+
+
+class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """`import tilec.torch` / `tilec.torch`: the module tilec/torch_ops.py, imported on
+    first use (it imports torch).  No file in the package is named torch.py, which a
+    script run from inside the package folder would import instead of PyTorch."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != "tilec.torch":
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec: Any) -> Any:
+        return importlib.import_module("tilec.torch_ops")
+
+    def exec_module(self, module: Any) -> None:
+        pass
+
+
+_sys.meta_path.append(_TorchAlias())
+
+
+def __getattr__(name: str) -> Any:
+    if name == "torch":
+        return importlib.import_module("tilec.torch")
+    raise AttributeError(f"module 'tilec' has no attribute '{name}'")
 
 
 def load(manifest_path: Any) -> Any:

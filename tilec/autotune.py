@@ -226,9 +226,12 @@ class Autotuner(_Wrapped):
         # launch sees what the caller passed (an accumulating kernel adds once).
         before = {n: _clone(named[n]) for n in dict.fromkeys(self.reset_to_zero + self.restore_value)}
         saved = {n: before[n] for n in self.restore_value}
+        from tilec import progress
         for i, c in enumerate(self.configs):
             if c not in configs:
                 continue
+            progress.autotune_step(self.kernel.name, len(times) + len(failures), len(configs),
+                                   str(c))
             try:
                 times[i] = self._bench(grid, args, kwargs, named, c, saved)
             except CompilerBugError:

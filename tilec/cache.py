@@ -165,6 +165,27 @@ def _shard_lock(directory: pathlib.Path) -> Iterator[None]:
             os.close(fd)  # releases the lock
 
 
+@contextlib.contextmanager
+def _file_lock(path: pathlib.Path) -> Iterator[None]:
+    """Hold an exclusive flock(2) on file `path`, created if missing (best effort:
+    without locking, or in a read-only cache, nothing is held)."""
+    fd = -1
+    if sys.platform != "win32":
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            if fd >= 0:
+                os.close(fd)
+            fd = -1
+    try:
+        yield
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
 class DiskCache:
     """A directory of cache entries; see the module docstring for the layout."""
 
@@ -393,6 +414,14 @@ class DiskCache:
                 return entry
         raise OSError(errno.EAGAIN, f"could not store cache entry {entry.key} in "
                       f"{self.root}: lost {_MAX_ATTEMPTS} races to concurrent writers")
+
+    def build_lock(self, key: str) -> contextlib.AbstractContextManager[None]:
+        """An exclusive lock for building the entry of `key` (`<root>/.locks/<key>`):
+        processes that miss the same key at once compile it one after the other,
+        and the later ones find the first one's entry (one compile).  Best effort,
+        like `_shard_lock`; `clear` leaves the lock files."""
+        check_key(key)
+        return _file_lock(self.root / ".locks" / key)
 
     def clear(self) -> None:
         """Remove every entry (and leftover temporary directory) under the root.

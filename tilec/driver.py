@@ -176,8 +176,10 @@ def compile_kernel(kernel: Kernel, target_name: str, signature: Any,
     args = signature_args(kernel, signature)
     fe = make_spec(kernel, {a.name: a.type for a in args},
                    {a.name: a.divisibility for a in args}, constexprs or {})
-    res = compile_spec(fe, target, options, keep_ir=keep_ir, stop_after=stop_after,
-                       debug_info=debug_info, for_launch=for_launch)
+    from tilec import dump, progress
+    with progress.compiling(kernel.name, target.name):
+        res = compile_spec(fe, target, options, keep_ir=keep_ir, stop_after=stop_after,
+                           debug_info=debug_info, for_launch=for_launch and dump.dump_dir() is None)
     spec = Specialization(args, tuple(fe.constexprs.items()), target.name, options,
                           tuple(kernel.used_globals().items()))
     ck = CompiledKernel(kernel.name, spec, res.asm, res.metadata, res.ir_after)
@@ -188,17 +190,63 @@ def compile_kernel(kernel: Kernel, target_name: str, signature: Any,
                 + int(meta.get("dynamic_shared", 0) or 0),
                 registers=meta.get("registers", meta.get("vgpr_count")),
                 stored_args=list(fe.stored_params or []))
+    if stop_after is None:
+        dump.dump(kernel.name, target.name, repr((spec.signature(), spec.constexprs, options)),
+                  ck.asm, ARTIFACT_FILES, meta)
     return ck
 
 
-def build_entry(kernel: Kernel, cache: DiskCache, key: str, spec: Specialization) -> CacheEntry:
-    """Compile a launch's specialization and store it in the disk cache."""
-    ck = compile_kernel(kernel, spec.target, spec.signature_dict(), dict(spec.constexprs),
-                        spec.options, for_launch=True)
+def compile_cached(kernel: Kernel, target_name: str, signature: Any,
+                   constexprs: Mapping[str, Any] | None, options: CompileOptions) -> CompiledKernel:
+    """`Kernel.compile`: the disk cache's entry of this specialization when a full
+    compile stored one (by the compiler installed here, or any when there is
+    none), else a full compile, which is stored for later calls and launches."""
+    from tilec.builder import builder_fingerprint, compiler_available
+    target = get_target(target_name)
+    args = signature_args(kernel, signature)
+    values = dict(constexprs or {})
+    for p in kernel.params:
+        if p.constexpr and p.name not in values and p.default is not NO_DEFAULT:
+            values[p.name] = p.default
+    order = [p.name for p in kernel.params if p.constexpr]
+    spec = Specialization(args, tuple((k, values[k]) for k in order if k in values), target.name,
+                          options, tuple(kernel.used_globals().items()))
+    cache = DiskCache()
+    key = kernel.cache_key(spec)
+    entry = cache.get(key)
+    can_build = compiler_available()
+    if entry is not None and entry.metadata.get("full_compile") and \
+            (not can_build or entry.metadata.get("builder") == builder_fingerprint()):
+        asm = {}
+        for stage, name in entry.metadata.get("artifacts", {}).items():
+            data = entry.read(name)
+            asm[stage] = data if stage in _BINARY_STAGES else data.decode()
+        meta = dict(entry.metadata.get("metadata", {}))
+        meta["from_cache"] = str(entry.path)
+        return CompiledKernel(kernel.name, spec, asm, meta)
+    ck = compile_kernel(kernel, target_name, signature, constexprs, options)
+    if entry is None and kernel.cache_key(ck.spec) == key:
+        _store(cache, key, ck, full=True)
+    return ck
+
+
+_BINARY_STAGES = frozenset({"so", "cubin", "hsaco"})
+
+
+def _store(cache: DiskCache, key: str, ck: CompiledKernel, full: bool = False) -> CacheEntry:
     files = {stage: ARTIFACT_FILES[stage] for stage in ck.asm if stage in ARTIFACT_FILES}
     artifacts = {files[s]: (v.encode() if isinstance(v, str) else v)
                  for s, v in ck.asm.items() if s in files and v is not None}
     manifest = ck.manifest(files)
     from tilec.builder import builder_fingerprint
     manifest["builder"] = builder_fingerprint()
+    if full:
+        manifest["full_compile"] = True
     return cache.put(key, artifacts, manifest)
+
+
+def build_entry(kernel: Kernel, cache: DiskCache, key: str, spec: Specialization) -> CacheEntry:
+    """Compile a launch's specialization and store it in the disk cache."""
+    ck = compile_kernel(kernel, spec.target, spec.signature_dict(), dict(spec.constexprs),
+                        spec.options, for_launch=True)
+    return _store(cache, key, ck)

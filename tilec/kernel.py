@@ -28,11 +28,12 @@ class Kernel(KernelLauncher):
 
     __tilec_kernel__ = True
 
-    def __init__(self, fn: Callable[..., Any], do_not_specialize: Sequence[str] = ()) -> None:
+    def __init__(self, fn: Callable[..., Any], do_not_specialize: Sequence[str] = (),
+                 allow_overlap: Sequence[str] = ()) -> None:
         self.fn = fn
         self.name = fn.__name__
         functools.update_wrapper(self, fn)
-        self.plan = Params(fn, do_not_specialize)
+        self.plan = Params(fn, do_not_specialize, allow_overlap)
         self.params = self.plan.params
         # Parameters compiled without value facts (16-divisibility, alignment, == 1).
         self.do_not_specialize = self.plan.do_not_specialize
@@ -123,7 +124,10 @@ class Kernel(KernelLauncher):
             raise TilecError(self._missing_specialization(spec, cache))
         if entry is None:
             from tilec.driver import build_entry
-            entry = build_entry(self, cache, key, spec)
+            with cache.build_lock(key):  # another process may be compiling it right now
+                entry = cache.get(key)
+                if entry is None:
+                    entry = build_entry(self, cache, key, spec)
         return entry
 
     def _missing_specialization(self, spec: Specialization, cache: DiskCache) -> str:
@@ -148,9 +152,11 @@ class Kernel(KernelLauncher):
     def compile(self, target: str = "cpu", signature: Any = None,
                 constexprs: Mapping[str, Any] | None = None, num_warps: int = 4,
                 num_stages: int = 3) -> Any:
-        """Compile one specialization without launching; returns a `CompiledKernel`."""
-        from tilec.driver import compile_kernel
-        return compile_kernel(self, target, signature, constexprs,
+        """Compile one specialization without launching; returns a `CompiledKernel`
+        (served from the disk cache when an earlier compile() stored it there:
+        `.metadata["from_cache"]` names the entry)."""
+        from tilec.driver import compile_cached
+        return compile_cached(self, target, signature, constexprs,
                               CompileOptions(num_warps=num_warps, num_stages=num_stages))
 
     @_user_api
@@ -216,13 +222,15 @@ def _function_text(fn: Callable[..., Any]) -> str | None:
 
 @_user_api
 def kernel(fn: Callable[..., Any] | None = None, *,
-           do_not_specialize: Sequence[str] = ()) -> Any:
+           do_not_specialize: Sequence[str] = (), allow_overlap: Sequence[str] = ()) -> Any:
     """Decorator: turn a Python function written in tilec's language into a kernel.
 
     `@tilec.kernel` or `@tilec.kernel(do_not_specialize=["n"])`: the named
     runtime parameters are compiled without facts about their values (an int's
     16-divisibility or being 1, a pointer's 16-byte alignment), so changing
-    them never compiles another specialization (as Triton's option)."""
+    them never compiles another specialization (as Triton's option).
+    `allow_overlap=["x"]`: tensor parameters that may get tensors whose
+    elements share memory (an `expand`ed tensor, stride 0); others refuse them."""
     if fn is None:
-        return _user_api(lambda f: Kernel(f, do_not_specialize))
-    return Kernel(fn, do_not_specialize)
+        return _user_api(lambda f: Kernel(f, do_not_specialize, allow_overlap))
+    return Kernel(fn, do_not_specialize, allow_overlap)

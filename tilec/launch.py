@@ -13,14 +13,39 @@ Two fast paths skip the general path for a launch seen before:
 from __future__ import annotations
 
 import abc
+import sys
 from typing import Any, Callable, Mapping, Sequence
 
 from tilec.errors import TilecError
 from tilec.jit import call_grid, user_launcher
+from tilec.kernel_ids import register as _register
 from tilec.language import core as tl
 from tilec.options import CompileOptions
 from tilec.runtime.args import ArgInfo
-from tilec.specialization import Params, Specialization
+from tilec.specialization import FakeTensorArgument, Params, Specialization
+
+# `kernel[grid]` asks this first.  `bool()` is False; once torch is imported it
+# is `torch.compiler.is_dynamo_compiling`, False eagerly (one call, ~20 ns) and
+# a constant True while Dynamo traces, so a traced launch records the
+# `tilec::launch` operator (tilec/torch_launch.py) instead of launching.
+_dynamo_compiling: Callable[[], bool] = bool
+
+def watch_torch() -> None:
+    """Bind `_dynamo_compiling` to torch's once torch is imported (called where a
+    launch is slow anyway: kernel definition, the general path, a new grid)."""
+    global _dynamo_compiling
+    if _dynamo_compiling is bool:
+        torch = sys.modules.get("torch")
+        check = getattr(getattr(torch, "compiler", None), "is_dynamo_compiling", None)
+        if check is not None:
+            _dynamo_compiling = check
+
+
+def _torch_tracing() -> bool:
+    """Whether torch traces this call (Dynamo, or torch.export / make_fx on fake tensors)."""
+    torch = sys.modules.get("torch")
+    compiler = getattr(torch, "compiler", None)
+    return compiler is not None and bool(compiler.is_compiling())
 
 
 class KernelLauncher(abc.ABC):
@@ -37,6 +62,8 @@ class KernelLauncher(abc.ABC):
         self._launchers: dict[Any, Callable[..., None]] = {}
         self._native: dict[Any, Any] = {}  # static grid -> C launcher
         self._global_names: list[str] | None = None
+        self.torch_id = _register(self)
+        watch_torch()
 
     @abc.abstractmethod
     def used_globals(self) -> dict[str, str]:
@@ -55,6 +82,8 @@ class KernelLauncher(abc.ABC):
 
     # ------------------------------------------------------------ launchers
     def __getitem__(self, grid: Any) -> Callable[..., None]:
+        if _dynamo_compiling():
+            return self._traced_launcher(grid)
         if type(grid) is tuple:  # reuse the launcher of a grid seen before
             try:
                 cached = self._launchers.get(grid)
@@ -62,6 +91,9 @@ class KernelLauncher(abc.ABC):
                 cached = None
             if cached is not None:
                 return cached
+        watch_torch()
+        if _dynamo_compiling():
+            return self._traced_launcher(grid)
         launcher = self._python_launcher(grid)
         if type(grid) is tuple and len(self._launchers) < 64:
             try:
@@ -69,6 +101,11 @@ class KernelLauncher(abc.ABC):
             except TypeError:
                 pass
         return launcher
+
+    def _traced_launcher(self, grid: Any) -> Callable[..., None]:
+        """`kernel[grid]` while torch traces: records the `tilec::launch` operator."""
+        from tilec.torch_launch import traced_launcher
+        return traced_launcher(self, grid)
 
     def _python_launcher(self, grid: Any) -> Callable[..., None]:
         """`kernel[grid]` in Python: `run`, with a mistake reported at the caller's line."""
@@ -107,7 +144,7 @@ class KernelLauncher(abc.ABC):
             return
         get = self.fn.__globals__.get
         entry = entry_for(spec, [p.name for p in self.plan.params], args, kwargs, target,
-                          [(n, get(n)) for n in self.globals_read()])
+                          [(n, get(n)) for n in self.globals_read()], self.plan.allow_overlap)
         if entry is not None:
             c.add(entry)
 
@@ -129,7 +166,15 @@ class KernelLauncher(abc.ABC):
                 loaded.launch((grid[0], 1, 1), fast[1])
                 return
         values, options = self.plan.bind(args, kwargs)
-        infos, constexprs = self.plan.classify(values)
+        try:
+            infos, constexprs = self.plan.classify(values)
+        except FakeTensorArgument:
+            watch_torch()
+            if not _torch_tracing():
+                raise
+            # torch.export / make_fx running the function on fake tensors
+            self._traced_launcher(grid)(*args, **kwargs)
+            return
         target = self._target_for(infos)
         # The globals the kernel reads are compiled in (like constexprs): a changed
         # global value is another specialization.

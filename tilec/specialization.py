@@ -29,7 +29,9 @@ from typing import Any, Callable, Mapping, Sequence
 from tilec.errors import TilecError
 from tilec.language import core as tl
 from tilec.options import CompileOptions
-from tilec.runtime.args import EQUAL_TO_1, ArgInfo, check_declared, classify, fast_arg, fast_arg_plain
+from tilec.runtime.args import (
+    EQUAL_TO_1, ArgInfo, TensorWithoutStorage, check_declared, classify, fast_arg, fast_arg_plain,
+)
 from tilec.version import __version__
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
@@ -78,6 +80,21 @@ def _parse_annotation(fn: Callable[..., Any], name: str, ann: Any) -> tuple[bool
                      f"not understand: {ann!r}; use tl.constexpr or a type such as '*fp32' or 'i32'")
 
 
+class FakeTensorArgument(TilecError):
+    """A launch got a meta/fake tensor (torch tracing it, or a mistake)."""
+
+
+def argument_error(kernel: str, name: str, e: TypeError) -> TilecError:
+    """The TilecError of an argument `classify` refused."""
+    if isinstance(e, TensorWithoutStorage):
+        return FakeTensorArgument(
+            f"argument '{name}' of kernel '{kernel}' is {e}, which has no memory to launch on. "
+            "Launch on real tensors; to trace the launch (torch.compile, torch.export, "
+            "torch.library.opcheck, make_fx), call the kernel inside a tilec.torch.custom_op, or "
+            "under torch.compile, where kernel[grid](...) records the tilec::launch operator")
+    return TilecError(f"argument '{name}' of kernel '{kernel}': {e}")
+
+
 def _no_fast_key(args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
     """The key function of a calling shape the fast path does not take."""
     return None
@@ -86,8 +103,10 @@ def _no_fast_key(args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
 class Params:
     """A kernel's parameters: how a launch binds and specializes them."""
 
-    def __init__(self, fn: Callable[..., Any], do_not_specialize: Sequence[str] = ()) -> None:
+    def __init__(self, fn: Callable[..., Any], do_not_specialize: Sequence[str] = (),
+                 allow_overlap: Sequence[str] = ()) -> None:
         self.kernel = fn.__name__
+        self.fn = fn
         params = []
         for p in inspect.signature(fn).parameters.values():
             if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
@@ -101,9 +120,17 @@ class Params:
             if n not in runtime:
                 raise TilecError(f"kernel '{self.kernel}': do_not_specialize names '{n}', which is "
                                  f"not a runtime parameter ({', '.join(sorted(runtime))})")
+        if isinstance(allow_overlap, str):
+            allow_overlap = (allow_overlap,)
+        for n in allow_overlap:
+            if n not in runtime:
+                raise TilecError(f"kernel '{self.kernel}': allow_overlap names '{n}', which is "
+                                 f"not a runtime parameter ({', '.join(sorted(runtime))})")
         self.params = params
         self.runtime = [p for p in params if not p.constexpr]
         self.do_not_specialize = frozenset(do_not_specialize)
+        # Tensor parameters that may get overlapping memory (a stride 0): refused elsewhere.
+        self.allow_overlap = frozenset(allow_overlap)
         self._index = {p.name: i for i, p in enumerate(params)}
 
     # ------------------------------------------------------------ general path
@@ -152,13 +179,28 @@ class Params:
             try:
                 info = classify(v)
             except TypeError as e:
-                raise TilecError(f"argument '{p.name}' of kernel '{self.kernel}': {e}") from None
+                raise argument_error(self.kernel, p.name, e) from None
+            if info.overlapping and p.name not in self.allow_overlap:
+                raise TilecError(overlap_message(self.kernel, p.name, v))
+            if info.zero_dim and not self._addressed(p.name):
+                raise TilecError(f"argument '{p.name}' of kernel '{self.kernel}' is a 0-d tensor, "
+                                 f"but the kernel uses '{p.name}' as a scalar; pass "
+                                 f"{'float' if v.is_floating_point() else 'int'}({p.name}) "
+                                 f"(or {p.name}.item())")
             if p.annotation is not None:
                 info = check_declared(p.name, p.annotation, info)
             if not p.specialized:
                 info = ArgInfo(info.type, False, info.raw, info.device, info.writable, False)
             infos.append(info)
         return infos, constexprs
+
+    def _addressed(self, name: str) -> bool:
+        """Whether the kernel's source uses parameter `name` as a pointer."""
+        uses = getattr(self, "_uses", None)
+        if uses is None:
+            from tilec.param_uses import pointer_uses
+            uses = self._uses = pointer_uses(self.fn)
+        return name in uses[1]
 
     # ------------------------------------------------------------ fast path
     def keyfn(self, nargs: int, kwnames: tuple[str, ...],
@@ -191,7 +233,9 @@ class Params:
                 continue
             if p.annotation is not None:
                 return _no_fast_key  # annotated parameters are checked on the general path
-            lines.append(f"    a{i} = {'fast_arg' if p.specialized else 'fast_arg_plain'}({src})")
+            layout = p.name not in self.allow_overlap  # check a tensor's memory layout
+            lines.append(f"    a{i} = {'fast_arg' if p.specialized else 'fast_arg_plain'}"
+                         f"({src}, {layout})")
             lines.append(f"    if a{i} is None: return None")
             parts.append(f"a{i}[0]")
             raws.append(f"a{i}[1]")
@@ -383,9 +427,21 @@ class Specialization:
             try:
                 info = classify(v)
             except TypeError as e:
-                raise TilecError(f"argument '{a.name}': {e}") from None
+                raise argument_error(kernel, a.name, e) from None
+            if info.overlapping:
+                raise TilecError(overlap_message(kernel, a.name, v))
             raw.append(a.admit(kernel, info, self.device, self.target))
         return raw
+
+
+def overlap_message(kernel: str, name: str, v: Any) -> str:
+    shape = tuple(getattr(v, "shape", ()))
+    stride = v.stride() if callable(getattr(v, "stride", None)) else "?"
+    return (f"argument '{name}' of kernel '{kernel}' is a tensor whose elements share memory "
+            f"(shape {shape}, strides {tuple(stride)}: an expand()ed or broadcast tensor); the "
+            f"kernel would read or write one element through several indices. Pass "
+            f"{name}.contiguous(), or declare the parameter with "
+            f"@tilec.kernel(allow_overlap=[\"{name}\"]) if the kernel indexes it with its strides")
 
 
 @functools.lru_cache(maxsize=1)

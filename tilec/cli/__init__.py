@@ -18,6 +18,8 @@
         an .mlir file (`-` reads stdin) and print it
     tilec cache [--clear]
         show (or remove) what the disk cache holds
+    tilec --version
+        print the version (`python -m tilec` is the same command)
 
 Runtime parameters annotated with a type (`x_ptr: "*fp32"`) need no
 `--signature`; `--signature` is a comma-separated list of types in parameter
@@ -54,6 +56,8 @@ from tilec.errors import CompilerBugError, TilecError
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tilec", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    from tilec.version import __version__
+    p.add_argument("--version", action="version", version=f"tilec {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sub.add_parser("targets", help="print the target table").set_defaults(fn=cmd_targets)
     compile_cmd.add_parser(sub).set_defaults(fn=cmd_compile)

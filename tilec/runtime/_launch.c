@@ -29,7 +29,10 @@
 #define MAX_ENTRIES 8
 #define ANY_VALUE 2       /* `aligned` of a parameter not specialized on its value */
 
-enum { K_CONST = 0, K_TENSOR = 1, K_I32 = 2, K_F32 = 3, K_BOOL = 4, K_ONE = 5, K_NDARRAY = 6 };
+/* K_DENSE: a tensor as K_TENSOR that must also be contiguous (its elements share no
+ * memory); a non-contiguous one goes to the Python path, which checks its layout. */
+enum { K_CONST = 0, K_TENSOR = 1, K_I32 = 2, K_F32 = 3, K_BOOL = 4, K_ONE = 5, K_NDARRAY = 6,
+       K_DENSE = 7 };
 
 typedef int (*launch_fn_t)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                            unsigned by, unsigned bz, unsigned shared, void *stream,
@@ -70,7 +73,7 @@ typedef struct {
     Entry *entries[MAX_ENTRIES];
     int count, next;      /* entries used; where the next one goes once full */
     int busy;             /* inside a match: Python code it runs must not change entries */
-    PyObject *name_dtype, *name_is_cuda, *name_data_ptr;
+    PyObject *name_dtype, *name_is_cuda, *name_data_ptr, *name_is_contiguous;
 } Launcher;
 
 static void entry_free(Entry *e) {
@@ -112,7 +115,8 @@ static int try_entry(Launcher *self, Entry *e, PyObject *args, PyObject *kwargs)
             if (eq != 1) { if (eq < 0) PyErr_Clear(); return 0; }
             break;
         }
-        case K_TENSOR: {
+        case K_TENSOR:
+        case K_DENSE: {
             if ((PyObject *)Py_TYPE(v) != c->expect) return 0;
             PyObject *a = PyObject_GetAttr(v, self->name_dtype);
             if (a == NULL) { PyErr_Clear(); return 0; }
@@ -124,11 +128,19 @@ static int try_entry(Launcher *self, Entry *e, PyObject *args, PyObject *kwargs)
             same = a == c->is_cuda;
             Py_DECREF(a);
             if (!same) return 0;
+            if (c->kind == K_DENSE) {
+                a = PyObject_CallMethodNoArgs(v, self->name_is_contiguous);
+                if (a == NULL) { PyErr_Clear(); return 0; }
+                same = a == Py_True;
+                Py_DECREF(a);
+                if (!same) return 0;
+            }
             PyObject *p = PyObject_CallMethodNoArgs(v, self->name_data_ptr);
             if (p == NULL) { PyErr_Clear(); return 0; }
             unsigned long long ptr = PyLong_AsUnsignedLongLong(p);
             Py_DECREF(p);
             if (ptr == (unsigned long long)-1 && PyErr_Occurred()) { PyErr_Clear(); return 0; }
+            if (ptr == 0) return 0;  /* a meta or empty tensor: the Python path */
             if (c->aligned != ANY_VALUE && ((ptr & 15) == 0) != c->aligned) return 0;
             *slot = (uint64_t)ptr;
             break;
@@ -321,11 +333,11 @@ static PyObject *Launcher_add(Launcher *self, PyObject *spec) {
             return NULL;
         }
         int runtime = kind != K_CONST;
-        if (kind < K_CONST || kind > K_NDARRAY || (runtime && (slot < 0 || slot >= nslots)) ||
+        if (kind < K_CONST || kind > K_DENSE || (runtime && (slot < 0 || slot >= nslots)) ||
             (!runtime && slot != -1) ||
             (PyLong_Check(src) ? PyLong_AsSsize_t(src) < 0 || PyLong_AsSsize_t(src) >= nargs
                                : !PyUnicode_Check(src)) ||
-            ((kind == K_TENSOR || kind == K_NDARRAY) && !PyType_Check(expect)) ||
+            ((kind == K_TENSOR || kind == K_DENSE || kind == K_NDARRAY) && !PyType_Check(expect)) ||
             (kind == K_NDARRAY && !PyUnicode_Check(dtype))) {
             PyErr_Clear();
             PyErr_SetString(PyExc_ValueError, "bad launcher check");
@@ -394,7 +406,10 @@ static int Launcher_init(Launcher *self, PyObject *args, PyObject *Py_UNUSED(kwd
     if (!self->name_dtype) self->name_dtype = PyUnicode_InternFromString("dtype");
     if (!self->name_is_cuda) self->name_is_cuda = PyUnicode_InternFromString("is_cuda");
     if (!self->name_data_ptr) self->name_data_ptr = PyUnicode_InternFromString("data_ptr");
-    if (!self->name_dtype || !self->name_is_cuda || !self->name_data_ptr) return -1;
+    if (!self->name_is_contiguous)
+        self->name_is_contiguous = PyUnicode_InternFromString("is_contiguous");
+    if (!self->name_dtype || !self->name_is_cuda || !self->name_data_ptr ||
+        !self->name_is_contiguous) return -1;
     return 0;
 }
 
@@ -423,6 +438,7 @@ static void Launcher_dealloc(Launcher *self) {
     PyObject_GC_UnTrack(self);
     Launcher_clear_refs(self);
     Py_XDECREF(self->name_dtype); Py_XDECREF(self->name_is_cuda); Py_XDECREF(self->name_data_ptr);
+    Py_XDECREF(self->name_is_contiguous);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 

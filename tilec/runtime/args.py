@@ -9,6 +9,7 @@ not an array (NumPy, torch, or an object with `__array_interface__` /
 from __future__ import annotations
 
 import ctypes
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,12 @@ class ArgInfo:
     device: str = "cpu"        # 'cpu' or 'cuda' for arrays
     writable: bool = True
     one: bool = False          # an integer equal to 1: compiled in as the constant 1
+    overlapping: bool = False  # a tensor whose elements may share memory (a stride 0, ...)
+    zero_dim: bool = False     # a 0-d tensor
+
+
+class TensorWithoutStorage(TypeError):
+    """A meta, fake or functional tensor: it has no memory a kernel could use."""
 
 
 # Signature divisibility value of an integer parameter specialized to the value 1
@@ -51,8 +58,36 @@ def _torch_info(v: Any) -> ArgInfo:
     dt = _TORCH_TO_TL.get(str(v.dtype))
     if dt is None:
         raise TypeError(f"torch dtype {v.dtype} is not supported by tilec")
-    ptr = int(v.data_ptr())
-    return ArgInfo(tl.pointer_type(dt), ptr % 16 == 0, ptr, v.device.type)
+    if v.device.type == "meta":
+        raise TensorWithoutStorage("a meta tensor")
+    fake = sys.modules.get("torch._subclasses.fake_tensor")
+    if fake is not None and type(v).__name__ != "Tensor" and fake.is_fake(v):
+        raise TensorWithoutStorage(f"a {type(v).__name__} (a tensor without memory)")
+    try:
+        ptr = int(v.data_ptr())
+    except RuntimeError:  # FunctionalTensor & co: "Cannot access data pointer"
+        raise TensorWithoutStorage(f"a {type(v).__name__} (a tensor without memory)") from None
+    if ptr == 0 and v.numel() > 0:
+        raise TensorWithoutStorage(f"a {type(v).__name__} without memory (address 0)")
+    overlapping = not v.is_contiguous() and may_overlap(tuple(v.shape), tuple(v.stride()))
+    return ArgInfo(tl.pointer_type(dt), ptr % 16 == 0, ptr, v.device.type,
+                   overlapping=overlapping, zero_dim=v.dim() == 0)
+
+
+def may_overlap(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Whether two elements of an array of this shape and these strides (in
+    elements) may share memory: dimensions of size 1 aside, sorted by stride,
+    each stride must step past everything the smaller ones reach (a stride 0,
+    as of an `expand`ed tensor, never does).  Exotic non-overlapping layouts
+    that interleave dimensions count as overlapping."""
+    if any(n == 0 for n in shape):
+        return False
+    reach = 0
+    for stride, n in sorted((abs(st), n) for n, st in zip(shape, strides) if n > 1):
+        if stride <= reach:
+            return True
+        reach += stride * (n - 1)
+    return False
 
 
 def classify(v: Any) -> ArgInfo:
@@ -71,6 +106,9 @@ def classify(v: Any) -> ArgInfo:
         return ArgInfo(tl.float32, False, v)
     mod = type(v).__module__
     if mod == "torch" and hasattr(v, "data_ptr"):
+        return _torch_info(v)
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(v, torch.Tensor):  # subclasses: Parameter, FakeTensor
         return _torch_info(v)
     ai = getattr(v, "__array_interface__", None)
     if ai is not None:
@@ -157,16 +195,26 @@ def is_torch_tensor(v: Any) -> bool:
     return False
 
 
-def fast_arg(v: Any) -> tuple[Any, Any] | None:
+def _layout_ok(v: Any) -> bool:
+    """A tensor whose elements do not share memory (contiguous: one C call)."""
+    return bool(v.is_contiguous()) or not may_overlap(tuple(v.shape), tuple(v.stride()))
+
+
+def fast_arg(v: Any, check_layout: bool = True) -> tuple[Any, Any] | None:
     """(key, raw value) for the launch fast path, or None for the general path.
 
     Two arguments with equal keys specialize identically (same tilec type,
     16-divisibility, device and writability), so a cached kernel can be
-    launched without building `ArgInfo`s.
+    launched without building `ArgInfo`s.  A tensor with no memory (address 0:
+    a meta or an empty tensor) and, unless `check_layout` is False (a
+    parameter declared `allow_overlap`), one whose elements may share memory
+    take the general path, which checks them.
     """
     t = type(v)
     if t in _TENSOR_TYPES:  # torch.Tensor (and subclasses seen before): the common case
         p = v.data_ptr()
+        if not p or check_layout and not _layout_ok(v):
+            return None
         return (v.dtype, p & 15 == 0, v.is_cuda), p
     if t is int:
         if -2147483648 <= v <= 2147483647:
@@ -177,8 +225,7 @@ def fast_arg(v: Any) -> tuple[Any, Any] | None:
     if t is bool:
         return ("i1",), int(v)
     if is_torch_tensor(v):
-        p = v.data_ptr()
-        return (v.dtype, p & 15 == 0, v.is_cuda), p
+        return fast_arg(v, check_layout)
     ai = getattr(v, "__array_interface__", None)
     if ai is not None and t.__module__ == "numpy" and ai.get("shape"):
         p, readonly = ai["data"]
@@ -186,11 +233,11 @@ def fast_arg(v: Any) -> tuple[Any, Any] | None:
     return None
 
 
-def fast_arg_plain(v: Any) -> tuple[Any, Any] | None:
+def fast_arg_plain(v: Any, check_layout: bool = True) -> tuple[Any, Any] | None:
     """`fast_arg` for a parameter that is not specialized on its value: the key
     keeps the type (and device / writability of arrays), not divisibility,
     alignment or being 1."""
-    fk = fast_arg(v)
+    fk = fast_arg(v, check_layout)
     if fk is None:
         return None
     key, raw = fk

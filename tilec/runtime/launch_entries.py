@@ -28,11 +28,11 @@ from tilec.specialization import LAUNCH_OPTIONS
 if TYPE_CHECKING:
     from tilec.specialization import ArgSpec, Specialization
 
-K_CONST, K_TENSOR, K_I32, K_F32, K_BOOL, K_ONE, K_NDARRAY = 0, 1, 2, 3, 4, 5, 6
+K_CONST, K_TENSOR, K_I32, K_F32, K_BOOL, K_ONE, K_NDARRAY, K_DENSE = 0, 1, 2, 3, 4, 5, 6, 7
 ANY_VALUE = 2  # the `aligned` of a check that ignores the value
 _POINTER = (ctypes.c_uint64, ctypes.c_void_p)
 _SLOT_CTYPES: dict[int, tuple[type, ...]] = {
-    K_TENSOR: _POINTER, K_NDARRAY: _POINTER, K_I32: (ctypes.c_int32,),
+    K_TENSOR: _POINTER, K_DENSE: _POINTER, K_NDARRAY: _POINTER, K_I32: (ctypes.c_int32,),
     K_ONE: (ctypes.c_int32,), K_F32: (ctypes.c_float,), K_BOOL: (ctypes.c_uint8, ctypes.c_bool)}
 
 
@@ -82,15 +82,17 @@ def _aligned(a: ArgSpec, specialized: bool) -> int | None:
     return {16: 1, 1: ANY_VALUE}.get(a.divisibility)
 
 
-def _check(a: ArgSpec, specialized: bool, v: Any) -> tuple[Any, ...] | None:
-    """(kind, expect, dtype, is_cuda, aligned) of runtime argument `v` of `a`, or None."""
+def _check(a: ArgSpec, specialized: bool, v: Any, overlap_ok: bool = False
+           ) -> tuple[Any, ...] | None:
+    """(kind, expect, dtype, is_cuda, aligned) of runtime argument `v` of `a`, or None.
+    A tensor must be contiguous (K_DENSE) unless `overlap_ok`."""
     t = type(v)
     if isinstance(a.type, tl.pointer_type):
         aligned = _aligned(a, specialized)
         if aligned is None:
             return None
         if is_torch_tensor(v):
-            return K_TENSOR, t, v.dtype, v.is_cuda, aligned
+            return K_TENSOR if overlap_ok else K_DENSE, t, v.dtype, v.is_cuda, aligned
         if t.__module__ == "numpy" and getattr(v, "shape", ()) != ():
             ai = getattr(v, "__array_interface__", None)
             try:
@@ -117,9 +119,11 @@ def _check(a: ArgSpec, specialized: bool, v: Any) -> tuple[Any, ...] | None:
 
 def entry_for(spec: Specialization, order: Sequence[str], args: Sequence[Any],
               kwargs: Mapping[str, Any], native: NativeTarget,
-              globals_read: Sequence[tuple[str, Any]]) -> tuple[Any, ...] | None:
+              globals_read: Sequence[tuple[str, Any]],
+              overlap_ok: frozenset[str] = frozenset()) -> tuple[Any, ...] | None:
     """The `Launcher.add` argument for this launch of `spec`, or None (no C entry).
-    `order` names the kernel's parameters in order (constexprs included)."""
+    `order` names the kernel's parameters in order (constexprs included);
+    `overlap_ok` the tensor parameters whose layout is not checked."""
     slots = native.slot_types
     constexprs = dict(spec.constexprs)
     runtime = {a.name: (i, a) for i, a in enumerate(spec.args)}
@@ -140,7 +144,7 @@ def entry_for(spec: Specialization, order: Sequence[str], args: Sequence[Any],
             checks.append((src, K_CONST, expect, None, None, False, -1))
             continue
         r, a = runtime[name]
-        check = _check(a, specialized[r], v)
+        check = _check(a, specialized[r], v, name in overlap_ok)
         if check is None or r >= len(slots) or slots[r] not in _SLOT_CTYPES[check[0]]:
             return None
         checks.append((src, *check, r))

@@ -145,6 +145,7 @@ def _through_memory(L: FuncLowering, src: ir.Value, res: ir.Value,
     eb = axis_info.type_bytes(mem_t)
     shape = list(ds.shape)
     padded = read_strides is None and len(shape) == 2 and shape[1] * eb >= 64 and \
+        tuple(dd.shape) == tuple(ds.shape) and \
         ds.sliced_dim is None and dd.sliced_dim is None and 16 % eb == 0
     pad = 16 // eb if padded else 0
     strides = [shape[1] + pad, 1] if padded else None

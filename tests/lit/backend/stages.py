@@ -20,8 +20,10 @@ def scale(x_ptr: "*fp32", n: "i32", BLOCK: tl.constexpr):
 # NV: IR Dump After tile-verify
 # NV: IR Dump After canonicalize,cse
 # NV: IR Dump After tile-dce
+# NV: IR Dump After tile-accelerate-dot
 # NV: IR Dump After tile-layout
 # NV: #tile.blocked
+# NV: IR Dump After tile-pipeline
 # NV: IR Dump After convert-tile-to-gpu
 # NV: gpu.func @scale
 # NV: IR Dump After convert-gpu-to-nvvm

@@ -1,0 +1,75 @@
+# RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=256 BK=64 --num-warps 8 --num-stages 4 --stage tiled | %FileCheck %s
+# RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=128 BK=64 --num-warps 4 --num-stages 3 --stage tiled | %FileCheck %s --check-prefix=WG1
+# RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=256 BK=64 --num-warps 8 --num-stages 1 --stage tiled | %FileCheck %s --check-prefix=ONE
+# RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=256 BK=64 --num-warps 8 --num-stages 6 --stage tiled | %FileCheck %s --check-prefix=CLAMP
+# RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=256 BK=64 --num-warps 8 --num-stages 3 --stage ptx | %FileCheck %s --check-prefix=PTX
+
+# tile-pipeline on a tutorial-03 style K loop (loop-carried pointer tiles, a
+# mask on K): rings of num_stages slots, a prologue of num_stages - 1 copies,
+# the dot as an asynchronous tile.mma with one group in flight, the copies of
+# iteration j + S - 1 issued after it, drained after the loop.
+import tilec
+import tilec.language as tl
+
+
+@tilec.kernel
+def mm(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * K + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * N + rn[None, :]
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptrs, mask=rk[None, :] < K - k * BK, other=0.0)
+        b = tl.load(b_ptrs, mask=rk[:, None] < K - k * BK, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BK
+        b_ptrs += BK * N
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+# CHECK: "tile.local_alloc"() {row_permutation = "wgmma", swizzle = 128 : i32} : () -> memref<4x128x64xf16, 3>
+# CHECK: "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<4x64x256xf16, 3>
+# CHECK-COUNT-3: "tile.async_commit"
+# CHECK: scf.for
+# CHECK-NEXT: "tile.async_wait"() {pending = 2 : i32}
+# CHECK-NEXT: "tile.barrier"
+# CHECK: "tile.mma"({{.*}}) {kind = "wgmma"}
+# CHECK-NEXT: "tile.mma_wait"({{.*}}) {pending = 1 : i32}
+# CHECK-NEXT: "tile.barrier"
+# CHECK: "tile.async_copy"
+# CHECK: "tile.async_copy"
+# CHECK: "tile.async_commit"
+# CHECK: scf.yield
+# CHECK: "tile.mma_wait"({{.*}}) {pending = 0 : i32}
+# CHECK-NEXT: "tile.async_wait"() {pending = 0 : i32}
+# CHECK-NEXT: "tile.barrier"
+# CHECK-NEXT: "tile.local_dealloc"
+# CHECK-NEXT: "tile.local_dealloc"
+# CHECK: "tile.convert_layout"({{.*}}) : (tensor<128x256xf16, #tile.blocked<array<i32: 1, 2>, array<i32: 8, 4>, array<i32: 8, 1>, array<i32: 1, 0>>>) -> tensor<128x256xf16, #tile.blocked<array<i32: 1, 8>
+# CHECK: "tile.store"
+
+# One warpgroup: no barrier between the product and the next copies.
+# WG1: "tile.mma_wait"({{.*}}) {pending = 1 : i32}
+# WG1-NOT: "tile.barrier"
+# WG1: "tile.async_copy"
+
+# ONE-NOT: tile.local_alloc
+# ONE: "tile.dot"
+
+# Six 48 KiB stages do not fit the H100/H200's 227 KiB: four do.
+# CLAMP: memref<4x128x64xf16, 3>
+# CLAMP: tile.num_stages_note = "num_stages=6 needs 294912 bytes of shared memory; pipelined with 4"
+
+# PTX: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, {{%r[0-9]+}};
+# PTX: cp.async.commit_group;
+# PTX: cp.async.wait_group 1;
+# PTX: fence.proxy.async.shared::cta;
+# PTX: wgmma.fence.sync.aligned;
+# PTX: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
+# PTX: wgmma.commit_group.sync.aligned;
+# PTX: wgmma.wait_group.sync.aligned 1;
+# PTX: wgmma.wait_group.sync.aligned 0;
+# PTX: st.global.v4.b32

@@ -212,15 +212,22 @@ def _dot(op: ir.Operation) -> None:
         raise VerifyError(op, f"tile.dot operands must have one element type, got {ea} and {eb}")
     if tile.is_ptr(a) or not dot_result_ok(ea, ec):
         raise VerifyError(op, f"tile.dot of {ea} cannot accumulate in {ec}")
+    if "input_precision" in op.attributes:
+        p = str(op.attributes["input_precision"]).strip('"')
+        if p not in ("ieee", "tf32", "tf32x3") or (p != "ieee" and ea != ir.F32Type.get()):
+            raise VerifyError(op, f"input_precision \"{p}\" needs f32 operands and one of "
+                                  f"ieee, tf32, tf32x3 (operands: {ea})")
 
 
 def dot_result_ok(operand: ir.Type, result: ir.Type) -> bool:
     """The accumulator types `tile.dot` allows for an operand element type:
-    f16/bf16/f32 -> f32 (f16 -> f16 too), f64 -> f64, i8/i16/i32 -> i32."""
+    f16/bf16/f32/fp8 -> f32 (f16 -> f16 too), f64 -> f64, i8/i16/i32 -> i32."""
     f16, bf16, f32, f64 = (ir.F16Type.get(), ir.BF16Type.get(), ir.F32Type.get(),
                            ir.F64Type.get())
     if operand in (f16, bf16, f32):
         return result == f32 or (operand == f16 and result == f16)
+    if str(operand) in ("f8E4M3FN", "f8E5M2"):
+        return result == f32
     if operand == f64:
         return result == f64
     if isinstance(operand, ir.IntegerType) and operand.width in (8, 16, 32):

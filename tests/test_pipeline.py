@@ -30,7 +30,8 @@ def test_registry_lists_every_pass_module() -> None:
         if isinstance(getattr(module, "NAME", None), str) and callable(getattr(module, "run", None)):
             found[module.NAME] = info.name
     assert found == registry.PASSES
-    assert registry.names() == ["tile-verify", "tile-dce", "tile-layout", "tile-prefetch",
+    assert registry.names() == ["tile-verify", "tile-dce", "tile-lower-descriptors",
+                                "tile-dot-precision", "tile-expand-fp8", "tile-layout", "tile-prefetch",
                                 "convert-tile-to-gpu", "convert-tile-to-cpu"]
     for name in registry.names():
         assert registry.get(name).NAME == name

@@ -31,8 +31,8 @@ def test_registry_lists_every_pass_module() -> None:
             found[module.NAME] = info.name
     assert found == registry.PASSES
     assert registry.names() == ["tile-verify", "tile-dce", "tile-lower-descriptors",
-                                "tile-dot-precision", "tile-expand-fp8", "tile-layout", "tile-prefetch",
-                                "convert-tile-to-gpu", "convert-tile-to-cpu"]
+                                "tile-dot-precision", "tile-expand-fp8", "tile-layout",
+                                "tile-prefetch", "convert-tile-to-gpu", "convert-tile-to-cpu"]
     for name in registry.names():
         assert registry.get(name).NAME == name
 
@@ -61,7 +61,8 @@ def test_stage_lists_match_target_stages() -> None:
         produced = [s for step in steps.values() for s in step.produces]
         assert ["tile"] + [s for s in produced if s != "tile-opt"] == list(target.stages)
         assert list(steps)[:3] == list(tile_steps())
-        assert list(backend_stages(target, CompileOptions())) == {
+        from tilec.targets.pipeline import LANGUAGE_PASSES
+        assert list(backend_stages(target, CompileOptions())) == list(LANGUAGE_PASSES) + {
             "nvidia": ["tile-layout", "convert-tile-to-gpu", "convert-gpu-to-nvvm", "llir",
                        "ptx", "cubin"],
             "amd": ["tile-layout", "convert-tile-to-gpu", "convert-gpu-to-rocdl", "llir",

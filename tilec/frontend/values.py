@@ -40,9 +40,9 @@ class Unassigned:
 
 @dataclass
 class BoundMethod:
-    """`x.to` before it is called."""
+    """`x.to` (or another method of a tile or a descriptor) before it is called."""
 
-    obj: TValue
+    obj: Any
     name: str
 
 

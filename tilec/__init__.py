@@ -20,11 +20,12 @@ if _os.path.isfile(_os.path.join(_ROOT, "targets", "__init__.py")) and \
 
 from tilec.errors import CompilerBugError, TilecError
 from tilec.autotune import Config, autotune, heuristics
+from tilec.device import DeviceInfo, device_info
 from tilec.kernel import Kernel, kernel
 from tilec.version import __version__
 
 __all__ = ["kernel", "Kernel", "TilecError", "CompilerBugError", "cdiv", "load", "autotune",
-           "heuristics", "Config", "__version__"]
+           "heuristics", "Config", "device_info", "DeviceInfo", "__version__"]
 
 
 def load(manifest_path: Any) -> Any:

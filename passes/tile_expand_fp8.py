@@ -4,7 +4,9 @@ Input: tile-level IR (before `tile-layout` on GPUs, before `convert-tile-to-cpu`
 on the CPU) that may hold the MLIR types `f8E4M3FN` (`tl.float8e4nv`) and
 `f8E5M2` (`tl.float8e5`): as tile/scalar element types, as pointees of
 `!tile.ptr`, in `arith.extf` (fp8 -> any float), `arith.truncf` (any float ->
-fp8), `arith.bitcast`, splat `arith.constant`s and `tile.dot` operands.
+fp8), int <-> fp8 conversions (`sitofp`/`uitofp`/`fptosi`/`fptoui`: canonicalize
+folds the frontend's route through f32 into them), `arith.bitcast`, splat
+`arith.constant`s and `tile.dot` operands.
 Upstream MLIR has no LLVM lowering for extf/truncf on fp8 and LLVM has no fp8
 type, so this pass makes them portable:
 
@@ -242,6 +244,18 @@ def _rewrite(op: ir.Operation, fmts: tuple[Fp8Format | None, ...]) -> None:
             arith.truncf(f32_t, src, loc=loc, ip=ip) if se == ir.F64Type.get()
             else arith.extf(f32_t, src, loc=loc, ip=ip))
         out = encode_from_f32(x, fmt, Bits(src.type, loc, ip))
+    elif name in ("arith.sitofp", "arith.uitofp"):  # canonicalize folds int -> f32 -> fp8
+        src, fmt = op.operands[0], fmts[-1]
+        assert fmt is not None
+        to_f32 = arith.sitofp if name == "arith.sitofp" else arith.uitofp
+        x = to_f32(like(src.type, ir.F32Type.get()), src, loc=loc, ip=ip)
+        out = encode_from_f32(x, fmt, Bits(src.type, loc, ip))
+    elif name in ("arith.fptosi", "arith.fptoui"):  # and fp8 -> f32 -> int
+        src, fmt = op.operands[0], fmts[0]
+        assert fmt is not None
+        to_int = arith.fptosi if name == "arith.fptosi" else arith.fptoui
+        out = to_int(op.results[0].type, decode_to_f32(src, fmt, Bits(src.type, loc, ip)),
+                     loc=loc, ip=ip)
     else:   # arith.bitcast i8 <-> fp8: the same bits once fp8 is i8
         out = op.operands[0]
     op.results[0].replace_all_uses_with(out)
@@ -259,7 +273,8 @@ def _to_bf16(f32: ir.Value, b: Bits) -> ir.Value:
     return arith.bitcast(like(b.t, ir.BF16Type.get()), arith.trunci(i16, bits, **b.at), **b.at)
 
 
-_REWRITTEN = ("arith.extf", "arith.truncf", "tile.dot", "arith.constant", "arith.bitcast")
+_REWRITTEN = ("arith.extf", "arith.truncf", "tile.dot", "arith.constant", "arith.bitcast",
+              "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui")
 
 
 def run(module: ir.Module, target: Target, options: CompileOptions) -> None:

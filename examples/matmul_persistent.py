@@ -61,7 +61,8 @@ SPECS = [
 ]
 
 
-def run(a: torch.Tensor, b: torch.Tensor, block: tuple[int, int, int] = (32, 32, 32)) -> torch.Tensor:
+def run(a: torch.Tensor, b: torch.Tensor,
+        block: tuple[int, int, int] = (32, 32, 32)) -> torch.Tensor:
     """C = a @ b.T in fp16 through the persistent kernel (a: [M, K], b: [N, K])."""
     m, k = a.shape
     n = b.shape[0]

@@ -203,8 +203,8 @@ def _rewrite(op: ir.Operation, fmts: tuple[Fp8Format | None, ...]) -> None:
         halves = []
         for v, fmt in zip(list(op.operands)[:2], fmts[:2]):
             assert fmt is not None
-            halves.append(arith.truncf(like(v.type, f16), decode_to_f32(v, fmt, Bits(v.type, loc, ip)),
-                                       loc=loc, ip=ip))
+            wide = decode_to_f32(v, fmt, Bits(v.type, loc, ip))
+            halves.append(arith.truncf(like(v.type, f16), wide, loc=loc, ip=ip))
         out = tile.dot(halves[0], halves[1], op.operands[2], loc=loc, ip=ip)
         for attr in op.attributes:
             out.owner.attributes[attr.name] = attr.attr

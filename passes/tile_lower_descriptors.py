@@ -22,6 +22,8 @@ rewritten to pointer loads where TMA is unavailable.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from mlir import ir
 from mlir.dialects import arith, tensor
 
@@ -44,11 +46,11 @@ def _walk(op: ir.Operation, out: list[ir.Operation]) -> None:
                 _walk(inner.operation, out)
 
 
-def _splat(v: ir.Value, shape: tuple[int, ...], at: dict) -> ir.Value:  # type: ignore[type-arg]
+def _splat(v: ir.Value, shape: tuple[int, ...], at: dict[str, Any]) -> ir.Value:
     return tensor.splat(tile.tensor_type(shape, v.type), v, [], **at)
 
 
-def _index_tile(offset: ir.Value, d: int, block: tuple[int, ...], at: dict) -> ir.Value:  # type: ignore[type-arg]
+def _index_tile(offset: ir.Value, d: int, block: tuple[int, ...], at: dict[str, Any]) -> ir.Value:
     """offset + [0, B_d) as i64, shaped to broadcast along the other dimensions."""
     i64 = ir.IntegerType.get_signless(64)
     n = block[d]
@@ -61,7 +63,7 @@ def _index_tile(offset: ir.Value, d: int, block: tuple[int, ...], at: dict) -> i
     return idx
 
 
-def _full(v: ir.Value, block: tuple[int, ...], at: dict) -> ir.Value:  # type: ignore[type-arg]
+def _full(v: ir.Value, block: tuple[int, ...], at: dict[str, Any]) -> ir.Value:
     shape = tile.shape_of(v.type)
     if shape == block:
         return v

@@ -132,13 +132,16 @@ def promote(a: tl.dtype, a_literal: bool, b: tl.dtype, b_literal: bool,
 def _fp8_promote(a: tl.dtype, a_literal: bool, b: tl.dtype, b_literal: bool,
                  div_or_mod: bool) -> tl.dtype:
     """fp8 with a wider float tile computes in that float; two different fp8
-    types meet in fp16 (Triton); fp8 alone has no arithmetic."""
+    types meet in fp16 (Triton); one fp8 type (with a literal) stays itself, for
+    selects: its arithmetic is rejected by tile-expand-fp8 at the operator."""
     wider = [x for x, lit in ((a, a_literal), (b, b_literal))
              if x.is_floating() and x not in tl.FP8_DTYPES and not lit]
     if wider:
         return promote(wider[0], False, wider[0], False, div_or_mod)
     if a in tl.FP8_DTYPES and b in tl.FP8_DTYPES and a is not b:
         return tl.float32 if div_or_mod else tl.float16
+    if a is b or a_literal or b_literal:
+        return a if a in tl.FP8_DTYPES else b
     raise TypeError(f"arithmetic on {a if a in tl.FP8_DTYPES else b!r} is not supported: fp8 "
                     "is a storage type; convert with .to(tl.float16) or .to(tl.float32) first")
 

@@ -294,7 +294,7 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
             if op.name in _REWRITTEN:
                 if op.name != "tile.dot" or fp8_format(op.operands[0].type) is not None:
                     todo.append((op, tuple(fp8_format(t) for t in types)))
-            elif not op.name.startswith(_PASSIVE):
+            elif not op.name.startswith(_PASSIVE) or op.name.startswith("tile.atomic"):
                 raise TilecError(f"{op.name} on fp8 values is not supported: fp8 is a storage "
                                  "type; convert with .to(tl.float16) or .to(tl.float32) first",
                                  source_loc(op.location))

@@ -151,7 +151,11 @@ def bad_fp8(x_ptr, y_ptr, CASE: tl.constexpr):
         y = x + x  # <- 0
     elif CASE == 1:
         y = tl.dot(x, x, acc=tl.zeros((16, 16), tl.float16))  # <- 1
-    else:
+    elif CASE == 3:
+        y = tl.atomic_add(x_ptr + r[:, None] * 16 + r[None, :], x)  # <- 3
+    elif CASE == 4:
+        y = tl.max(x, axis=0)[None, :]  # <- 4
+    elif CASE == 2:
         y = tl.dot(x, x, out_dtype=tl.float16)  # <- 2
     tl.store(y_ptr + r[:, None] * 16 + r[None, :], y)
 
@@ -159,6 +163,8 @@ def bad_fp8(x_ptr, y_ptr, CASE: tl.constexpr):
 @pytest.mark.parametrize("case,text", [
     (0, "fp8 is a storage type"), (1, "acc must be a [16, 16] tile of tl.float32"),
     (2, "accumulates in tl.float32, not tl.float16"),
+    (3, "tile.atomic_rmw on fp8 values is not supported"),
+    (4, "on fp8 values is not supported"),
 ])
 def test_fp8_misuse_points_at_the_line(case: int, text: str) -> None:
     with pytest.raises(tilec.TilecError) as e:

@@ -127,8 +127,9 @@ def encode_from_f32(x: ir.Value, fmt: Fp8Format, b: Bits) -> ir.Value:
     # Subnormal results: the significand shifted right by a clamped amount, rounded.
     ef = b.bin(arith.shrui, a, 23)
     sig = b.bin(arith.ori, b.bin(arith.andi, a, 0x7FFFFF), b.sel(b.cmp(_P.eq, ef, 0), 0, 0x800000))
-    amount = b.bin(arith.minui, b.bin(arith.subi, b.c(151 - bias - m_bits),
-                                      b.bin(arith.maxui, ef, 1)), 31)
+    # In [1, 31] for every lane, also those the select below discards (no poison shifts).
+    amount = b.bin(arith.maxui, b.bin(arith.minui, b.bin(arith.subi, b.c(151 - bias - m_bits),
+                                                         b.bin(arith.maxui, ef, 1)), 31), 1)
     kept = b.bin(arith.shrui, sig, amount)
     rem = b.bin(arith.subi, sig, b.bin(arith.shli, kept, amount))
     half = b.bin(arith.shli, b.c(1), b.bin(arith.subi, amount, 1))

@@ -15,6 +15,7 @@ from typing import Callable
 from mlir import ir
 
 from tilec.dialects import tile
+from tilec.dialects import tile_descriptors as descs
 from tilec.options import CompileOptions
 from tilec.targets import Target
 
@@ -212,15 +213,22 @@ def _dot(op: ir.Operation) -> None:
         raise VerifyError(op, f"tile.dot operands must have one element type, got {ea} and {eb}")
     if tile.is_ptr(a) or not dot_result_ok(ea, ec):
         raise VerifyError(op, f"tile.dot of {ea} cannot accumulate in {ec}")
+    if "input_precision" in op.attributes:
+        p = str(op.attributes["input_precision"]).strip('"')
+        if p not in ("ieee", "tf32", "tf32x3") or (p != "ieee" and ea != ir.F32Type.get()):
+            raise VerifyError(op, f"input_precision \"{p}\" needs f32 operands and one of "
+                                  f"ieee, tf32, tf32x3 (operands: {ea})")
 
 
 def dot_result_ok(operand: ir.Type, result: ir.Type) -> bool:
     """The accumulator types `tile.dot` allows for an operand element type:
-    f16/bf16/f32 -> f32 (f16 -> f16 too), f64 -> f64, i8/i16/i32 -> i32."""
+    f16/bf16/f32/fp8 -> f32 (f16 -> f16 too), f64 -> f64, i8/i16/i32 -> i32."""
     f16, bf16, f32, f64 = (ir.F16Type.get(), ir.BF16Type.get(), ir.F32Type.get(),
                            ir.F64Type.get())
     if operand in (f16, bf16, f32):
         return result == f32 or (operand == f16 and result == f16)
+    if str(operand) in ("f8E4M3FN", "f8E5M2"):
+        return result == f32
     if operand == f64:
         return result == f64
     if isinstance(operand, ir.IntegerType) and operand.width in (8, 16, 32):
@@ -228,7 +236,35 @@ def dot_result_ok(operand: ir.Type, result: ir.Type) -> bool:
     return False
 
 
+def _descriptor(op: ir.Operation) -> None:
+    """make_descriptor: a pointer to the block's element type, rank i64 shapes and
+    strides; load/store: rank i32 offsets, the block's type as result/value."""
+    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+    dt = op.results[0].type if op.name == "tile.make_descriptor" else op.operands[0].type
+    if not descs.is_desc(dt):
+        raise VerifyError(op, f"needs a !tile.tensordesc<tensor<...>>, got {dt}")
+    block = descs.block_type(dt)
+    rank = len(block.shape)
+    if op.name == "tile.make_descriptor":
+        base, shape, strides = descs.parts(op)
+        if not tile.is_ptr(base.type) or tile.pointee(base.type) != block.element_type:
+            raise VerifyError(op, f"base must be !tile.ptr<{block.element_type}>, got {base.type}")
+        if len(shape) != rank or len(strides) != rank or \
+                any(v.type != i64 for v in [*shape, *strides]):
+            raise VerifyError(op, f"needs {rank} i64 shape values and {rank} i64 strides")
+        return
+    first = 1 if op.name == "tile.descriptor_load" else 2
+    offsets = list(op.operands)[first:]
+    if len(offsets) != rank or any(v.type != i32 for v in offsets):
+        raise VerifyError(op, f"needs {rank} i32 offsets, got {len(offsets)}")
+    t = op.results[0].type if first == 1 else op.operands[1].type
+    if tile.shape_of(t) != tuple(block.shape) or tile.element_type(t) != block.element_type:
+        raise VerifyError(op, f"the block is {block}, got {t}")
+
+
 _RULES: dict[str, Callable[[ir.Operation], None]] = {
+    "tile.make_descriptor": _descriptor, "tile.descriptor_load": _descriptor,
+    "tile.descriptor_store": _descriptor,
     "tile.reduce": _reduce, "tile.scan": _scan, "tile.atomic_rmw": _atomic_rmw,
     "tile.atomic_cas": _atomic_cas, "tile.reshape": _reshape, "tile.trans": _trans,
     "tile.program_id": _axis, "tile.num_programs": _axis, "tile.range": _range,

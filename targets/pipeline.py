@@ -107,9 +107,24 @@ def check_num_warps(target: Target, options: CompileOptions) -> None:
                          f"({target.warp_size} per warp)")
 
 
+# Tile-level rewrites of language features every back end runs first, in this
+# order: tensor descriptors -> masked loads/stores, tf32 operand rounding, fp8 ->
+# integer bit operations on i8 storage.  A target-specific pass that wants the
+# original ops (TMA for descriptor loads, tensor cores for tf32/fp8 dots) runs
+# before them.
+LANGUAGE_PASSES = ("tile-lower-descriptors", "tile-dot-precision", "tile-expand-fp8")
+
+
+def language_steps() -> Stages:
+    """The LANGUAGE_PASSES as steps (each leaves the IR unchanged where its
+    feature is not used)."""
+    return {name: pass_step(name) for name in LANGUAGE_PASSES}
+
+
 def tile_to_gpu_steps() -> Stages:
-    """tile-accelerate-dot, tile-layout, tile-pipeline (-> `tiled`) and
-    convert-tile-to-gpu (-> `gpu`): the first steps of every GPU back end."""
+    """The language steps, tile-accelerate-dot, tile-layout, tile-pipeline
+    (-> `tiled`) and convert-tile-to-gpu (-> `gpu`): the first steps of every
+    GPU back end."""
     accelerate = pass_step("tile-accelerate-dot")
     layout = pass_step("tile-layout")
     pipeline = pass_step("tile-pipeline", keep="tiled")
@@ -123,7 +138,8 @@ def tile_to_gpu_steps() -> Stages:
         distribute.run(c)
         for m in re.finditer(r"tilec.dynamic_shared = (\d+)", c.asm["gpu"]):
             c.metadata["dynamic_shared"] = int(m.group(1))
-    return {"tile-accelerate-dot": accelerate,
+    return {**language_steps(),
+            "tile-accelerate-dot": accelerate,
             "tile-layout": Step(run_layout, layout.produces, layout.pipeline),
             "tile-pipeline": pipeline,
             "convert-tile-to-gpu": Step(run_distribute, distribute.produces,

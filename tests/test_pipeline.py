@@ -30,8 +30,9 @@ def test_registry_lists_every_pass_module() -> None:
         if isinstance(getattr(module, "NAME", None), str) and callable(getattr(module, "run", None)):
             found[module.NAME] = info.name
     assert found == registry.PASSES
-    assert registry.names() == ["tile-verify", "tile-dce", "tile-accelerate-dot", "tile-layout",
-                                "tile-pipeline", "tile-prefetch",
+    assert registry.names() == ["tile-verify", "tile-dce", "tile-lower-descriptors",
+                                "tile-dot-precision", "tile-expand-fp8", "tile-accelerate-dot",
+                                "tile-layout", "tile-pipeline", "tile-prefetch",
                                 "convert-tile-to-gpu", "convert-tile-to-cpu"]
     for name in registry.names():
         assert registry.get(name).NAME == name
@@ -61,10 +62,13 @@ def test_stage_lists_match_target_stages() -> None:
         produced = [s for step in steps.values() for s in step.produces]
         assert ["tile"] + [s for s in produced if s != "tile-opt"] == list(target.stages)
         assert list(steps)[:3] == list(tile_steps())
-        assert list(backend_stages(target, CompileOptions())) == {
+        from tilec.targets.pipeline import LANGUAGE_PASSES
+        assert list(backend_stages(target, CompileOptions())) == list(LANGUAGE_PASSES) + {
             "nvidia": ["tile-accelerate-dot", "tile-layout", "tile-pipeline",
-                       "convert-tile-to-gpu", "convert-gpu-to-nvvm", "llir", "ptx", "cubin"],
-            "amd": ["tile-accelerate-dot", "tile-layout", "tile-pipeline", "convert-tile-to-gpu", "convert-gpu-to-rocdl", "llir",
+                       "convert-tile-to-gpu", "convert-gpu-to-nvvm", "llir",
+                       "ptx", "cubin"],
+            "amd": ["tile-accelerate-dot", "tile-layout", "tile-pipeline",
+                    "convert-tile-to-gpu", "convert-gpu-to-rocdl", "llir",
                     "amdgcn", "hsaco"],
             "cpu": ["convert-tile-to-cpu", "lower-to-llvm", "llir", "llvm-opt", "asm", "so"],
         }[target.vendor]

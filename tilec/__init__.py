@@ -24,6 +24,7 @@ if _os.path.isfile(_os.path.join(_ROOT, "targets", "__init__.py")) and \
 
 from tilec.errors import CompilerBugError, TilecError
 from tilec.autotune import Config, autotune, heuristics
+from tilec.device import DeviceInfo, device_info
 from tilec.kernel import Kernel, kernel
 from tilec.version import __version__
 from tilec import compat as _compat
@@ -39,7 +40,8 @@ cdiv = _compat.cdiv
 OutOfResources = _compat.OutOfResources
 
 __all__ = ["kernel", "jit", "Kernel", "TilecError", "CompilerBugError", "cdiv", "load", "autotune",
-           "heuristics", "Config", "next_power_of_2", "OutOfResources", "__version__"]
+           "heuristics", "Config", "next_power_of_2", "OutOfResources", "device_info",
+           "DeviceInfo", "__version__"]
 
 
 class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):

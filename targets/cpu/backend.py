@@ -28,7 +28,9 @@ from mlir.passmanager import PassManager
 from tilec.errors import TilecError
 from tilec.options import CompileOptions
 from tilec.targets import Target, toolchain
-from tilec.targets.pipeline import Compilation, Stages, Step, pass_step, upstream_step
+from tilec.targets.pipeline import (
+    Compilation, Stages, Step, language_steps, pass_step, upstream_step,
+)
 
 LOWER_TO_LLVM = ("builtin.module(canonicalize,cse,convert-math-to-llvm,convert-vector-to-scf,"
                  "convert-scf-to-cf,convert-vector-to-llvm,convert-arith-to-llvm,"
@@ -153,6 +155,7 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3) -> St
         c.metadata["host_cpu"] = list(host_cpu())
 
     return {
+        **language_steps(),
         "convert-tile-to-cpu": pass_step("convert-tile-to-cpu", keep="cpu"),
         "lower-to-llvm": upstream_step(LOWER_TO_LLVM),
         "llir": Step(lower_llir, ("llir",)),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mlir import ir
 from mlir.dialects import math as math_d
 
 from tilec.dialects import tile
@@ -34,7 +35,48 @@ def _tile(cg: CodeGen, node: Any, x: Any, fn: str) -> TValue:
     return x
 
 
-_PRECISIONS = (None, "tf32", "tf32x3", "ieee")
+_PRECISIONS = ("tf32", "tf32x3", "ieee")
+
+
+def _input_precision(cg: CodeGen, node: Any, input_precision: Any, allow_tf32: Any) -> str:
+    """Triton's `input_precision` / `allow_tf32` pair as one of _PRECISIONS
+    ("ieee" when neither is given: tilec keeps exact f32 products by default)."""
+    if isinstance(input_precision, tl.constexpr):
+        input_precision = input_precision.value
+    if isinstance(allow_tf32, tl.constexpr):
+        allow_tf32 = allow_tf32.value
+    if input_precision is not None and allow_tf32 is not None:
+        cg.err(node, "tl.dot: give input_precision or allow_tf32, not both")
+    if allow_tf32 is not None:
+        if not isinstance(allow_tf32, bool):
+            cg.err(node, f"tl.dot: allow_tf32 must be True or False, got {cg.describe(allow_tf32)}")
+        return "tf32" if allow_tf32 else "ieee"
+    if input_precision is None:
+        return "ieee"
+    if input_precision not in _PRECISIONS:
+        cg.err(node, f"tl.dot: input_precision must be one of {_PRECISIONS}, got "
+               f"{input_precision!r}")
+    return str(input_precision)
+
+
+def _accumulator(cg: CodeGen, node: Any, dt: tl.dtype, out_dtype: Any) -> tl.dtype:
+    if isinstance(out_dtype, tl.constexpr):
+        out_dtype = out_dtype.value
+    if dt.is_floating() and dt.bits == 64:
+        return tl.float64
+    if dt.is_floating():
+        if out_dtype is tl.float16 and dt is tl.float16:
+            return tl.float16
+        if out_dtype is tl.float32:
+            return tl.float32
+        cg.err(node, f"tl.dot of {dt!r} accumulates in tl.float32"
+               + (" (or tl.float16 for tl.float16 operands)" if dt is tl.float16 else "")
+               + f", not {out_dtype!r}")
+    if dt.kind in ("int", "uint") and dt.bits <= 32:
+        if out_dtype not in (tl.float32, tl.int32):  # out_dtype's default is tl.float32
+            cg.err(node, f"tl.dot of {dt!r} accumulates in tl.int32, not {out_dtype!r}")
+        return tl.int32
+    cg.err(node, f"tl.dot does not support {dt!r} operands")
 
 
 @rule("dot")
@@ -53,28 +95,13 @@ def dot(cg: CodeGen, node: Any, input: Any, other: Any, acc: Any = None,
     if a.dtype is not b.dtype:
         cg.err(node, f"tl.dot operands must have one dtype, got {a.dtype!r} and {b.dtype!r}; "
                "convert one with .to()")
-    if isinstance(input_precision, tl.constexpr):
-        input_precision = input_precision.value
-    if input_precision not in _PRECISIONS:
-        cg.err(node, f"tl.dot: input_precision must be one of {_PRECISIONS[1:]}, got "
-               f"{input_precision!r}")
-    if isinstance(out_dtype, tl.constexpr):
-        out_dtype = out_dtype.value
+    precision = _input_precision(cg, node, input_precision, allow_tf32)
+    if isinstance(max_num_imprecise_acc, tl.constexpr):
+        max_num_imprecise_acc = max_num_imprecise_acc.value
+    if max_num_imprecise_acc is not None and not isinstance(max_num_imprecise_acc, int):
+        cg.err(node, "tl.dot: max_num_imprecise_acc must be a constexpr int or None")
     dt = a.dtype
-    if dt.is_floating() and dt.bits == 64:
-        res_t = tl.float64
-    elif dt.is_floating():
-        if out_dtype is tl.float16 and dt is tl.float16:
-            res_t = tl.float16
-        elif out_dtype is tl.float32:
-            res_t = tl.float32
-        else:
-            cg.err(node, f"tl.dot of {dt!r} accumulates in tl.float32 (or tl.float16 for "
-                   f"tl.float16 operands), not {out_dtype!r}")
-    elif dt.kind in ("int", "uint") and dt.bits <= 32:
-        res_t = tl.int32
-    else:
-        cg.err(node, f"tl.dot does not support {dt!r} operands")
+    res_t = _accumulator(cg, node, dt, out_dtype)
     shape = (a.shape[0], b.shape[1])
     if acc is None:
         acc_v = cg.broadcast_to(cg.constant(0, res_t), shape, node)
@@ -83,7 +110,10 @@ def dot(cg: CodeGen, node: Any, input: Any, other: Any, acc: Any = None,
         if tuple(acc_v.shape) != shape or acc_v.is_ptr or acc_v.dtype is not res_t:
             cg.err(node, f"tl.dot: acc must be a {list(shape)} tile of {res_t!r}, got "
                    f"{acc_v.type_str()}")
-    return TValue(tile.dot(a.handle, b.handle, acc_v.handle, loc=cg.loc, ip=cg.ip), res_t, shape)
+    out = tile.dot(a.handle, b.handle, acc_v.handle, loc=cg.loc, ip=cg.ip)
+    if dt is tl.float32 and precision != "ieee":  # the other dtypes have one precision
+        out.owner.attributes["input_precision"] = ir.StringAttr.get(precision)
+    return TValue(out, res_t, shape)
 
 
 @rule("sigmoid")

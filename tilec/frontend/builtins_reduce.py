@@ -4,7 +4,7 @@
 cumprod/associative_scan` build `tile.scan`; both name a combine function
 (`func.func private`) that this module emits once per (combine, types) into
 the kernel's module.  Atomics build `tile.atomic_rmw` / `tile.atomic_cas`;
-`tl.debug_barrier`, `tl.warp_sync`, `tl.reshape`, `tl.trans`,
+`tl.debug_barrier`, `tl.warp_sync`, `tl.reshape` (`tl.trans`: builtins_lang.py),
 `tl.static_assert` and `tl.static_print` are here too.
 """
 from __future__ import annotations
@@ -335,14 +335,6 @@ def reshape(cg: CodeGen, node: Any, input: Any, shape: Any) -> TValue:
     if shp == x.shape:
         return x
     return TValue(tile.reshape(x.handle, shp, loc=cg.loc, ip=cg.ip), x.elem, shp)
-
-
-@rule("trans")
-def trans(cg: CodeGen, node: Any, input: Any) -> TValue:
-    x = _block(cg, node, input, "trans")
-    if len(x.shape) != 2:
-        cg.err(node, f"tl.trans needs a 2-D tile, got shape {list(x.shape)}")
-    return TValue(tile.trans(x.handle, loc=cg.loc, ip=cg.ip), x.elem, (x.shape[1], x.shape[0]))
 
 
 @rule("static_assert")

@@ -187,7 +187,8 @@ def _stored_params(func_op: ir.Operation, names: list[str], is_ptr: list[bool]) 
             return every
         op = owner.operation
         if op.name in ("tile.addptr", "tensor.splat", "tile.broadcast", "tile.expand_dims",
-                       "tile.reshape", "tile.trans", "tile.convert_layout"):
+                       "tile.reshape", "tile.trans", "tile.convert_layout",
+                       "tile.make_descriptor"):
             return roots(op.operands[0], seen)
         if op.name == "arith.select":
             return roots(op.operands[1], seen) | roots(op.operands[2], seen)
@@ -207,7 +208,8 @@ def _stored_params(func_op: ir.Operation, names: list[str], is_ptr: list[bool]) 
             for block in region.blocks:
                 for inner in block.operations:
                     name = inner.operation.name
-                    if name == "tile.store" or name.startswith("tile.atomic"):
+                    if name in ("tile.store", "tile.descriptor_store") or \
+                            name.startswith("tile.atomic"):
                         stored.update(roots(inner.operation.operands[0], set()))
                     walk(inner.operation)
 

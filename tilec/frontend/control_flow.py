@@ -22,9 +22,11 @@ from tilec.language import core as tl
 
 _MISSING = object()  # a name absent from one branch's scope
 
-# tl.range's scheduling hints: accepted, the loop runs the same.
-_RANGE_HINTS = {"num_stages", "loop_unroll_factor", "disallow_acc_multi_buffer", "flatten",
-                "warp_specialize", "disable_licm"}
+# tl.range's scheduling hints: recorded on the scf.for as `tile.<name>` (integers
+# as i32 attributes, true flags as unit attributes); the loop runs the same.
+_RANGE_INT_HINTS = ("num_stages", "loop_unroll_factor")
+_RANGE_FLAG_HINTS = ("disallow_acc_multi_buffer", "flatten", "warp_specialize", "disable_licm")
+_RANGE_HINTS = set(_RANGE_INT_HINTS + _RANGE_FLAG_HINTS)
 
 
 def _assigned_names(node: Tree) -> list[str]:
@@ -175,7 +177,9 @@ class ControlFlowMixin(CodeGenBase):
             self.err(iter_node, "kernels can only loop over range(...), tl.range(...) or "
                      "tl.static_range(...)")
         args, kwargs = self.eval_args(iter_node.children[1])
+        hints: dict[str, ir.Attribute] = {}
         if tag == "range":
+            hints = self._range_hints(kwargs, iter_node)
             kwargs = {k: v for k, v in kwargs.items() if k not in _RANGE_HINTS}
         if kwargs or not 1 <= len(args) <= 3:
             self.err(iter_node, "range() takes 1 to 3 positional arguments")
@@ -183,6 +187,9 @@ class ControlFlowMixin(CodeGenBase):
             self.err(iter_node, "tl.static_range bounds must be compile-time constants")
         start, stop, step = (0, args[0], 1) if len(args) == 1 else \
             (args[0], args[1], args[2] if len(args) == 3 else 1)
+        if tag == "static_range":
+            self._unrolled(str(target.children[0]), (start, stop, step), body, iter_node)
+            return
         for v in (start, stop, step):
             if isinstance(v, TValue) and (v.is_block or v.is_ptr or not v.dtype.is_int()):
                 self.err(iter_node, f"range() bounds must be integer scalars, got {self.describe(v)}")
@@ -211,6 +218,8 @@ class ControlFlowMixin(CodeGenBase):
         names, init = self._carried(body, st)
         loop = scf.ForOp(lb.handle, ub.handle, stp.handle, [v.handle for v in init], loc=self.loc,
                          ip=self.ip)
+        for k, attr in hints.items():
+            loop.operation.attributes[k] = attr
         block = loop.body
         before = dict(self.scope)
         ip_saved = self.ip
@@ -231,6 +240,43 @@ class ControlFlowMixin(CodeGenBase):
         self._forget_loop_locals(body, names, before, after_body, st)
         for n, v, r in zip(names, init, loop.results):
             self.scope[n] = TValue(r, v.elem, v.shape)
+
+    def _unrolled(self, name: str, bounds: tuple[Any, Any, Any], body: Tree,
+                  node: Node) -> None:
+        """tl.static_range: the body once per value, the loop variable a constexpr
+        (as Triton unrolls it)."""
+        vals = [b.value if isinstance(b, tl.constexpr) else b for b in bounds]
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in vals) or vals[2] == 0:
+            self.err(node, "tl.static_range needs integer constexpr bounds and a non-zero step")
+        trips = py_builtins.range(*vals)
+        if len(trips) > 4096:
+            self.err(node, f"tl.static_range unrolls {len(trips)} iterations; at most 4096 are "
+                     "allowed (use tl.range for a runtime loop)")
+        for i in trips:
+            self.scope[name] = i
+            self.exec_suite(body)
+
+    def _range_hints(self, kwargs: dict[str, Any], node: Node) -> dict[str, ir.Attribute]:
+        """tl.range's keyword hints as scf.for attributes (checked: constexpr ints >= 0
+        or None, constexpr bools)."""
+        out: dict[str, ir.Attribute] = {}
+        for k in _RANGE_HINTS & set(kwargs):
+            v = kwargs[k]
+            v = v.value if isinstance(v, tl.constexpr) else v
+            if isinstance(v, TValue):
+                self.err(node, f"tl.range's {k} must be a compile-time constant")
+            if k in _RANGE_INT_HINTS:
+                if v is None:
+                    continue
+                if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                    self.err(node, f"tl.range's {k} must be a non-negative int, got {v!r}")
+                out[f"tile.{k}"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), v)
+            else:
+                if not isinstance(v, bool) and v is not None:
+                    self.err(node, f"tl.range's {k} must be True or False, got {v!r}")
+                if v:
+                    out[f"tile.{k}"] = ir.UnitAttr.get()
+        return out
 
     # ---- while
     def stmt_while_stmt(self, st: Tree) -> None:

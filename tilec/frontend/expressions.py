@@ -232,9 +232,12 @@ class ExpressionMixin(CodeGenBase):
                 return base.elem
             if name == "shape":
                 return base.shape
-            if name == "to":
+            if name in ("to", "permute", "trans"):
                 return BoundMethod(base, name)
-            self.err(node, f"tiles have no attribute '{name}' (available: .to, .dtype, .shape)")
+            if name == "T":
+                return self.builtins["trans"](self, node, base)
+            self.err(node, f"tiles have no attribute '{name}' (available: .to, .dtype, .shape, "
+                     ".T, .trans, .permute)")
         try:
             v = getattr(base, name)
         except AttributeError:

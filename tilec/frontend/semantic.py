@@ -56,6 +56,8 @@ def mlir_scalar(elem: ElemType) -> ir.Type:
     """The MLIR type of one element of `elem`."""
     if isinstance(elem, tl.pointer_type):
         return tile.ptr_type(mlir_scalar(elem.element_ty))
+    if elem in tl.FP8_DTYPES:
+        return ir.Float8E4M3FNType.get() if elem is tl.float8e4nv else ir.Float8E5M2Type.get()
     if elem.kind == "float":
         return {16: ir.F16Type.get() if elem.name == "float16" else ir.BF16Type.get(),
                 32: ir.F32Type.get(), 64: ir.F64Type.get()}[elem.bits]
@@ -103,6 +105,8 @@ def _integer_promote(a: tl.dtype, b: tl.dtype) -> tl.dtype:
 def promote(a: tl.dtype, a_literal: bool, b: tl.dtype, b_literal: bool,
             div_or_mod: bool = False) -> tl.dtype:
     """The computation type of a binary arithmetic operation (Triton's rules)."""
+    if a in tl.FP8_DTYPES or b in tl.FP8_DTYPES:
+        return _fp8_promote(a, a_literal, b, b_literal, div_or_mod)
     if a_literal != b_literal:
         lit, other = (a, b) if a_literal else (b, a)
         if _KIND_RANK[lit.kind] <= _KIND_RANK[other.kind]:
@@ -123,6 +127,23 @@ def promote(a: tl.dtype, a_literal: bool, b: tl.dtype, b_literal: bool,
         raise TypeError(f"cannot use / // or % on {a!r} and {b!r}: signed and unsigned "
                         "integers; cast one of them with .to(...)")
     return _integer_promote(a, b)
+
+
+def _fp8_promote(a: tl.dtype, a_literal: bool, b: tl.dtype, b_literal: bool,
+                 div_or_mod: bool) -> tl.dtype:
+    """fp8 with a wider float tile computes in that float; two different fp8
+    types meet in fp16 (Triton); one fp8 type (with a literal) stays itself, for
+    selects: its arithmetic is rejected by tile-expand-fp8 at the operator."""
+    wider = [x for x, lit in ((a, a_literal), (b, b_literal))
+             if x.is_floating() and x not in tl.FP8_DTYPES and not lit]
+    if wider:
+        return promote(wider[0], False, wider[0], False, div_or_mod)
+    if a in tl.FP8_DTYPES and b in tl.FP8_DTYPES and a is not b:
+        return tl.float32 if div_or_mod else tl.float16
+    if a is b or a_literal or b_literal:
+        return a if a in tl.FP8_DTYPES else b
+    raise TypeError(f"arithmetic on {a if a in tl.FP8_DTYPES else b!r} is not supported: fp8 "
+                    "is a storage type; convert with .to(tl.float16) or .to(tl.float32) first")
 
 
 def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:

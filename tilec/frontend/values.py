@@ -40,9 +40,9 @@ class Unassigned:
 
 @dataclass
 class BoundMethod:
-    """`x.to` before it is called."""
+    """`x.to` (or another method of a tile or a descriptor) before it is called."""
 
-    obj: TValue
+    obj: Any
     name: str
 
 
@@ -167,6 +167,9 @@ class CodeGenBase(ABC):
                 self.err(node, f"bitcast needs types of the same width: {src!r} is {src.bits} bits, "
                          f"{dst!r} is {dst.bits}")
             return self.convert(arith.bitcast, v, dst)
+        if (src in tl.FP8_DTYPES or dst in tl.FP8_DTYPES) and \
+                not (src.is_floating() and dst.is_floating()):  # fp8 <-> int/bool via f32
+            return self.cast(self.cast(v, tl.float32, node), dst, node)
         if dst.is_bool():
             zero = self.broadcast_to(self.constant(0, src), v.shape, node)
             return self.compare("!=", v, zero, node)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any, Callable, TypeVar
 
 from tilec.language.core import (  # noqa: F401  (re-exported names)
-    ALL_DTYPES, bfloat16, constexpr, dtype, float16, float32, float64, int1, int8, int16,
-    int32, int64, parse_type, pointer_type, uint8, uint16, uint32, uint64,
+    ALL_DTYPES, bfloat16, constexpr, dtype, float8e4nv, float8e5, float16, float32, float64,
+    int1, int8, int16, int32, int64, parse_type, pointer_type, uint8, uint16, uint32, uint64,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -232,8 +232,27 @@ def reshape(input: Any, shape: Any) -> Any:
 
 
 @_builtin
-def trans(input: Any) -> Any:
-    """The transpose of a 2-D tile."""
+def trans(input: Any, *dims: Any) -> Any:
+    """The tile with its dimensions permuted (default: the transpose of a 2-D tile)."""
+
+
+@_builtin
+def permute(input: Any, *dims: Any) -> Any:
+    """The tile with its dimensions in the order `dims` (varargs or one tuple)."""
+
+
+@_builtin
+def cast(input: Any, dtype: dtype, fp_downcast_rounding: Any = None, bitcast: bool = False) -> Any:
+    """`input` converted to `dtype` (as `input.to(dtype)`)."""
+
+
+@_builtin
+def make_tensor_descriptor(base: Any, shape: Any, strides: Any, block_shape: Any,
+                           padding_option: str = "zero") -> Any:
+    """A descriptor of a strided tensor at `base` (runtime `shape`/`strides`, the last
+    stride 1) for blocks of the constexpr `block_shape`: `desc.load(offsets)` reads
+    a block (0 outside the tensor), `desc.store(offsets, value)` writes the part
+    inside it."""
 
 
 @_builtin
@@ -298,8 +317,12 @@ def max_constancy(input: Any, values: Any) -> Any:
 
 
 @_builtin
-def range(*args: Any, **hints: Any) -> Any:
-    """`for i in tl.range(lo, hi, step)`: a loop like `range` (scheduling hints accepted)."""
+def range(*args: Any, num_stages: Any = None, loop_unroll_factor: Any = None,
+          disallow_acc_multi_buffer: bool = False, flatten: bool = False,
+          warp_specialize: bool = False, disable_licm: bool = False) -> Any:
+    """`for i in tl.range(lo, hi, step)`: a loop like `range`.  The keywords are
+    scheduling hints recorded on the loop (`tile.num_stages`, `tile.loop_unroll_factor`,
+    `tile.flatten`, ...); they do not change what the loop computes."""
 
 
 @_builtin

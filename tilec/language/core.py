@@ -156,9 +156,15 @@ float16 = dtype("float16", "fp16", "float", 16)
 bfloat16 = dtype("bfloat16", "bf16", "float", 16)
 float32 = dtype("float32", "fp32", "float", 32)
 float64 = dtype("float64", "fp64", "float", 64)
+# fp8 (OCP): e4m3 "fn" (no infinities, one NaN per sign, max 448) and e5m2 (IEEE-like);
+# storage and conversion types: arithmetic converts them with .to() first.
+float8e4nv = dtype("float8e4nv", "fp8e4nv", "float", 8)
+float8e5 = dtype("float8e5", "fp8e5", "float", 8)
+FP8_DTYPES = (float8e4nv, float8e5)
 
 ALL_DTYPES: tuple[dtype, ...] = (int1, int8, int16, int32, int64, uint8, uint16, uint32,
-                                 uint64, float16, bfloat16, float32, float64)
+                                 uint64, float16, bfloat16, float32, float64, float8e4nv,
+                                 float8e5)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_SHORT = {d.short: d for d in ALL_DTYPES}
 _BY_SHORT.update({"fp16": float16, "bf16": bfloat16, "fp32": float32, "fp64": float64,

@@ -28,6 +28,7 @@ _TORCH_TO_TL = {
     "torch.uint16": tl.uint16, "torch.uint32": tl.uint32, "torch.uint64": tl.uint64,
     "torch.float16": tl.float16, "torch.bfloat16": tl.bfloat16, "torch.float32": tl.float32,
     "torch.float64": tl.float64,
+    "torch.float8_e4m3fn": tl.float8e4nv, "torch.float8_e5m2": tl.float8e5,
 }
 
 

@@ -116,3 +116,53 @@ func.func @dot_acc_type(%a: tensor<16x16xf32>, %c: tensor<16x16xi32>) attributes
   %d = "tile.dot"(%a, %a, %c) : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xi32>) -> tensor<16x16xi32> loc("k.py":16:3)
   return
 }
+
+// -----
+
+// CHECK: k.py:20:3: error: 'tile.dot' op input_precision "tf32" needs f32 operands
+func.func @tf32_on_f16(%a: tensor<16x16xf16>, %c: tensor<16x16xf32>) attributes {tile.kernel} {
+  %d = "tile.dot"(%a, %a, %c) {input_precision = "tf32"} : (tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x16xf32>) -> tensor<16x16xf32> loc("k.py":20:3)
+  return
+}
+
+// -----
+
+// CHECK: k.py:21:3: error: 'tile.dot' op input_precision "fast" needs f32 operands and one of ieee, tf32, tf32x3
+func.func @unknown_precision(%a: tensor<16x16xf32>, %c: tensor<16x16xf32>) attributes {tile.kernel} {
+  %d = "tile.dot"(%a, %a, %c) {input_precision = "fast"} : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc("k.py":21:3)
+  return
+}
+
+// -----
+
+// CHECK: k.py:22:3: error: 'tile.make_descriptor' op base must be !tile.ptr<f16>, got !tile.ptr<f32>
+func.func @desc_base(%x: !tile.ptr<f32>, %n: i64) attributes {tile.kernel} {
+  %d = "tile.make_descriptor"(%x, %n, %n) {operandSegmentSizes = array<i32: 1, 1, 1>} : (!tile.ptr<f32>, i64, i64) -> !tile.tensordesc<tensor<16xf16>> loc("k.py":22:3)
+  return
+}
+
+// -----
+
+// CHECK: k.py:23:3: error: 'tile.make_descriptor' op needs 2 i64 shape values and 2 i64 strides
+func.func @desc_rank(%x: !tile.ptr<f32>, %n: i64) attributes {tile.kernel} {
+  %d = "tile.make_descriptor"(%x, %n, %n) {operandSegmentSizes = array<i32: 1, 1, 1>} : (!tile.ptr<f32>, i64, i64) -> !tile.tensordesc<tensor<16x16xf32>> loc("k.py":23:3)
+  return
+}
+
+// -----
+
+// CHECK: k.py:24:3: error: 'tile.descriptor_load' op needs 2 i32 offsets, got 1
+func.func @desc_offsets(%x: !tile.ptr<f32>, %n: i64, %o: i32) attributes {tile.kernel} {
+  %d = "tile.make_descriptor"(%x, %n, %n, %n, %n) {operandSegmentSizes = array<i32: 1, 2, 2>} : (!tile.ptr<f32>, i64, i64, i64, i64) -> !tile.tensordesc<tensor<16x16xf32>>
+  %v = "tile.descriptor_load"(%d, %o) : (!tile.tensordesc<tensor<16x16xf32>>, i32) -> tensor<16x16xf32> loc("k.py":24:3)
+  return
+}
+
+// -----
+
+// CHECK: k.py:25:3: error: 'tile.descriptor_store' op the block is tensor<16x16xf32>, got tensor<16x8xf32>
+func.func @desc_store_shape(%x: !tile.ptr<f32>, %n: i64, %o: i32, %v: tensor<16x8xf32>) attributes {tile.kernel} {
+  %d = "tile.make_descriptor"(%x, %n, %n, %n, %n) {operandSegmentSizes = array<i32: 1, 2, 2>} : (!tile.ptr<f32>, i64, i64, i64, i64) -> !tile.tensordesc<tensor<16x16xf32>>
+  "tile.descriptor_store"(%d, %v, %o, %o) : (!tile.tensordesc<tensor<16x16xf32>>, tensor<16x8xf32>, i32, i32) -> () loc("k.py":25:3)
+  return
+}

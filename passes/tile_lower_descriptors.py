@@ -1,0 +1,131 @@
+"""`tile-lower-descriptors`: tensor-descriptor loads and stores as masked pointer tiles.
+
+Input: tile-level IR (before `tile-layout`) with `tile.descriptor_load` /
+`tile.descriptor_store` on the result of a `tile.make_descriptor` (base
+pointer, r shape values and r stride values, all i64; dialects/
+tile_descriptors.py), offsets i32, block shape B (the descriptor type's).
+Output: for each access, per dimension d the indices
+`idx_d = offset_d + [0, B_d)` in i64, the element offsets
+`sum_d idx_d * stride_d` (the last stride is 1, so the last dimension adds
+`idx_d` itself and stays contiguous for the axis analysis), the mask
+`0 <= idx_d < shape_d` for every d, then `tile.addptr` on the splat base
+and `tile.load` (masked, `other` 0) / `tile.store` (masked).  Offsets are
+64-bit, so tensors past 2^31 elements address correctly.  The
+`tile.make_descriptor`s are erased once unused.  Every new op carries the
+location of the access it replaces.
+
+A target pass that maps descriptor loads to TMA copies runs before this one
+and leaves the accesses it does not take.
+
+Nearest upstream analogue: none in MLIR; Triton's descriptor load/store
+rewritten to pointer loads where TMA is unavailable.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from mlir import ir
+from mlir.dialects import arith, tensor
+
+from tilec.dialects import tile
+from tilec.dialects import tile_descriptors as desc
+from tilec.errors import CompilerBugError
+from tilec.options import CompileOptions
+from tilec.targets import Target
+
+NAME = "tile-lower-descriptors"
+
+
+def _walk(op: ir.Operation, out: list[ir.Operation]) -> None:
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                if inner.operation.name in ("tile.descriptor_load", "tile.descriptor_store",
+                                            "tile.make_descriptor"):
+                    out.append(inner.operation)
+                _walk(inner.operation, out)
+
+
+def _splat(v: ir.Value, shape: tuple[int, ...], at: dict[str, Any]) -> ir.Value:
+    return tensor.splat(tile.tensor_type(shape, v.type), v, [], **at)
+
+
+def _index_tile(offset: ir.Value, d: int, block: tuple[int, ...], at: dict[str, Any]) -> ir.Value:
+    """offset + [0, B_d) as i64, shaped to broadcast along the other dimensions."""
+    i64 = ir.IntegerType.get_signless(64)
+    n = block[d]
+    r = arith.extsi(tile.tensor_type((n,), i64), tile.range_(0, n, **at), **at)
+    off = arith.extsi(i64, offset, **at) if offset.type != i64 else offset
+    idx = arith.addi(r, _splat(off, (n,), at), **at)
+    for axis in range(len(block)):
+        if axis != d:
+            idx = tile.expand_dims(idx, axis, **at)
+    return idx
+
+
+def _full(v: ir.Value, block: tuple[int, ...], at: dict[str, Any]) -> ir.Value:
+    shape = tile.shape_of(v.type)
+    if shape == block:
+        return v
+    return tile.broadcast(v, tile.tensor_type(block, tile.element_type(v.type)), **at)
+
+
+def _pointers_and_mask(op: ir.Operation, make: ir.Operation,
+                       offsets: list[ir.Value]) -> tuple[ir.Value, ir.Value]:
+    at = {"loc": op.location, "ip": ir.InsertionPoint(op)}
+    base, shape, strides = desc.parts(make)
+    block = tuple(desc.block_type(make.results[0].type).shape)
+    i64 = ir.IntegerType.get_signless(64)
+    offs: ir.Value | None = None
+    mask: ir.Value | None = None
+    last = len(block) - 1
+    for d in range(len(block)):
+        idx = _index_tile(offsets[d], d, block, at)
+        sub_shape = tile.shape_of(idx.type)
+        zero = _splat(arith.constant(i64, 0, **at), sub_shape, at)
+        inside = arith.andi(arith.cmpi(arith.CmpIPredicate.sge, idx, zero, **at),
+                            arith.cmpi(arith.CmpIPredicate.slt, idx,
+                                       _splat(shape[d], sub_shape, at), **at), **at)
+        term = idx if d == last else arith.muli(idx, _splat(strides[d], sub_shape, at), **at)
+        term, inside = _full(term, block, at), _full(inside, block, at)
+        offs = term if offs is None else arith.addi(offs, term, **at)
+        mask = inside if mask is None else arith.andi(mask, inside, **at)
+    assert offs is not None and mask is not None
+    ptrs = tile.addptr(_splat(base, block, at), offs, **at)
+    return ptrs, mask
+
+
+def _make_of(op: ir.Operation) -> ir.Operation:
+    owner = op.operands[0].owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "tile.make_descriptor":
+        raise CompilerBugError(f"{op.name} needs a tile.make_descriptor operand")
+    return owner.operation
+
+
+def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
+    with module.context:
+        ops: list[ir.Operation] = []
+        _walk(module.operation, ops)
+        makes = [op for op in ops if op.name == "tile.make_descriptor"]
+        for op in ops:
+            if op.name == "tile.descriptor_load":
+                ptrs, mask = _pointers_and_mask(op, _make_of(op), list(op.operands)[1:])
+                at = {"loc": op.location, "ip": ir.InsertionPoint(op)}
+                rt = op.results[0].type
+                zero = arith.constant(rt, ir.DenseElementsAttr.get_splat(
+                    rt, _zero_attr(tile.element_type(rt))), **at)
+                op.results[0].replace_all_uses_with(tile.load(ptrs, mask, zero, **at))
+                op.erase()
+            elif op.name == "tile.descriptor_store":
+                ptrs, mask = _pointers_and_mask(op, _make_of(op), list(op.operands)[2:])
+                tile.store(ptrs, op.operands[1], mask, loc=op.location, ip=ir.InsertionPoint(op))
+                op.erase()
+        for make in makes:
+            if not list(make.results[0].uses):
+                make.erase()
+
+
+def _zero_attr(elem: ir.Type) -> ir.Attribute:
+    if isinstance(elem, ir.IntegerType):
+        return ir.IntegerAttr.get(elem, 0)
+    return ir.FloatAttr.get(elem, 0.0)

@@ -96,6 +96,7 @@ class _Plan:
     acc_index: int                 # iteration-argument index of the accumulator
     side: list[ir.Operation]       # the load side, in body order
     carried: list[int]             # iteration-argument indices the load side carries
+    b_trans: ir.Operation | None = None   # b = tile.trans(load): B is K-major in its ring
 
 
 def _load_parts(load: ir.Operation) -> tuple[ir.Value, ir.Value | None, ir.Value | None]:
@@ -122,8 +123,15 @@ def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
         return None
     acc_index = args.index(acc) - 1
     loads = []
-    for v in list(dot.operands)[:2]:
+    b_trans: ir.Operation | None = None
+    for idx, v in enumerate(list(dot.operands)[:2]):
         owner = v.owner
+        if idx == 1 and isinstance(owner, ir.OpView) and owner.operation.name == "tile.trans" \
+                and owner.operation.block == body and len(list(v.uses)) == 1:
+            # b = x.T of an [N, K] load: the ring holds it K-major as loaded.
+            b_trans = owner.operation
+            v = b_trans.operands[0]
+            owner = v.owner
         if not isinstance(owner, ir.OpView) or owner.operation.name != "tile.load" or \
                 owner.operation.block != body or len(list(v.uses)) != 1:
             return None
@@ -161,7 +169,7 @@ def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
             if use.owner not in side and use.owner not in loads:
                 return None
     return _Plan(dot, (loads[0], loads[1]), acc_index, [op for op in ops if op in side],
-                 sorted(carried))
+                 sorted(carried), b_trans)
 
 
 def _copyable(ptr: ir.Value, mask: ir.Value | None, info: axis_info.AxisInfoMap) -> bool:
@@ -278,6 +286,8 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
         read = arith.RemUIOp(counter, s).result
         started = tile_memory.mma(rings[0], read, rings[1], read, dot.operands[2], "wgmma",
                                   loc=dot.location)
+        if plan.b_trans is not None:
+            started.owner.attributes["tile.b_kmajor"] = ir.UnitAttr.get()
         done = tile_memory.mma_wait(started, 1, loc=dot.location)
         if num_warps > 4:
             tile.barrier(loc=dot.location)
@@ -288,6 +298,8 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
                                          for i in plan.carried}})
     dot.results[0].replace_all_uses_with(done)
     dot.erase()
+    if plan.b_trans is not None:
+        plan.b_trans.erase()
     for ld in plan.loads:
         ld.erase()
     old_yield = _ops(new_body)[-1]

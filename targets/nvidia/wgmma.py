@@ -178,13 +178,17 @@ def _acc_keys(m: int, n: int, num_warps: int) -> list[list[tuple[tuple[int, int]
 
 def issue(L: FuncLowering, elem: ir.Type, a_buf: ir.Value, a_off: ir.Value | int,
           b_buf: ir.Value, b_off: ir.Value | int, shape: tuple[int, int, int],
-          acc_chunks: Sequence[ir.Value], d: Distribution) -> list[ir.Value]:
+          acc_chunks: Sequence[ir.Value], d: Distribution,
+          b_kmajor: bool = False) -> list[ir.Value]:
     """fence; every `wgmma.mma_async` of one [m, n, k] dot (A at byte `a_off` of
-    `a_buf`, B at `b_off` of `b_buf`); commit.  Returns the accumulator values
+    `a_buf`, B at `b_off` of `b_buf`, [k, n] N-major, or with `b_kmajor` an
+    [n, k] K-major tile); commit.  Returns the accumulator values
     (f32 scalars, `_acc_keys` order), valid only after a wait."""
     m, n, k = shape
     eb = 2
     ta, tb = operand_tiles(m, n, k, eb, L.num_warps)
+    if b_kmajor:
+        tb = SwizzledTile(n, k, eb)
     groups = L.num_warps // 4
     n_instr = min(n, _MAX_N)
     assert L.tid is not None
@@ -193,7 +197,7 @@ def issue(L: FuncLowering, elem: ir.Type, a_buf: ir.Value, a_off: ir.Value | int
     a_start = wg_off if isinstance(a_off, int) and a_off == 0 else \
         arith.AddIOp(wg_off, a_off if not isinstance(a_off, int) else _c(L, a_off)).result
     da0 = _plus(_descriptor_base(L, a_buf, 16, 1024), a_start)
-    db0 = _plus(_descriptor_base(L, b_buf, tb.atom_bytes, 1024), b_off)
+    db0 = _plus(_descriptor_base(L, b_buf, 16 if b_kmajor else tb.atom_bytes, 1024), b_off)
     f32 = ir.F32Type.get()
     kind = "bf16" if isinstance(elem, ir.BF16Type) else "f16"
     attr = ir.Attribute.parse
@@ -206,7 +210,11 @@ def issue(L: FuncLowering, elem: ir.Type, a_buf: ir.Value, a_off: ir.Value | int
         for idx, regs in enumerate(values):
             i, s = divmod(idx, n // n_instr)
             da = _plus(da0, i * 64 * 128 + a_k)
-            db = _plus(db0, (s * n_instr // 64) * tb.atom_bytes + k0 * 128)
+            if b_kmajor:   # rows are n, 128 bytes apart; k steps like A's
+                db = _plus(db0, s * n_instr * 128 + (k0 // tb.atom_cols) * tb.atom_bytes +
+                           (k0 % tb.atom_cols) * eb)
+            else:
+                db = _plus(db0, (s * n_instr // 64) * tb.atom_bytes + k0 * 128)
             st = llvm.StructType.get_literal([f32] * len(regs))
             packed = llvm.UndefOp(st).result
             for j, v in enumerate(regs):
@@ -216,7 +224,8 @@ def issue(L: FuncLowering, elem: ir.Type, a_buf: ir.Value, a_off: ir.Value | int
                 attr(f"#nvvm.wgmma_type<{kind}>"), attr(f"#nvvm.wgmma_type<{kind}>"),
                 attr("#nvvm.wgmma_type<f32>"), attr("#nvvm.wgmma_scale_out<one>"),
                 attr("#nvvm.wgmma_scale_in<one>"), attr("#nvvm.wgmma_scale_in<one>"),
-                attr("#nvvm.mma_layout<row>"), attr("#nvvm.mma_layout<row>")).result
+                attr("#nvvm.mma_layout<row>"),
+                attr(f"#nvvm.mma_layout<{'col' if b_kmajor else 'row'}>")).result
             values[idx] = [llvm.ExtractValueOp(f32, out, [j]).result for j in range(len(regs))]
     nvvm.WgmmaGroupSyncAlignedOp()
     return [v for regs in values for v in regs]
@@ -276,10 +285,12 @@ def _mma(L: FuncLowering, op: ir.Operation) -> None:
     b_off = arith.MulIOp(L.get(slot_b), _c(L, tb.nbytes)).result
     elem = ir.MemRefType(ring_a.type).element_type
     d = L.dist(res.type)
+    kmajor = "tile.b_kmajor" in op.attributes
+    n = tb.rows if kmajor else tb.cols
     values = issue(L, elem, L.get(ring_a), a_off, L.get(ring_b), b_off,
-                   (ta.rows, tb.cols, ta.cols), L.frag(acc), d)
+                   (ta.rows, n, ta.cols), L.frag(acc), d, b_kmajor=kmajor)
     L.pending[res] = values
-    L.values[res] = rebuild(L, d, ta.rows, tb.cols, values)
+    L.values[res] = rebuild(L, d, ta.rows, n, values)
 
 
 @RULES.rule("tile.mma_wait", feature=Feature.WGMMA)

@@ -48,6 +48,11 @@ PERSISTENT_CONFIGS = [(128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (128, 128, 64,
 PERSISTENT = [(4096, 4096, 4096, "float16"), (8192, 8192, 8192, "float16"),
               (4096, 4096, 4000, "float16")]
 NUM_SMS = 132
+# fp8 e4m3 inputs, fp16 output: tilec's persistent example (B [N, K]); Triton's
+# tutorial-03 source on the same data (B as a [K, N] view of [N, K]); cuBLAS
+# through torch._scaled_mm.
+FP8_CONFIGS = [(128, 128, 128, 8, 4), (128, 256, 128, 8, 3), (128, 128, 128, 8, 3)]
+FP8 = [(4096, 4096, 4096), (8192, 8192, 8192)]
 PREPARED = os.path.join(os.environ.get("TILEC_CACHE_DIR", "."), "..", "matmul-prepare.json")
 
 
@@ -100,6 +105,10 @@ def prepare() -> None:
         for cfg in PERSISTENT_CONFIGS:
             matmul_persistent.warmup(*_persistent_args(torch, "cpu", m, n, k, dt, False),
                                      target="sm90", **_pmeta(cfg))
+    for m, n, k in FP8:
+        for cfg in FP8_CONFIGS:
+            matmul_persistent.warmup(*_persistent_args(torch, "cpu", m, n, k, "float8_e4m3fn",
+                                                       False), target="sm90", **_pmeta(cfg))
     sig = "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32=1,i32:16,i32=1"
     ptxas = {}
     for cfg in CONFIGS:
@@ -250,6 +259,7 @@ def run(json_path: str | None) -> None:
         rows.append(row)
         print(f"persistent {dt} {m}x{n}x{k}: tilec {best[0]:6.1f} {best[1]}  cublas {cb:6.1f}",
               flush=True)
+    rows += _fp8_rows(torch, do_bench)
     prepared = {}
     if os.path.exists(PREPARED):
         with open(PREPARED) as f:
@@ -262,12 +272,78 @@ def run(json_path: str | None) -> None:
                                        "GPU machine (16 cores), includes its ptxas",
            "not_measured": ["Triton's TMA + persistent twin (the persistent rows compare with "
                             "Triton's tutorial-03 row of the same shape)",
-                            "fp8 rows (fp8 wgmma not implemented: fp8 dots run as f16 mma.sync)"],
+                            "fp8 with B [K, N] N-major in tilec (fp8 wgmma reads B K-major: "
+                            "such dots take the register-staged path)"],
            **prepared}
     if json_path:
         with open(json_path, "w") as f:
             json.dump(out, f, indent=1)
         _plot(rows, os.path.splitext(json_path)[0] + ".png")
+
+
+def _fp8_rows(torch: Any, do_bench: Any) -> list[dict[str, Any]]:
+    from matmul_kernels import t_mm_tutorial
+    out = []
+    for m, n, k in FP8:
+        torch.manual_seed(m + 3)
+        pargs = _persistent_args(torch, "cuda", m, n, k, "float8_e4m3fn", True)
+        a, b, c = pargs[:3]
+        ref = a.float() @ b.float().T
+        res: dict[str, Any] = {}
+        for name, cfgs in (("tilec", FP8_CONFIGS), ("triton", FP8_CONFIGS)):
+            best = (0.0, "", float("nan"))
+            per: dict[str, float] = {}
+            for cfg in cfgs:
+                if name == "tilec":
+                    def go(cfg: tuple[int, ...] = cfg) -> None:
+                        matmul_persistent[(NUM_SMS,)](*pargs, **_pmeta(cfg))
+                else:
+                    bt = b.T   # [K, N] view, K contiguous
+                    targs = (a, bt, c, m, n, k, a.stride(0), a.stride(1), bt.stride(0),
+                             bt.stride(1), c.stride(0), c.stride(1))
+
+                    def go(cfg: tuple[int, ...] = cfg, targs: Any = targs) -> None:
+                        t_mm_tutorial[_grid(m, n, cfg)](*targs, **_meta(cfg))
+                try:
+                    c.fill_(float("nan"))
+                    go()
+                    torch.cuda.synchronize()
+                    err = float("nan") if torch.isnan(c).any().item() else \
+                        ((c.float() - ref).norm() / ref.norm()).item()
+                    if not err < 2e-2:
+                        print(f"  WRONG fp8 {name} {cfg}: rel err {err}")
+                        continue
+                    t = do_bench(go, warmup=25, rep=200, return_mode="median")
+                except Exception as e:  # noqa: BLE001
+                    print(f"  fp8 {name} {cfg}: {type(e).__name__}: {str(e)[:100]}")
+                    continue
+                per[str(cfg)] = round(2 * m * n * k / t / 1e9, 1)
+                if per[str(cfg)] > best[0]:
+                    best = (per[str(cfg)], str(cfg), err)
+            res[name] = (best, per)
+        one = torch.tensor(1.0, device="cuda")
+        bt = b.T
+        try:
+            t_cb = do_bench(lambda: torch._scaled_mm(a, bt, scale_a=one, scale_b=one,
+                                                     out_dtype=torch.float16),
+                            warmup=25, rep=200, return_mode="median")
+            cb: float | None = round(2 * m * n * k / t_cb / 1e9, 1)
+        except Exception as e:  # noqa: BLE001
+            print(f"  _scaled_mm: {type(e).__name__}: {str(e)[:100]}")
+            cb = None
+        tl_b, tr_b = res["tilec"][0], res["triton"][0]
+        row = {"kernel": "fp8 e4m3 -> fp16: tilec persistent descriptor example; Triton "
+                         "tutorial-03 source; cuBLAS torch._scaled_mm",
+               "dtype": "float8_e4m3fn", "shape": [m, n, k],
+               "tilec": tl_b[0], "tilec_config": tl_b[1], "tilec_rel_error": tl_b[2],
+               "triton": tr_b[0], "triton_config": tr_b[1], "triton_rel_error": tr_b[2],
+               "cublas": cb, "tilec_vs_triton": round(tl_b[0] / tr_b[0], 3) if tr_b[0] else None,
+               "tilec_vs_cublas": round(tl_b[0] / cb, 3) if cb else None,
+               "tilec_per_config": res["tilec"][1], "triton_per_config": res["triton"][1]}
+        out.append(row)
+        print(f"fp8 {m}x{n}x{k}: tilec {tl_b[0]:7.1f} {tl_b[1]}  triton {tr_b[0]:7.1f} "
+              f"{tr_b[1]}  cublas {cb}", flush=True)
+    return out
 
 
 def _plot(rows: list[dict[str, Any]], path: str) -> None:
@@ -278,7 +354,8 @@ def _plot(rows: list[dict[str, Any]], path: str) -> None:
     except ImportError:
         print("matplotlib not available: no chart")
         return
-    labels = [f"{r['dtype'][:4]} {'x'.join(map(str, r['shape']))}" for r in rows]
+    rows = [dict(r, cublas=r["cublas"] or 0, triton=r["triton"] or 0) for r in rows]
+    labels = [f"{'pers ' if 'persistent' in r['kernel'] else ''}{r['dtype'][:4]} {'x'.join(map(str, r['shape']))}" for r in rows]
     xs = range(len(rows))
     fig, ax = plt.subplots(figsize=(12, 4.5))
     w = 0.27

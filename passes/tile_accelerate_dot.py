@@ -2,7 +2,9 @@
 
 Input: tile-level IR (before `tile-layout`), `tile.dot %a, %b, %acc` as the
 frontend builds it.  Output: the same IR; every `tile.dot` carries
-`tile.mma = "wgmma" | "mma_sync" | "fma"` and, where the choice was not the
+`tile.mma = "wgmma" | "mma_sync" | "fma"` (fp8 wgmma dots also
+`tile.mma_fp8 = "e4m3" | "e5m2"`: `tile-expand-fp8` then leaves their operands
+as raw bytes) and, where the choice was not the
 target's best family, `tile.mma_reason` saying why (shown by `tilec ir`).
 `tile-layout` gives the accumulator the layout of the chosen family
 (`layouts.wgmma_accumulator_layout`, `layouts.mma_accumulator_layout`);
@@ -47,15 +49,27 @@ class DotShape:
     # Bytes per thread access the operand loads allow along each operand's
     # contiguous dimension (16 when not loaded from memory here).
     operand_access: int = 16
+    # b is `tile.trans` of a loaded [N, K] tile (K-major in memory).
+    b_kmajor: bool = False
+
+
+FP8_TYPES = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
 
 
 def _wgmma_misfit(d: DotShape) -> str | None:
-    if d.a not in ("f16", "bf16") or d.acc != "f32":
-        return f"wgmma here takes f16/bf16 operands with an f32 accumulator, not {d.a} -> {d.acc}"
+    if d.a in FP8_TYPES and d.acc == "f32":
+        if not d.b_kmajor:
+            return ("fp8 wgmma reads B K-major: give B as [N, K] and use b.T "
+                    "(or load it transposed)")
+        if d.k % 128:
+            return f"fp8 operands need K a multiple of 128 (128-byte rows), not {d.k}"
+    elif d.a not in ("f16", "bf16") or d.acc != "f32":
+        return (f"wgmma here takes f16/bf16/fp8 operands with an f32 accumulator, not "
+                f"{d.a} -> {d.acc}")
     if wgmma_accumulator_layout(d.m, d.n, d.k, d.warp_size, d.num_warps) is None:
         return (f"a {d.m}x{d.n}x{d.k} dot with num_warps={d.num_warps} does not fill whole "
                 "warpgroups (num_warps a multiple of 4, M a multiple of 16 * num_warps)")
-    if d.k % 64 or d.n % 64:
+    if d.a not in FP8_TYPES and (d.k % 64 or d.n % 64):
         return f"the 128-byte swizzled operands need K and N multiples of 64 (K={d.k}, N={d.n})"
     if d.n > 256 and d.n % 256:
         return f"N={d.n} is not a whole number of 256-wide instructions"
@@ -70,7 +84,8 @@ def _wgmma_misfit(d: DotShape) -> str | None:
 
 
 def _mma_sync_misfit(d: DotShape) -> str | None:
-    if d.a not in ("f16", "bf16") or d.acc != "f32":
+    # fp8 operands reach mma.sync widened to f16 (tile-expand-fp8).
+    if d.a not in ("f16", "bf16", *FP8_TYPES) or d.acc != "f32":
         return f"mma.sync here takes f16/bf16 operands with an f32 accumulator, not {d.a} -> {d.acc}"
     if mma_accumulator_layout(d.m, d.n, d.k, d.warp_size, d.num_warps) is None:
         return (f"a {d.m}x{d.n}x{d.k} dot does not fit m16n8k16 with num_warps={d.num_warps} "
@@ -118,9 +133,12 @@ def _shape_of(op: ir.Operation, num_warps: int, warp_size: int,
     (m, k), n = tile.shape_of(a), tile.shape_of(b)[1]
     prec = str(ir.StringAttr(op.attributes["input_precision"]).value) \
         if "input_precision" in op.attributes else "ieee"
-    access = min(_access_bytes(op.operands[0], info), _access_bytes(op.operands[1], info))
+    b_src = op.operands[1].owner
+    kmajor = isinstance(b_src, ir.OpView) and b_src.operation.name == "tile.trans"
+    access = min(_access_bytes(op.operands[0], info),
+                 _access_bytes(b_src.operation.operands[0] if kmajor else op.operands[1], info))
     return DotShape(m, n, k, str(tile.element_type(a)), str(tile.element_type(res)),
-                    num_warps, warp_size, prec, access)
+                    num_warps, warp_size, prec, access, kmajor)
 
 
 def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
@@ -147,5 +165,8 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
                 shape = _shape_of(op, options.num_warps, target.warp_size, infos[func])
                 kind, why = select(shape, target)
             op.attributes["tile.mma"] = ir.StringAttr.get(kind)
+            fp8 = FP8_TYPES.get(str(tile.element_type(op.operands[0].type)))
+            if kind == "wgmma" and fp8 is not None:
+                op.attributes["tile.mma_fp8"] = ir.StringAttr.get(fp8)
             if why is not None:
                 op.attributes["tile.mma_reason"] = ir.StringAttr.get(why)

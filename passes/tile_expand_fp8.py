@@ -17,8 +17,9 @@ type, so this pass makes them portable:
     ops.  Overflow follows torch's casts: e4m3fn saturates to +-448 (infinities
     too), e5m2 overflows to +-inf; NaN becomes 0x7F with the sign;
   * `tile.dot` with fp8 operands: both decode to f16 (every fp8 value is exact
-    in f16) and the dot runs on f16 with its f32 accumulator (a dot-selection
-    pass that uses fp8 tensor cores runs before this one);
+    in f16) and the dot runs on f16 with its f32 accumulator, unless
+    `tile-accelerate-dot` (which runs before this pass on GPUs) gave it
+    `tile.mma_fp8`: its operands then stay the raw i8 bytes for fp8 wgmma;
   * every remaining fp8 type (values, block and function arguments, pointee
     types) becomes i8, so loads, stores, selects and layout ops move bytes.
 
@@ -207,8 +208,9 @@ def _rewrite(op: ir.Operation, fmts: tuple[Fp8Format | None, ...]) -> None:
             wide = decode_to_f32(v, fmt, Bits(v.type, loc, ip))
             halves.append(arith.truncf(like(v.type, f16), wide, loc=loc, ip=ip))
         out = tile.dot(halves[0], halves[1], op.operands[2], loc=loc, ip=ip)
-        for attr in op.attributes:
-            out.owner.attributes[attr.name] = attr.attr
+        attrs = op.attributes
+        for i in range(len(attrs)):
+            out.owner.attributes[attrs[i].name] = attrs[i].attr
     elif name == "arith.constant":
         fmt = fmts[-1]
         assert fmt is not None
@@ -293,7 +295,9 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
                 continue
             seen = True
             if op.name in _REWRITTEN:
-                if op.name != "tile.dot" or fp8_format(op.operands[0].type) is not None:
+                if op.name == "tile.dot" and "tile.mma_fp8" in op.attributes:
+                    pass   # fp8 tensor cores read the bytes (tile-accelerate-dot)
+                elif op.name != "tile.dot" or fp8_format(op.operands[0].type) is not None:
                     todo.append((op, tuple(fp8_format(t) for t in types)))
             elif not op.name.startswith(_PASSIVE) or op.name.startswith("tile.atomic"):
                 raise TilecError(f"{op.name} on fp8 values is not supported: fp8 is a storage "

@@ -288,6 +288,8 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
                                   loc=dot.location)
         if plan.b_trans is not None:
             started.owner.attributes["tile.b_kmajor"] = ir.UnitAttr.get()
+        if "tile.mma_fp8" in dot.attributes:
+            started.owner.attributes["tile.mma_fp8"] = dot.attributes["tile.mma_fp8"]
         done = tile_memory.mma_wait(started, 1, loc=dot.location)
         if num_warps > 4:
             tile.barrier(loc=dot.location)

@@ -138,8 +138,13 @@ def tile_to_gpu_steps() -> Stages:
         distribute.run(c)
         for m in re.finditer(r"tilec.dynamic_shared = (\d+)", c.asm["gpu"]):
             c.metadata["dynamic_shared"] = int(m.group(1))
-    return {**language_steps(),
+    # The dot selection runs before the fp8 expansion, which leaves the fp8
+    # operands of a dot chosen for wgmma as raw bytes (fp8 tensor cores).
+    lang = language_steps()
+    expand = lang.pop("tile-expand-fp8")
+    return {**lang,
             "tile-accelerate-dot": accelerate,
+            "tile-expand-fp8": expand,
             "tile-layout": Step(run_layout, layout.produces, layout.pipeline),
             "tile-pipeline": pipeline,
             "convert-tile-to-gpu": Step(run_distribute, distribute.produces,

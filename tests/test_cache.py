@@ -484,3 +484,13 @@ def test_builder_fingerprint_covers_tool_versions(monkeypatch: pytest.MonkeyPatc
         assert builder.builder_fingerprint() != before
     finally:
         builder.builder_fingerprint.cache_clear()
+
+
+def test_builder_fingerprint_covers_every_compiler_folder() -> None:
+    """dialects/, passes/ and targets/ install as tilec.* from top-level folders:
+    the fingerprint must read them (a pass change must invalidate the cache)."""
+    from tilec import builder
+    for name, module in (("passes", "tile_layout.py"), ("targets", "pipeline.py"),
+                         ("dialects", "tile.py"), ("frontend", "grammar.lark")):
+        root = builder._package_dir(name)
+        assert (root / module).is_file(), (name, root)

@@ -63,14 +63,14 @@ def test_stage_lists_match_target_stages() -> None:
         assert ["tile"] + [s for s in produced if s != "tile-opt"] == list(target.stages)
         assert list(steps)[:3] == list(tile_steps())
         from tilec.targets.pipeline import LANGUAGE_PASSES
-        assert list(backend_stages(target, CompileOptions())) == list(LANGUAGE_PASSES) + {
-            "nvidia": ["tile-accelerate-dot", "tile-layout", "tile-pipeline",
-                       "convert-tile-to-gpu", "convert-gpu-to-nvvm", "llir",
-                       "ptx", "cubin"],
-            "amd": ["tile-accelerate-dot", "tile-layout", "tile-pipeline",
-                    "convert-tile-to-gpu", "convert-gpu-to-rocdl", "llir",
-                    "amdgcn", "hsaco"],
-            "cpu": ["convert-tile-to-cpu", "lower-to-llvm", "llir", "llvm-opt", "asm", "so"],
+        # On GPUs the dot selection runs before the fp8 expansion (fp8 tensor cores).
+        gpu = ["tile-lower-descriptors", "tile-dot-precision", "tile-accelerate-dot",
+               "tile-expand-fp8", "tile-layout", "tile-pipeline", "convert-tile-to-gpu"]
+        assert list(backend_stages(target, CompileOptions())) == {
+            "nvidia": gpu + ["convert-gpu-to-nvvm", "llir", "ptx", "cubin"],
+            "amd": gpu + ["convert-gpu-to-rocdl", "llir", "amdgcn", "hsaco"],
+            "cpu": list(LANGUAGE_PASSES) + ["convert-tile-to-cpu", "lower-to-llvm", "llir",
+                                            "llvm-opt", "asm", "so"],
         }[target.vendor]
 
 

@@ -15,7 +15,9 @@ from tilec.passes.tile_accelerate_dot import DotShape, select
 from tilec.targets import TARGETS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from matmul_kernels import mm_tutorial  # noqa: E402
+from matmul_persistent import matmul_persistent  # noqa: E402
 
 SIG = "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32=1,i32:16,i32=1"
 
@@ -92,3 +94,28 @@ def test_pipelined_wgmma_kernels_assemble_without_spills(bm: int, bn: int, bk: i
     md = k.metadata
     assert md["spill_stores"] == 0 and md["spill_loads"] == 0 and md["stack_bytes"] == 0, md
     assert md["registers"] <= 255
+
+
+@pytest.mark.parametrize("dtype,bm,bn,bk,warps,stages,instr", [
+    ("fp16", 128, 256, 64, 8, 4, "m64n256k16.f32.f16.f16"),
+    ("fp8e4nv", 128, 128, 128, 8, 4, "m64n128k32.f32.e4m3.e4m3"),
+])
+def test_persistent_descriptor_kernel_uses_wgmma(dtype: str, bm: int, bn: int, bk: int,
+                                                 warps: int, stages: int, instr: str) -> None:
+    """B given as [N, K] through b.T is read K-major; fp8 runs on fp8 wgmma."""
+    k: Any = matmul_persistent.compile(
+        target="sm90", signature=f"*{dtype}:16,*{dtype}:16,*fp16:16,i32:16,i32:16,i32:16",
+        num_warps=warps, num_stages=stages,
+        constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "NUM_SMS": 132})
+    ptx = k.asm["ptx"]
+    assert f"wgmma.mma_async.sync.aligned.{instr}" in ptx and "cp.async.cg.shared.global" in ptx
+    if k.asm.get("cubin"):
+        md = k.metadata
+        assert md["spill_stores"] == 0 and md["stack_bytes"] == 0, md
+
+
+def test_fp8_dot_with_n_major_b_stays_on_mma_sync() -> None:
+    kind, why = select(_shape(128, 128, 128, 8, a="f8E4M3FN"), TARGETS["sm90"])
+    assert kind == "mma_sync" and why is not None and "K-major" in why
+    assert select(DotShape(128, 128, 128, "f8E4M3FN", "f32", 8, 32, "ieee", 16, True),
+                  TARGETS["sm90"]) == ("wgmma", None)

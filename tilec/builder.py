@@ -53,6 +53,17 @@ def tool_versions() -> dict[str, str | None]:
     return toolchain.tool_versions()
 
 
+def _package_dir(name: str) -> Path:
+    """Where `tilec.<name>` lives: tilec/frontend, or the top-level dialects/,
+    passes/, targets/ folders that install as tilec.dialects/passes/targets
+    (found through the import system, as an installed or uninstalled checkout
+    maps them)."""
+    spec = importlib.util.find_spec(f"tilec.{name}")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(f"tilec.{name} is not importable: cannot fingerprint the compiler")
+    return Path(list(spec.submodule_search_locations)[0]).resolve()
+
+
 @functools.lru_cache(maxsize=1)
 def builder_fingerprint() -> str:
     h = hashlib.sha256()
@@ -62,7 +73,8 @@ def builder_fingerprint() -> str:
         h.update(f"{tool}={version};".encode())
     files = [_PKG / f for f in _FILES]
     for d in _SOURCES:
-        files += sorted((_PKG / d).resolve().rglob("*.py")) + sorted((_PKG / d).resolve().rglob("*.lark"))
+        root = _package_dir(d)
+        files += sorted(root.rglob("*.py")) + sorted(root.rglob("*.lark"))
     for f in files:
         h.update(f.name.encode())
         h.update(f.read_bytes())

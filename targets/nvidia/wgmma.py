@@ -107,14 +107,18 @@ def byte_address(buf: ir.Value, off: ir.Value) -> ir.Value:
                       llvm.GEPNoWrapFlags.none).result
 
 
-def stage_registers(L: FuncLowering, src: ir.Value, buf: ir.Value, t: SwizzledTile) -> None:
+def stage_registers(L: FuncLowering, src: ir.Value, buf: ir.Value, t: SwizzledTile,
+                    transpose: bool = False) -> None:
     """Every thread stores its elements of the [rows, cols] tile `src` into
-    `buf` in the layout `t` (16-byte pieces where its chunks run along cols)."""
+    `buf` in the layout `t` (16-byte pieces where its chunks run along cols);
+    with `transpose`, element (r, c) of `src` goes to (c, r) of `t`."""
     d = L.dist(src.type)
     eb = t.elem_bytes
     rows = L.coordinates(d, 0, 0)
     cols = L.coordinates(d, 1, 0)
-    along_cols = d.fast == 1 and d.sliced_dim is None
+    if transpose:
+        rows, cols = cols, rows
+    along_cols = d.fast == (0 if transpose else 1) and d.sliced_dim is None
     piece = min(d.vec_len, 16 // eb) if along_cols else 1
     for chunk, rv, cv in zip(L.frag(src), rows, cols):
         for i in range(0, d.vec_len, piece):
@@ -179,13 +183,15 @@ def _acc_keys(m: int, n: int, num_warps: int) -> list[list[tuple[tuple[int, int]
 def issue(L: FuncLowering, elem: ir.Type, a_buf: ir.Value, a_off: ir.Value | int,
           b_buf: ir.Value, b_off: ir.Value | int, shape: tuple[int, int, int],
           acc_chunks: Sequence[ir.Value], d: Distribution,
-          b_kmajor: bool = False) -> list[ir.Value]:
+          b_kmajor: bool = False, fp8: str | None = None) -> list[ir.Value]:
     """fence; every `wgmma.mma_async` of one [m, n, k] dot (A at byte `a_off` of
     `a_buf`, B at `b_off` of `b_buf`, [k, n] N-major, or with `b_kmajor` an
     [n, k] K-major tile); commit.  Returns the accumulator values
-    (f32 scalars, `_acc_keys` order), valid only after a wait."""
+    (f32 scalars, `_acc_keys` order), valid only after a wait.  `fp8`
+    ("e4m3"/"e5m2"): byte operands, k = 32 per instruction, B K-major."""
     m, n, k = shape
-    eb = 2
+    eb = 1 if fp8 else 2
+    k_instr = 32 if fp8 else 16
     ta, tb = operand_tiles(m, n, k, eb, L.num_warps)
     if b_kmajor:
         tb = SwizzledTile(n, k, eb)
@@ -199,13 +205,13 @@ def issue(L: FuncLowering, elem: ir.Type, a_buf: ir.Value, a_off: ir.Value | int
     da0 = _plus(_descriptor_base(L, a_buf, 16, 1024), a_start)
     db0 = _plus(_descriptor_base(L, b_buf, 16 if b_kmajor else tb.atom_bytes, 1024), b_off)
     f32 = ir.F32Type.get()
-    kind = "bf16" if isinstance(elem, ir.BF16Type) else "f16"
+    kind = fp8 or ("bf16" if isinstance(elem, ir.BF16Type) else "f16")
     attr = ir.Attribute.parse
     keys = _acc_keys(m, n, L.num_warps)
     values = [[L.extract(acc_chunks[d.chunk_index(key)], e) for key, e in regs] for regs in keys]
     nvvm.WgmmaFenceAlignedOp()
-    for kk in range(k // 16):
-        k0 = 16 * kk
+    for kk in range(k // k_instr):
+        k0 = k_instr * kk
         a_k = (k0 // ta.atom_cols) * ta.atom_bytes + (k0 % ta.atom_cols) * eb
         for idx, regs in enumerate(values):
             i, s = divmod(idx, n // n_instr)
@@ -220,7 +226,7 @@ def issue(L: FuncLowering, elem: ir.Type, a_buf: ir.Value, a_off: ir.Value | int
             for j, v in enumerate(regs):
                 packed = llvm.InsertValueOp(packed, v, [j]).result
             out = nvvm.WgmmaMmaAsyncOp(
-                st, packed, da, db, attr(f"#nvvm.shape<m = 64, n = {n_instr}, k = 16>"),
+                st, packed, da, db, attr(f"#nvvm.shape<m = 64, n = {n_instr}, k = {k_instr}>"),
                 attr(f"#nvvm.wgmma_type<{kind}>"), attr(f"#nvvm.wgmma_type<{kind}>"),
                 attr("#nvvm.wgmma_type<f32>"), attr("#nvvm.wgmma_scale_out<one>"),
                 attr("#nvvm.wgmma_scale_in<one>"), attr("#nvvm.wgmma_scale_in<one>"),
@@ -259,16 +265,22 @@ def _dot_wgmma(L: FuncLowering, op: ir.Operation) -> bool:
     res = op.results[0]
     (m, k), n = tuple(a.type.shape), tuple(b.type.shape)[1]
     elem = L.scalar_type(a.type.element_type)
-    ta, tb = operand_tiles(m, n, k, 2, L.num_warps)
+    fp8 = ir.StringAttr(op.attributes["tile.mma_fp8"]).value \
+        if "tile.mma_fp8" in op.attributes else None
+    eb = 1 if fp8 else 2
+    ta, tb = operand_tiles(m, n, k, eb, L.num_warps)
+    if fp8:   # B K-major: the [K, N] tile is stored as [N, K]
+        tb = SwizzledTile(n, k, eb)
     buf_a = L.shared_buffer(ir.IntegerType.get_signless(8), ta.nbytes, align=1024)
     buf_b = L.shared_buffer(ir.IntegerType.get_signless(8), tb.nbytes, align=1024)
     gpu.BarrierOp()
     stage_registers(L, a, buf_a, ta)
-    stage_registers(L, b, buf_b, tb)
+    stage_registers(L, b, buf_b, tb, transpose=fp8 is not None)
     fence_async_shared()
     gpu.BarrierOp()
     d = L.dist(res.type)
-    values = issue(L, elem, buf_a, 0, buf_b, 0, (m, n, k), L.frag(acc), d)
+    values = issue(L, elem, buf_a, 0, buf_b, 0, (m, n, k), L.frag(acc), d,
+                   b_kmajor=fp8 is not None, fp8=fp8)
     values = wait(0, values)
     gpu.BarrierOp()
     L.values[res] = rebuild(L, d, m, n, values)
@@ -287,8 +299,10 @@ def _mma(L: FuncLowering, op: ir.Operation) -> None:
     d = L.dist(res.type)
     kmajor = "tile.b_kmajor" in op.attributes
     n = tb.rows if kmajor else tb.cols
+    fp8 = ir.StringAttr(op.attributes["tile.mma_fp8"]).value \
+        if "tile.mma_fp8" in op.attributes else None
     values = issue(L, elem, L.get(ring_a), a_off, L.get(ring_b), b_off,
-                   (ta.rows, n, ta.cols), L.frag(acc), d, b_kmajor=kmajor)
+                   (ta.rows, n, ta.cols), L.frag(acc), d, b_kmajor=kmajor, fp8=fp8)
     L.pending[res] = values
     L.values[res] = rebuild(L, d, ta.rows, n, values)
 

@@ -64,12 +64,6 @@ class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 _sys.meta_path.append(_TorchAlias())
 
 
-def __getattr__(name: str) -> Any:
-    if name == "torch":
-        return importlib.import_module("tilec.torch")
-    raise AttributeError(f"module 'tilec' has no attribute '{name}'")
-
-
 def load(manifest_path: Any) -> Any:
     """Load a kernel compiled by `tilec compile` (no compiler needed)."""
     from tilec.runtime.loaded import load as _load
@@ -77,7 +71,7 @@ def load(manifest_path: Any) -> Any:
 
 
 def __getattr__(name: str) -> Any:
-    if name == "testing":
-        import importlib
-        return importlib.import_module("tilec.testing")
+    """`tilec.torch` and `tilec.testing`, imported on first use."""
+    if name in ("torch", "testing"):
+        return importlib.import_module(f"tilec.{name}")
     raise AttributeError(f"module 'tilec' has no attribute '{name}'")

@@ -355,7 +355,8 @@ def _plot(rows: list[dict[str, Any]], path: str) -> None:
         print("matplotlib not available: no chart")
         return
     rows = [dict(r, cublas=r["cublas"] or 0, triton=r["triton"] or 0) for r in rows]
-    labels = [f"{'pers ' if 'persistent' in r['kernel'] else ''}{r['dtype'][:4]} {'x'.join(map(str, r['shape']))}" for r in rows]
+    short = {"float16": "fp16", "bfloat16": "bf16", "float8_e4m3fn": "fp8"}
+    labels = [f"{'pers ' if 'persistent' in r['kernel'] else ''}{short.get(r['dtype'], r['dtype'])} {'x'.join(map(str, r['shape']))}" for r in rows]
     xs = range(len(rows))
     fig, ax = plt.subplots(figsize=(12, 4.5))
     w = 0.27

@@ -190,7 +190,9 @@ class Kernel(KernelLauncher):
                                                      CompileOptions.from_launch(options),
                                                      self.used_globals()))
         from tilec.compiled import CompiledHandle
-        return CompiledHandle(self.name, target, dict(entry.metadata))
+        run_opts = {k: v for k, v in options.items() if k not in self.plan._index}
+        return CompiledHandle(self.name, target, dict(entry.metadata),
+                              launch=lambda g, a: self[g](*a, **run_opts))
 
 
 def _function_text(fn: Callable[..., Any]) -> str | None:

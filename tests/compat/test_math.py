@@ -120,3 +120,59 @@ def test_tl_cast() -> None:
 def test_math_compiles_for_gpus(target: str) -> None:
     for fn in ("tanh", "erf", "expm1", "pow"):
         unary.compile(target=target, signature="*fp32,*fp32,i32", constexprs={"FN": fn, "BLOCK": 128})
+
+
+@triton.jit
+def inverse_trig(x_ptr, y_ptr, o_ptr, N: tl.constexpr):
+    i = tl.arange(0, N)
+    x = tl.load(x_ptr + i)
+    y = tl.load(y_ptr + i)
+    tl.store(o_ptr + i, libdevice.asin(x))
+    tl.store(o_ptr + N + i, tl.math.acos(x))
+    tl.store(o_ptr + 2 * N + i, tl.atan(y * 30.0))
+    tl.store(o_ptr + 3 * N + i, libdevice.atan2(x, y))
+
+
+def test_inverse_trig_within_two_ulp() -> None:
+    n = 4096
+    x = np.linspace(-1, 1, n).astype(np.float32)
+    x[6] = 0.0
+    y = np.random.default_rng(1).standard_normal(n).astype(np.float32)
+    y[:5], y[5:10] = 0.0, -0.0
+    o = np.zeros(4 * n, np.float32)
+    inverse_trig[(1,)](x, y, o, N=n)
+    xd, yd = x.astype(np.float64), y.astype(np.float64)
+    refs = [np.arcsin(xd), np.arccos(xd), np.arctan(yd * np.float32(30.0)), np.arctan2(xd, yd)]
+    for got, ref in zip(o.reshape(4, n).astype(np.float64), refs):
+        ulp = np.abs(got - ref) / np.maximum(np.abs(ref) * 2.0 ** -23, 2.0 ** -149)
+        assert ulp.max() <= 2.0, ulp.max()
+    assert math.isnan(_asin_of(1.5))
+
+
+@triton.jit
+def _apply(x_ptr, o_ptr, FN: tl.constexpr):
+    tl.store(o_ptr, FN(tl.load(x_ptr)))
+
+
+@triton.jit
+def _asin(v):
+    return tl.asin(v)
+
+
+def _asin_of(v: float) -> float:
+    """asin through a @jit helper passed as a constexpr (out of range: NaN)."""
+    x, o = np.array([v], np.float32), np.zeros(1, np.float32)
+    _apply[(1,)](x, o, FN=_asin)
+    return float(o[0])
+
+
+@pytest.mark.parametrize("target", ["sm90", "gfx942"])
+def test_inverse_trig_assembles_for_gpus(target: str) -> None:
+    from tests.compat.gpu_check import assemble
+    assemble(inverse_trig, target, "*fp32,*fp32,*fp32", {"N": 128})
+
+
+def test_inverse_trig_float64_is_an_error() -> None:
+    x = np.zeros(128, np.float64)
+    with pytest.raises(triton.TilecError, match="float64 is not supported"):
+        inverse_trig[(1,)](x, x, np.zeros(512, np.float64), N=128)

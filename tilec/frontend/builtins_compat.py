@@ -1,5 +1,5 @@
 """Code generation rules for Triton names built from other ops: `tl.cast`,
-`tl.assume`, and the math functions (`tanh`, `erf`, `log1p`, `expm1`, `pow`,
+`tl.assume`, and the math functions (`tanh`, `erf`, `log1p`, `expm1`, `pow`, `asin`, `acos`, `atan`, `atan2`,
 `div_rn`, `fdiv`, `isnan`, `isinf`, `signbit`, `trunc`, `umulhi` ...) that
 `tl.math` and `tl.extra.cuda.libdevice` name.
 
@@ -130,6 +130,78 @@ _float_fn("sinh", lambda cg, node, x: cg.binary("*", cg.binary(
 _float_fn("cosh", lambda cg, node, x: cg.binary("*", cg.binary(
     "+", _exp(cg, x), _exp(cg, cg.binary("-", 0.0, x, node)), node), 0.5, node))
 _float_fn("square", lambda cg, node, x: cg.binary("*", x, x, node))
+
+
+def _fp32_only(cg: CodeGen, node: Any, x: TValue, fn: str) -> None:
+    if x.dtype is tl.float64:
+        cg.err(node, f"tl.{fn} in float64 is not supported yet (its polynomial is accurate to "
+               "float32 only); compute in float32")
+
+
+def _atan_pos(cg: CodeGen, node: Any, t: TValue) -> TValue:
+    # atan t for t >= 0 (Cephes atanf): t > tan(3pi/8) -> pi/2 - atan(1/t),
+    # t > tan(pi/8) -> pi/4 + atan((t-1)/(t+1)); an odd polynomial on |z| <= 0.4142.
+    b = _b(cg, node)
+    big = b(">", t, 2.414213562373095)
+    mid = b(">", t, 0.4142135623730950)
+    z = _where(cg, node, big, b("/", -1.0, t), _where(cg, node, mid, b("/", b("-", t, 1.0),
+                                                                         b("+", t, 1.0)), t))
+    base = _where(cg, node, big, 1.5707963267948966, _where(cg, node, mid, 0.7853981633974483,
+                                                             0.0))
+    z2 = b("*", z, z)
+    p = b("+", b("*", z2, 8.05374449538e-2), -1.38776856032e-1)
+    p = b("+", b("*", z2, p), 1.99777106478e-1)
+    p = b("+", b("*", z2, p), -3.33329491539e-1)
+    return b("+", base, b("+", z, b("*", b("*", z, z2), p)))
+
+
+def _atan(cg: CodeGen, node: Any, x: TValue) -> TValue:
+    _fp32_only(cg, node, x, "atan")
+    b = _b(cg, node)
+    a = _atan_pos(cg, node, cg.arith_op(math_d.absf, x))
+    return _where(cg, node, b("<", x, 0.0), b("-", 0.0, a), a)
+
+
+def _asin(cg: CodeGen, node: Any, x: TValue) -> TValue:
+    # asin x = atan(x / sqrt((1 - x)(1 + x))); |x| > 1 gives NaN from the sqrt.
+    _fp32_only(cg, node, x, "asin")
+    b = _b(cg, node)
+    c = cg.arith_op(math_d.sqrt, b("*", b("-", 1.0, x), b("+", 1.0, x)))
+    a = _atan_pos(cg, node, b("/", cg.arith_op(math_d.absf, x), c))
+    a = _where(cg, node, b("!=", c, c), c, a)
+    return _where(cg, node, b("<", x, 0.0), b("-", 0.0, a), a)
+
+
+def _acos(cg: CodeGen, node: Any, x: TValue) -> TValue:
+    # acos x = 2 atan(sqrt((1 - x) / (1 + x))): no cancellation near x = 1.
+    _fp32_only(cg, node, x, "acos")
+    b = _b(cg, node)
+    r = cg.arith_op(math_d.sqrt, b("/", b("-", 1.0, x), b("+", 1.0, x)))
+    a = b("*", 2.0, _atan_pos(cg, node, r))
+    return _where(cg, node, b("!=", r, r), r, a)
+
+
+for _n, _f in (("atan", _atan), ("asin", _asin), ("acos", _acos)):
+    _float_fn(_n, _f)
+
+
+@rule("atan2")
+def atan2(cg: CodeGen, node: Any, y: Any, x: Any) -> TValue:
+    """The angle of (x, y) in [-pi, pi], from atan of min/max of |x|, |y|."""
+    yv, out = _float(cg, node, y, "atan2")
+    xv = cg.cast(cg.to_value(x, node, yv.dtype if not isinstance(x, TValue) else None),
+                 yv.dtype, node)
+    yv, xv = cg.unify(yv, xv, node)
+    _fp32_only(cg, node, yv, "atan2")
+    b = _b(cg, node)
+    ax, ay = cg.arith_op(math_d.absf, xv), cg.arith_op(math_d.absf, yv)
+    hi, lo = cg.builtins["maximum"](cg, node, ax, ay), cg.builtins["minimum"](cg, node, ax, ay)
+    a = _atan_pos(cg, node, _where(cg, node, b("==", hi, 0.0), 0.0, b("/", lo, hi)))
+    a = _where(cg, node, b(">", ay, ax), b("-", 1.5707963267948966, a), a)
+    a = _where(cg, node, cg.builtins["signbit"](cg, node, xv), b("-", 3.141592653589793, a), a)
+    neg = cg.builtins["signbit"](cg, node, yv)
+    r = _where(cg, node, neg, b("-", 0.0, a), a)
+    return cg.cast(r, out, node)
 
 
 @rule("pow")

@@ -16,7 +16,9 @@ from typing import Any, Callable, NoReturn, Sequence
 from lark import Tree
 
 from tilec.frontend import builtins as builtins_core
-from tilec.frontend import builtins_compat, builtins_extra, builtins_lang, builtins_reduce
+from tilec.frontend import (
+    builtins_compat, builtins_extra, builtins_lang, builtins_random, builtins_reduce,
+)
 from tilec.frontend.inline import inline_call
 from tilec.frontend.semantic import TValue
 from tilec.frontend.values import BoundMethod, CodeGenBase, Node
@@ -26,7 +28,7 @@ Rule = Callable[..., Any]
 
 BUILTIN_RULES: dict[str, Rule] = {**builtins_core.RULES, **builtins_extra.RULES,
                                   **builtins_reduce.RULES, **builtins_compat.RULES,
-                                  **builtins_lang.RULES}
+                                  **builtins_lang.RULES, **builtins_random.RULES}
 
 _CONSTEXPR_BUILTINS = (py_builtins.float, py_builtins.int, py_builtins.bool, py_builtins.min,
                        py_builtins.max, py_builtins.abs, py_builtins.len, py_builtins.tuple,

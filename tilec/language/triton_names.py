@@ -31,6 +31,10 @@ trunc = _stub("trunc", "Round toward zero.")
 sinh = _stub("sinh", "Hyperbolic sine.")
 cosh = _stub("cosh", "Hyperbolic cosine.")
 square = _stub("square", "x * x.")
+asin = _stub("asin", "Arc sine (float32).")
+acos = _stub("acos", "Arc cosine (float32).")
+atan = _stub("atan", "Arc tangent (float32).")
+atan2 = _stub("atan2", "atan2(y, x): the angle of the point (x, y) (float32).")
 pow = _stub("pow", "x ** y for x > 0 (exp2(y * log2(x))).")
 div_rn = _stub("div_rn", "x / y rounded to nearest.")
 fdiv = _stub("fdiv", "x / y.")
@@ -45,4 +49,4 @@ device_assert = _stub("device_assert", "Checked when the condition is a compile-
 
 NAMES = ("tanh", "erf", "log1p", "expm1", "log10", "trunc", "sinh", "cosh", "square", "pow",
          "div_rn", "fdiv", "fast_dividef", "isnan", "isinf", "signbit", "umulhi", "cast",
-         "assume", "device_assert", "PropagateNan")
+         "assume", "device_assert", "PropagateNan", "asin", "acos", "atan", "atan2")

@@ -5,7 +5,7 @@ using one is a clear error at the kernel's line."""
 from __future__ import annotations
 
 from tilec.language import (  # noqa: F401  (re-exported names)
-    abs as fabs, ceil, cos, cosh, div_rn, erf, exp, exp2, expm1, fast_dividef, fdiv, floor, fma,
+    abs as fabs, acos, asin, atan, atan2, ceil, cos, cosh, div_rn, erf, exp, exp2, expm1, fast_dividef, fdiv, floor, fma,
     isinf, isnan, log, log1p, log2, log10, maximum as fmax, minimum as fmin, pow, rsqrt,
     signbit, sin, sinh, sqrt, tanh, trunc, umulhi,
 )

@@ -8,6 +8,7 @@ import os
 import tempfile
 
 import numpy as np
+import pytest
 
 import tilec
 import tilec.language as tl
@@ -33,3 +34,27 @@ def test_the_guard_bands_see_a_write_past_the_end() -> None:
     _unmasked[(1,)](o, BLOCK=16)          # the user's mistake: 6 elements past the end
     bad = g.check()
     assert len(bad) == 1 and "24 guard bytes after" in bad[0]
+
+
+@tilec.kernel
+def _row_sums(x_ptr, o_ptr, R, C, BM: tl.constexpr, BN: tl.constexpr):
+    rows = tl.arange(0, BM)
+    cols = tl.arange(0, BN)
+    ok = (rows[:, None] < R) & (cols[None, :] < C)
+    x = tl.load(x_ptr + rows[:, None] * C + cols[None, :], mask=ok, other=0)
+    tl.store(o_ptr + rows, tl.sum(x, axis=1), mask=rows < R)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.float16, np.float32])
+@pytest.mark.parametrize("rows", [1, 2, 3])
+def test_a_constant_mask_stores_only_its_lanes(dtype: type, rows: int) -> None:
+    """The fuzzer's find (and the heap corruption's cause): with R == 1 (compiled
+    in as the constant 1) the store's mask is the constant [1, 0, ...]; LLVM
+    turned that masked store of an int16 into a 4-byte vmovd (an int8: the 3
+    bytes after it too), writing past the end of a 1-element array."""
+    g = stress_cpu.Guarded()
+    x = g.array(np.ones((rows, 11), dtype), "x")
+    o = g.array(np.zeros(rows, dtype), "o")
+    _row_sums[(1,)](x, o, rows, 11, BM=8, BN=16)
+    assert g.check() == []
+    np.testing.assert_array_equal(o, np.full(rows, 11, dtype))

@@ -2,7 +2,10 @@
 
 IRDL checks op names, operand counts and attribute presence; this pass checks
 the rest (see the table in `tilec.dialects.tile`) and raises `VerifyError`
-naming the op and its location for the first violation.
+naming the op and its location for the first violation.  It also refuses, as
+a located `TilecError`, a tile with more elements than the target's
+`max_tile_elements` (before any code generation: a huge tile aborts LLVM's
+instruction selection on the CPU and cannot fit in registers on a GPU).
 
 Input invariants: any module.  Output invariants: unchanged module; every tile
 op satisfies its typing rule.  Nearest upstream analogue: an op's C++
@@ -16,6 +19,7 @@ from mlir import ir
 
 from tilec.dialects import tile
 from tilec.dialects import tile_descriptors as descs
+from tilec.errors import TilecError, source_loc
 from tilec.options import CompileOptions
 from tilec.targets import Target
 
@@ -285,7 +289,29 @@ def _walk(op: ir.Operation) -> None:
                 _walk(inner)
 
 
+def _check_tile_sizes(op: ir.Operation, limit: int, target: str) -> None:
+    """The first op (in program order) with a tile result over `limit` elements."""
+    for region in op.regions:
+        for block in region.blocks:
+            for view in block.operations:
+                inner = view.operation
+                for r in inner.results:
+                    if isinstance(r.type, ir.RankedTensorType):
+                        n = 1
+                        for d in ir.RankedTensorType(r.type).shape:
+                            n *= d
+                        if n > limit:
+                            dims = ir.RankedTensorType(r.type).shape
+                            shape = f" ({'x'.join(map(str, dims))})" if len(dims) > 1 else ""
+                            raise TilecError(
+                                f"a tile of {n} elements{shape} exceeds the {target} limit of "
+                                f"{limit} elements per tile; use smaller blocks (and loop over "
+                                "them) or more programs", source_loc(inner.location))
+                _check_tile_sizes(inner, limit, target)
+
+
 def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
     if not module.operation.verify():
         raise VerifyError(module.operation, "failed MLIR verification")
+    _check_tile_sizes(module.operation, target.max_tile_elements, target.name)
     _walk(module.operation)

@@ -77,6 +77,11 @@ class Target:
     max_grid: the most programs a launch may have along x, y, z.
     compute_capability: the CUDA major compute capability of the chips this
         record serves (the runtime maps a device to its record through it).
+    max_tile_elements: the most elements one tile may have (tile-verify refuses
+        larger ones before code generation).  65536 everywhere today: on the
+        CPU a whole-tile vector of more elements aborts LLVM's instruction
+        selection (an SDNode holds at most 65535 operands); on GPUs it is
+        already 512 values per thread at 4 warps.
     """
 
     name: str
@@ -93,6 +98,7 @@ class Target:
     atomic_scope: str | None = None
     max_grid: tuple[int, int, int] = (2 ** 31 - 1, 65535, 65535)
     compute_capability: int | None = None
+    max_tile_elements: int = 1 << 16
 
     def __post_init__(self) -> None:
         for f in self.features:

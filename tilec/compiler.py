@@ -139,5 +139,22 @@ def compile_spec(spec: KernelSpec, target: Target, options: CompileOptions,
         if keep_ir:
             result.ir_after.append(("frontend", c.asm["tile"]))
         if stop_after != "tile":
-            run_steps(c, all_steps(target, options), result, keep_ir, stop_after)
+            try:
+                run_steps(c, all_steps(target, options), result, keep_ir, stop_after)
+            except CompilerBugError as e:
+                raise _naming_kernel(e, spec.name, target) from None
     return result
+
+
+def _naming_kernel(e: CompilerBugError, kernel: str, target: Target) -> CompilerBugError:
+    """`e` with the kernel and target named after the 'internal compiler error'
+    banner (a crash in an isolated back-end child knows neither)."""
+    head = f"kernel '{kernel}' for {target.name}: "
+    text = str(e)
+    if head not in text:
+        banner = "(this is a tilec bug): "
+        text = text.replace(banner, banner + head, 1) if banner in text else head + text
+        e.message = text
+        e.args = (text,)
+    e.kernel = kernel  # type: ignore[attr-defined]
+    return e

@@ -4,7 +4,7 @@
 |---|---|
 | `tile.addptr` | `llvm.getelementptr` on a pointer or a vector of pointers. |
 | `tile.load`   | split into chunks of the contiguity axis info proves: `llvm.load` (unmasked) or `llvm.intr.masked.load` per chunk, joined with `vector.insert_strided_slice`; `llvm.intr.masked.gather` when nothing is contiguous or there would be more than `MAX_CHUNKS` chunks; a scalar load under a mask is an `scf.if`.  Booleans are bytes in memory: loaded as i8 and compared with zero. |
-| `tile.store`  | the same with `llvm.store` / `llvm.intr.masked.store` / `llvm.intr.masked.scatter`; booleans are stored as bytes 0/1.  In strip-mined elementwise kernels (`lw.streaming`) vector stores are non-temporal, and a masked chunk stores non-temporally when its mask is all true. |
+| `tile.store`  | the same with `llvm.store` / `llvm.intr.masked.store` / `llvm.intr.masked.scatter`; booleans are stored as bytes 0/1.  In strip-mined elementwise kernels (`lw.streaming`) vector stores are non-temporal, and a masked chunk stores non-temporally when its mask is all true.  A mask known at compile time (constants, cmpi/andi/ori/xori of them) gives plain stores of its runs of true lanes, never `llvm.intr.masked.store` (see `_store_runs`). |
 
 Alignment is what axis info proves about the pointers' divisibility, capped at
 the SIMD width (`target.vector_bytes`).
@@ -12,6 +12,7 @@ the SIMD width (`target.vector_bytes`).
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 from mlir import ir
 from mlir.dialects import arith, llvm, vector
@@ -105,6 +106,84 @@ def _load_value(lw: Lowering, ptr_old: ir.Value, mask: ir.Value | None, other: i
     return acc
 
 
+def _constant_ints(v: ir.Value, depth: int = 0) -> list[int] | None:
+    """The lanes of a vector that folds to constants (arith.constant, and
+    cmpi/andi/ori/xori of such), else None."""
+    owner = v.owner
+    if depth > 8 or not isinstance(owner, ir.OpView) or not isinstance(v.type, ir.VectorType):
+        return None
+    o = owner.operation
+    n = ir.VectorType(v.type).shape[0]
+    if o.name == "arith.constant":
+        try:
+            dense = ir.DenseIntElementsAttr(o.attributes["value"])
+        except (ValueError, TypeError):
+            return None
+        if dense.is_splat:
+            return [int(ir.IntegerAttr(dense.get_splat_value()).value)] * n
+        return [int(dense[i]) for i in range(n)]
+    if (o.name != "arith.cmpi" and o.name not in _BITWISE) or len(o.operands) != 2:
+        return None
+    a, b = (_constant_ints(x, depth + 1) for x in o.operands)
+    if a is None or b is None:
+        return None
+    if o.name == "arith.cmpi":
+        pred = _PREDICATES[int(ir.IntegerAttr(o.attributes["predicate"]).value)]
+        width = ir.IntegerType(ir.VectorType(o.operands[0].type).element_type).width
+        return [int(pred(x, y, width)) for x, y in zip(a, b)]
+    return [_BITWISE[o.name](x, y) for x, y in zip(a, b)]
+
+
+def _unsigned(x: int, width: int) -> int:
+    return x & ((1 << width) - 1)
+
+
+# arith.cmpi predicate numbers (eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge).
+_PREDICATES = [
+    lambda x, y, w: x == y, lambda x, y, w: x != y, lambda x, y, w: x < y,
+    lambda x, y, w: x <= y, lambda x, y, w: x > y, lambda x, y, w: x >= y,
+    lambda x, y, w: _unsigned(x, w) < _unsigned(y, w),
+    lambda x, y, w: _unsigned(x, w) <= _unsigned(y, w),
+    lambda x, y, w: _unsigned(x, w) > _unsigned(y, w),
+    lambda x, y, w: _unsigned(x, w) >= _unsigned(y, w),
+]
+_BITWISE: dict[str, Callable[[int, int], int]] = {
+    "arith.andi": lambda x, y: x & y, "arith.ori": lambda x, y: x | y,
+    "arith.xori": lambda x, y: x ^ y}
+
+
+def constant_bits(mask: ir.Value) -> list[bool] | None:
+    """The lanes of a mask known at compile time, else None."""
+    ints = _constant_ints(mask)
+    return None if ints is None else [bool(x & 1) for x in ints]
+
+
+def _store_runs(ptr: ir.Value, value: ir.Value, bits: list[bool], start: int, count: int,
+                align: int, ebytes: int) -> None:
+    """Store lanes [start, start + count) of `value` whose mask bit is a
+    compile-time true, as plain stores of each run of true lanes.  LLVM 22's
+    x86 back end turns a masked store of narrow elements with a constant
+    one-lane mask into a 4-byte `vmovd` (an i16 lane wrote the next element,
+    an i8 lane the next three: out of bounds, and the heap corruption found
+    in a long-lived process); plain stores have no such freedom."""
+    k = start
+    end = start + count
+    while k < end:
+        if not bits[k]:
+            k += 1
+            continue
+        run_end = k
+        while run_end < end and bits[run_end]:
+            run_end += 1
+        length = run_end - k
+        a = align if k == start and length == count else ebytes
+        if length == 1:
+            llvm.StoreOp(extract(value, k), extract(ptr, k), alignment=ebytes)
+        else:
+            llvm.StoreOp(slice_(value, k, length), extract(ptr, k), alignment=a)
+        k = run_end
+
+
 @RULES.rule("tile.store")
 def store(lw: Lowering, op: ir.Operation) -> None:
     seg = segments(op)
@@ -142,9 +221,13 @@ def store(lw: Lowering, op: ir.Operation) -> None:
     # (they evict the rows just written, and at 4-byte alignment LLVM splits
     # them into 8-byte `movnti`s).
     streaming = lw.streaming
+    bits = constant_bits(mask) if mask is not None else None
     for k in range(n // chunk):
         base = extract(ptr, k * chunk)
         piece = slice_(value, k * chunk, chunk)
+        if bits is not None:
+            _store_runs(ptr, value, bits, k * chunk, chunk, align, ebytes)
+            continue
 
         def plain(piece: ir.Value = piece, base: ir.Value = base) -> None:
             llvm.StoreOp(piece, base, alignment=align, nontemporal=True if streaming else None)

@@ -6,6 +6,10 @@ copied chunk by chunk with vector types (once for scalars), through `emit`:
 * `fast_exp2`: `math.exp(x)` becomes `math.exp2(x * log2(e))` (f16 and bf16
   compute in f32): one hardware 2^x (NVIDIA `ex2.approx.f32`, AMD
   `v_exp_f32`), as Triton does, instead of a device-library exp.
+* `math.absi` (every integer width): `x < 0 ? 0 - x : x` in arith ops;
+  the upstream GPU conversions lower it for i32 only (NVVM), and an i8/i16/i64
+  `math.absi` reached LLVM IR translation unconverted (the NVIDIA child
+  crashed).
 * `fp_contract`: float add/sub/mul may fuse into FMA (Triton's default
   `enable_fp_fusion`).
 * target hooks:
@@ -66,6 +70,19 @@ def _const(t: ir.Type, v: float) -> ir.Value:
     return arith.ConstantOp(t, attr).result
 
 
+def _int_zero(t: ir.Type) -> ir.Value:
+    attr: ir.Attribute = ir.IntegerAttr.get(_elem(t), 0)
+    if isinstance(t, ir.VectorType):
+        attr = ir.DenseElementsAttr.get_splat(ir.VectorType(t), attr)
+    return arith.ConstantOp(t, attr).result
+
+
+def _abs_int(t: ir.Type, x: ir.Value) -> ir.Value:
+    zero = _int_zero(t)
+    neg = arith.CmpIOp(arith.CmpIPredicate.slt, x, zero).result
+    return arith.SelectOp(neg, arith.SubIOp(zero, x).result, x).result
+
+
 def _op(name: str, t: ir.Type, operands: Sequence[ir.Value]) -> ir.Value:
     return ir.Operation.create(name, results=[t], operands=list(operands)).result
 
@@ -102,6 +119,8 @@ def emit(L: FuncLowering, name: str, rtypes: Sequence[ir.Type], operands: Sequen
         if name == "math.exp" and L.target.has(Feature.FAST_EXP2):
             return [_in_f32(t, x, lambda tt, xx: _op("math.exp2", tt, [_op(
                 "arith.mulf", tt, [xx, _const(tt, _LOG2E)])]))]
+    if name == "math.absi":
+        return [_abs_int(rtypes[0], operands[0])]
     if name == "arith.divf" and _elem(rtypes[0]) == ir.F32Type.get() and _fastmath_none(attrs):
         return [L.hook("hook.f32-div")(L, rtypes[0], operands, attrs)]
     if name in _CONTRACTIBLE and L.target.has(Feature.FP_CONTRACT) and _fastmath_none(attrs):

@@ -110,10 +110,14 @@ def shuffle(L: FuncLowering, v: ir.Value, offset: int | ir.Value, mode: gpu.Shuf
     as_int = ir.IntegerType.get_signless(bits)
     x = v if isinstance(t, ir.IntegerType) else arith.BitcastOp(as_int, v).result
     if bits == 64:
-        vt = ir.VectorType.get([2], i32())
-        words = arith.BitcastOp(vt, x).result
-        parts = [gpu.ShuffleOp(L.extract(words, i), off, width, mode).results[0] for i in range(2)]
-        y = arith.BitcastOp(as_int, vector.FromElementsOp(vt, parts).result).result
+        # Two 32-bit words by shift and truncation (a scalar i64 cannot be
+        # bit-cast to vector<2xi32>: arith.bitcast keeps the shape).
+        c32 = arith.ConstantOp(as_int, 32).result
+        lo = arith.TruncIOp(i32(), x).result
+        hi = arith.TruncIOp(i32(), arith.ShRUIOp(x, c32).result).result
+        lo, hi = (gpu.ShuffleOp(w, off, width, mode).results[0] for w in (lo, hi))
+        y = arith.OrIOp(arith.ExtUIOp(as_int, lo).result,
+                        arith.ShLIOp(arith.ExtUIOp(as_int, hi).result, c32).result).result
     else:
         w = x if bits == 32 else arith.ExtUIOp(i32(), x).result
         y = gpu.ShuffleOp(w, off, width, mode).results[0]

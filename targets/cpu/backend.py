@@ -12,6 +12,13 @@
                        exporting `tilec_<kernel>`                                   -> `so`
 
 The shared object needs no MLIR at run time.
+
+The native steps (lower-to-llvm through so) run in one forked child
+(targets/isolate.py, as the GPU back ends do): LLVM reports some failures
+by aborting (an assertion in instruction selection for a huge vector), which
+then becomes a `ChildCrashError` with a reproducer directory instead of the
+death of the user's process.  The first of those steps starts the child; the
+later ones take its results, so `--print-after-all` still shows each step.
 """
 from __future__ import annotations
 
@@ -19,7 +26,7 @@ import functools
 import os
 import subprocess
 import tempfile
-from typing import Any
+from typing import Any, Iterator, Mapping
 
 from mlir import ir
 from mlir.dialects import llvm as llvm_d
@@ -29,7 +36,8 @@ from tilec.errors import TilecError
 from tilec.options import CompileOptions
 from tilec.targets import Target, toolchain
 from tilec.targets.pipeline import (
-    Compilation, Stages, Step, language_steps, pass_step, upstream_step,
+    Compilation, Stages, Step, isolated, language_steps, module_text, pass_step,
+    replace_module,
 )
 
 LOWER_TO_LLVM = ("builtin.module(canonicalize,cse,convert-math-to-llvm,convert-vector-to-scf,"
@@ -136,20 +144,76 @@ def codegen(llir: str, opt_level: int = 3, want_asm: bool = True) -> dict[str, b
     return out
 
 
+def _child_chain(module: ir.Module, opt_level: int, want_text: bool) -> dict[str, Any]:
+    """In the isolated child: the CPU module (inherited through fork, its
+    context single-threaded) -> lowered module (text, when `want_text`), LLVM
+    IR, optimized LLVM IR, assembly (when `want_text`) and the shared object."""
+    import time
+    out: dict[str, Any] = {}
+    t0 = time.perf_counter()
+    with module.context, ir.Location.unknown():
+        lower_to_llvm_dialect(module)
+        out["lowered"] = str(module.operation.get_asm(enable_debug_info=True)) if want_text else None
+        out["llir"] = translate(module)
+    t1 = time.perf_counter()
+    tm, mod = optimize(out["llir"], opt_level)
+    out["opt_llir"] = str(mod) if want_text else None
+    t2 = time.perf_counter()
+    out["asm"] = emit_asm(tm, mod) if want_text else None
+    t3 = time.perf_counter()
+    _, out["so"] = link(tm, mod)
+    out["times_ms"] = {"mlir_lower": (t1 - t0) * 1e3, "llvm_opt": (t2 - t1) * 1e3,
+                       "asm": (t3 - t2) * 1e3, "so": (time.perf_counter() - t3) * 1e3}
+    return out
+
+
+class _Reproducer(Mapping[str, str]):
+    """The reproducer files, printed only when the child crashed (printing a
+    large module costs milliseconds on every compile otherwise)."""
+
+    def __init__(self, c: Compilation, opt_level: int) -> None:
+        self._c, self._opt = c, opt_level
+        self._files: dict[str, str] | None = None
+
+    def _get(self) -> dict[str, str]:
+        if self._files is None:
+            self._files = {"input.mlir": module_text(self._c),
+                           "pipeline.txt": f"{LOWER_TO_LLVM}\ntranslate_module_to_llvmir\n"
+                                           f"llvmlite O{self._opt}, emit_object, cc -shared\n"}
+        return self._files
+
+    def __getitem__(self, key: str) -> str:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+
 def stages(target: Target, options: CompileOptions, *, opt_level: int = 3) -> Stages:
     """The CPU steps in order (see the module docstring)."""
-    def lower_llir(c: Compilation) -> None:
-        c.asm["llir"] = translate(c.module)
+    def lower(c: Compilation) -> None:
+        host_cpu()                      # llvmlite's target set up once, in this process
+        find_cc()                       # a missing C compiler is the user's to fix: say so here
+        out = isolated(c, _child_chain, c.module, opt_level, c.want_text,
+                       what="CPU lowering, LLVM optimization and linking",
+                       reproducer=_Reproducer(c, opt_level), last=True)  # type: ignore[arg-type]
+        c.scratch["cpu"] = out
+        c.times_ms().update(out["times_ms"])
+        if out["lowered"] is not None:
+            replace_module(c, out["lowered"])
 
-    def llvm_opt(c: Compilation) -> None:
-        c.scratch["llvm"] = optimize(c.asm["llir"], opt_level)
+    def lower_llir(c: Compilation) -> None:
+        c.asm["llir"] = c.scratch["cpu"]["llir"]
 
     def asm(c: Compilation) -> None:
         if c.want_text:
-            c.asm["asm"] = emit_asm(*c.scratch["llvm"])
+            c.asm["asm"] = c.scratch["cpu"]["asm"]
 
     def so(c: Compilation) -> None:
-        _, c.asm["so"] = link(*c.scratch["llvm"])
+        c.asm["so"] = c.scratch.pop("cpu")["so"]
         if "asm" in c.asm:  # manifests have always listed the artifacts as ..., so, asm
             c.asm["asm"] = c.asm.pop("asm")
         c.metadata["host_cpu"] = list(host_cpu())
@@ -157,9 +221,10 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3) -> St
     return {
         **language_steps(),
         "convert-tile-to-cpu": pass_step("convert-tile-to-cpu", keep="cpu"),
-        "lower-to-llvm": upstream_step(LOWER_TO_LLVM),
+        "lower-to-llvm": Step(lower, (), LOWER_TO_LLVM),
         "llir": Step(lower_llir, ("llir",)),
-        "llvm-opt": Step(llvm_opt, show=lambda c: str(c.scratch["llvm"][1])),
+        "llvm-opt": Step(lambda c: None,
+                         show=lambda c: c.scratch["cpu"]["opt_llir"] or "// (not kept for a launch)"),
         "asm": Step(asm, ("asm",)),
         "so": Step(so, ("so",)),
     }

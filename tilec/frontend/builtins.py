@@ -126,7 +126,10 @@ def _mask(cg: CodeGen, node: Any, mask: Any, shape: tuple[int, ...]) -> TValue |
     if not isinstance(mask, TValue) or mask.is_ptr:
         cg.err(node, f"a mask must be a boolean tile or scalar, got {cg.describe(mask)}")
     if not mask.dtype.is_bool():
-        mask = cg.cast(mask, tl.int1, node)
+        # Triton refuses non-boolean masks too: an int mask is almost always a
+        # mistake (offsets passed as the mask) that would select silently.
+        cg.err(node, f"a mask must be boolean, got {mask.type_str()}; compare it "
+               "(e.g. `m != 0`) or convert it with .to(tl.int1)")
     return cg.broadcast_to(mask, shape, node)
 
 
@@ -228,7 +231,11 @@ def where(cg: CodeGen, node: Any, condition: Any, x: Any, y: Any) -> Any:
     if isinstance(x, TValue) and x.is_ptr or isinstance(y, TValue) and y.is_ptr:
         cg.err(node, "tl.where on pointers is not supported yet")
     xv, yv = cg.unify(x, y, node)
-    shape = broadcast_shapes(broadcast_shapes(c.shape, xv.shape), yv.shape)
+    try:
+        shape = broadcast_shapes(broadcast_shapes(c.shape, xv.shape), yv.shape)
+    except ValueError:
+        cg.err(node, f"tl.where: the condition's shape {list(c.shape)} does not broadcast with "
+               f"the values' shape {list(xv.shape)}")
     c, xv, yv = (cg.broadcast_to(v, shape, node) for v in (c, xv, yv))
     return TValue(arith.select(c.handle, xv.handle, yv.handle, loc=cg.loc, ip=cg.ip), xv.elem,
                   shape)

@@ -277,7 +277,11 @@ def _atomic_operands(cg: CodeGen, node: Any, pointer: Any, val: Any, mask: Any,
     v = cg.to_value(val, node, elem if not isinstance(val, TValue) else None)
     if v.is_ptr:
         cg.err(node, f"{fn} needs numbers, not pointers")
-    shape = broadcast_shapes(ptr.shape, v.shape)
+    try:
+        shape = broadcast_shapes(ptr.shape, v.shape)
+    except ValueError:
+        cg.err(node, f"{fn}: values of shape {list(v.shape)} do not match the pointers' shape "
+               f"{list(ptr.shape)}")
     ptr = cg.broadcast_to(ptr, shape, node)
     v = cg.broadcast_to(cg.cast(v, elem, node), shape, node)
     return ptr, v, _mask(cg, node, mask, shape), elem

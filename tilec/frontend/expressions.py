@@ -122,7 +122,11 @@ class ExpressionMixin(CodeGenBase):
         if ov.dtype.bits < 32 or ov.dtype.is_bool():
             ov = self.cast(ov, tl.int32 if ov.dtype.bits < 32 and ov.dtype.is_signed() else tl.int64,
                            node) if not ov.dtype.is_bool() else self.cast(ov, tl.int32, node)
-        shape = broadcast_shapes(p.shape, ov.shape)
+        try:
+            shape = broadcast_shapes(p.shape, ov.shape)
+        except ValueError:
+            self.err(node, f"cannot add offsets of shape {list(ov.shape)} to pointers of shape "
+                     f"{list(p.shape)}")
         pv = self.broadcast_to(p, shape, node)
         ov = self.broadcast_to(ov, shape, node)
         return TValue(tile.addptr(pv.handle, ov.handle, loc=self.loc, ip=self.ip), p.elem, shape)
@@ -200,9 +204,12 @@ class ExpressionMixin(CodeGenBase):
 
     def expr_string(self, node: Tree) -> str:
         try:
-            return "".join(ast.literal_eval(str(t)) for t in node.children)
+            parts = [ast.literal_eval(str(t)) for t in node.children]
         except (ValueError, SyntaxError):
             self.err(node, "f-strings and byte strings are not supported in kernels")
+        if not all(isinstance(p, str) for p in parts):
+            self.err(node, "byte strings are not supported in kernels")
+        return "".join(parts)
 
     def expr_const_none(self, node: Tree) -> None:
         return None

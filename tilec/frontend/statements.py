@@ -146,6 +146,8 @@ class StatementMixin(CodeGenBase):
                 self.err(target, "methods cannot be stored in variables")
             self.scope[name] = value
             return
+        if isinstance(target, Tree) and target.data == "paren" and len(target.children) == 1:
+            return self.assign_target(target.children[0], value)    # `(x) = ...` is `x = ...`
         if isinstance(target, Tree) and target.data in ("tuple", "testlist_tuple", "paren", "list"):
             items = [c for c in self._items(target)]
             if not isinstance(value, (tuple, list)) or len(value) != len(items):

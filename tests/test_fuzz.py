@@ -1,0 +1,35 @@
+"""The fuzzer in the test command (issue 11): a seeded run of a few hundred
+CPU cases (valid kernels against NumPy, mutated kernels that must give a
+located TilecError) and GPU-compile cases for sm90/gfx942/gfx1100, each in a
+worker process with a watchdog.  Every outcome must be `ok` or `located user
+error`; a finding prints its kernel.  TILEC_SKIP_FUZZ=1 skips these during
+development; the long run is `python -m tests.fuzz --cases 10000 ...`."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from fuzz.run import GOOD, fuzz
+
+pytestmark = pytest.mark.skipif(os.environ.get("TILEC_SKIP_FUZZ") == "1",
+                                reason="TILEC_SKIP_FUZZ=1")
+
+
+def _check(summary: dict) -> None:  # type: ignore[type-arg]
+    bad = [f for f in summary["findings"] if f["outcome"] not in GOOD]
+    assert not bad, json.dumps(bad[:5], indent=1)
+
+
+def test_fuzz_cpu_seeded() -> None:
+    summary = fuzz(300, seed=20261201, mode="cpu", timeout=120, budget_s=150)
+    assert summary["cases"] >= 100
+    assert summary["counts"]["ok"] > 0 and summary["counts"]["located user error"] > 0
+    _check(summary)
+
+
+def test_fuzz_gpu_compile_seeded() -> None:
+    summary = fuzz(60, seed=20261202, mode="gpu", timeout=120, budget_s=60)
+    assert summary["cases"] >= 20 and summary["counts"]["ok"] > 0
+    _check(summary)

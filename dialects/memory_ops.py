@@ -2,7 +2,8 @@
 dialect by dialects/tile.py; their typed builders are in dialects/tile_memory.py).
 
 `tile.local_alloc` -> `memref<S x R x C x T, 3>`: a ring of S shared-memory slots
-  of an [R, C] tile; attributes `swizzle` (bytes: 128) and `row_permutation`
+  of an [R, C] tile; attributes `swizzle` (bytes: 128; 0 = row-major rows padded
+  by 16 bytes, the mma.sync rings) and `row_permutation`
   ("wgmma": A's 8-row blocks permuted for the wgmma accumulator layout, "none").
 `tile.local_dealloc(ring)`: the ring is dead from here on (its memory may be
   reused by later shared-memory users, e.g. the epilogue's layout conversion).

@@ -9,7 +9,8 @@ matrix units work on the current one, as Triton's pipeliner does.
 
 Input: tiled IR (after `tile-layout`).  A `scf.for` is transformed when
   * its body holds exactly one `tile.dot` whose family (`tile.mma`,
-    `tile-accelerate-dot`) reads operands from shared memory (wgmma), whose
+    `tile-accelerate-dot`) reads operands from shared memory (wgmma, or
+    mma_sync through `ldmatrix`), whose
     accumulator is an iteration argument that the loop yields the dot's result
     for, and whose a and b are `tile.load`s in the body used only by the dot,
     with no `other` or a zero `other`;
@@ -32,7 +33,14 @@ when several warpgroups share the slots, then the load side of iteration
 j + S - 1 into slot (j + S - 1) % S (the slot the product of iteration j - 1
 read, now finished) and a commit.  After the loop: `tile.mma_wait {pending =
 0}` on the result, `tile.async_wait {pending = 0}`, a barrier and
-`tile.local_dealloc` of both rings (the epilogue may reuse their memory).  Loops that
+`tile.local_dealloc` of both rings (the epilogue may reuse their memory).
+For an mma_sync dot the rings are row-major with rows padded by 16 bytes
+(`swizzle = 0`, `row_permutation = "none"`: `layouts.PaddedTile`, A [M, K] and
+B [K, N] as loaded; a `b.T` operand is not taken) and the product is
+`tile.mma {kind = "mma_sync"}`, which is synchronous: no `tile.mma_wait`, and
+no barrier after it, because every warp has finished reading slot j % S when
+it reaches the barrier at the top of iteration j + 1, before anyone issues the
+copies that overwrite that slot (iteration j + 1 writes slot j % S).  Loops that
 do not qualify, and S = 1, are left as they are (the dot then stages its
 register operands itself).  Every new op carries the location of the op it
 comes from (the loop's for the ring and waits).  Where S rings would not fit
@@ -112,8 +120,8 @@ def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
     if len(dots) != 1 or any(op.regions for op in ops):
         return None
     dot = dots[0]
-    if "tile.mma" not in dot.attributes or \
-            ir.StringAttr(dot.attributes["tile.mma"]).value != "wgmma":
+    kind = _kind(dot)
+    if kind not in ("wgmma", "mma_sync"):
         return None
     if (_const_int(list(for_op.operands)[2]) or 0) <= 0:
         return None
@@ -126,7 +134,8 @@ def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
     b_trans: ir.Operation | None = None
     for idx, v in enumerate(list(dot.operands)[:2]):
         owner = v.owner
-        if idx == 1 and isinstance(owner, ir.OpView) and owner.operation.name == "tile.trans" \
+        if idx == 1 and kind == "wgmma" and isinstance(owner, ir.OpView) and \
+                owner.operation.name == "tile.trans" \
                 and owner.operation.block == body and len(list(v.uses)) == 1:
             # b = x.T of an [N, K] load: the ring holds it K-major as loaded.
             b_trans = owner.operation
@@ -170,6 +179,12 @@ def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
                 return None
     return _Plan(dot, (loads[0], loads[1]), acc_index, [op for op in ops if op in side],
                  sorted(carried), b_trans)
+
+
+def _kind(dot: ir.Operation) -> str:
+    """The dot's family (`tile-accelerate-dot`'s `tile.mma`)."""
+    return ir.StringAttr(dot.attributes["tile.mma"]).value if "tile.mma" in dot.attributes \
+        else "fma"
 
 
 def _copyable(ptr: ir.Value, mask: ir.Value | None, info: axis_info.AxisInfoMap) -> bool:
@@ -230,8 +245,10 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     plan = _plan(for_op, info)
     if plan is None:
         return False
-    per_stage = sum(axis_info.type_bytes(ld.results[0].type.element_type) *
-                    ld.results[0].type.shape[0] * ld.results[0].type.shape[1]
+    kind = _kind(plan.dot)
+    pad = 16 if kind == "mma_sync" else 0   # bytes after each row (PaddedTile)
+    per_stage = sum((axis_info.type_bytes(ld.results[0].type.element_type) *
+                     ld.results[0].type.shape[1] + pad) * ld.results[0].type.shape[0]
                     for ld in plan.loads)
     fit = (shared_bytes - _RESERVED_SHARED) // per_stage
     if fit < 2:
@@ -249,9 +266,11 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     loc = for_op.location
     a_t, b_t = (ld.results[0].type for ld in plan.loads)
     with loc, ir.InsertionPoint(for_op):
-        rings = (tile_memory.local_alloc(stages, a_t.shape, a_t.element_type, swizzle=_SWIZZLE,
-                                         row_permutation="wgmma", loc=loc),
-                 tile_memory.local_alloc(stages, b_t.shape, b_t.element_type, swizzle=_SWIZZLE,
+        swizzle = _SWIZZLE if kind == "wgmma" else 0
+        rings = (tile_memory.local_alloc(stages, a_t.shape, a_t.element_type, swizzle=swizzle,
+                                         row_permutation="wgmma" if swizzle else "none",
+                                         loc=loc),
+                 tile_memory.local_alloc(stages, b_t.shape, b_t.element_type, swizzle=swizzle,
                                          row_permutation="none", loc=loc))
         carried_now = {args[i + 1]: inits[i] for i in plan.carried}
         for p in range(ahead):
@@ -284,15 +303,17 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     with dot.location, ir.InsertionPoint(dot):
         s = _i32(stages)
         read = arith.RemUIOp(counter, s).result
-        started = tile_memory.mma(rings[0], read, rings[1], read, dot.operands[2], "wgmma",
+        started = tile_memory.mma(rings[0], read, rings[1], read, dot.operands[2], kind,
                                   loc=dot.location)
         if plan.b_trans is not None:
             started.owner.attributes["tile.b_kmajor"] = ir.UnitAttr.get()
         if "tile.mma_fp8" in dot.attributes:
             started.owner.attributes["tile.mma_fp8"] = dot.attributes["tile.mma_fp8"]
-        done = tile_memory.mma_wait(started, 1, loc=dot.location)
-        if num_warps > 4:
-            tile.barrier(loc=dot.location)
+        done = started   # mma_sync: complete once issued
+        if kind == "wgmma":
+            done = tile_memory.mma_wait(started, 1, loc=dot.location)
+            if num_warps > 4:
+                tile.barrier(loc=dot.location)
         write = arith.RemUIOp(arith.AddIOp(counter, _i32(ahead)).result, s).result
         iv_w = arith.AddIOp(new_args[0], arith.MulIOp(step, _i32(ahead)).result).result
         m = _issue(plan, rings, write, iv_w, ub,
@@ -318,7 +339,7 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     uses = [u for u in acc_out.uses]
     with loc, ir.InsertionPoint.after(new_for.operation) if hasattr(
             ir.InsertionPoint, "after") else ir.InsertionPoint(_next_op(new_for.operation)):
-        final = tile_memory.mma_wait(acc_out, 0, loc=loc)
+        final = tile_memory.mma_wait(acc_out, 0, loc=loc) if kind == "wgmma" else acc_out
         tile_memory.async_wait(0, loc=loc)
         tile.barrier(loc=loc)
         tile_memory.local_dealloc(rings[1], loc=loc)

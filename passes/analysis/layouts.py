@@ -136,6 +136,33 @@ class SwizzledTile:
 
 
 @dataclass(frozen=True)
+class PaddedTile:
+    """A [rows, cols] tile of `elem_bytes`-byte elements in shared memory stored
+    row-major, each row followed by `pad` unused bytes (16: the 8 rows one
+    `ldmatrix` phase reads then start in different 16-byte bank groups whenever
+    a row is a multiple of 16 bytes).  The ring layout of the mma.sync pipeline;
+    the same `offset`/`nbytes` interface as `SwizzledTile`."""
+
+    rows: int
+    cols: int
+    elem_bytes: int
+    pad: int = 16
+
+    @property
+    def row_bytes(self) -> int:
+        """Bytes between the starts of consecutive rows."""
+        return self.cols * self.elem_bytes + self.pad
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows * self.row_bytes
+
+    def offset(self, row: int, col: int) -> int:
+        """Byte offset of element (row, col)."""
+        return row * self.row_bytes + col * self.elem_bytes
+
+
+@dataclass(frozen=True)
 class Distribution:
     """One tile shape distributed by one layout (see the module docstring)."""
 

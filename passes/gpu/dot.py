@@ -6,7 +6,9 @@ any encodings, acc and the result [M, N] with one encoding; element types as
 `tile-verify` allows (f16/bf16/f32 -> f32, f16 -> f16, f64 -> f64, int -> i32).
 `tile-accelerate-dot` chose the family (`tile.mma`).  "wgmma": the target hook
 `hook.dot-wgmma` lowers the whole dot (targets/nvidia/wgmma.py; the generic
-hook declines and the dot goes on as "mma_sync").  Otherwise
+hook declines and the dot goes on as "mma_sync").  `tile.mma {kind}` (operands
+already in `tile-pipeline`'s ring slots) goes to the target hook of its kind,
+`hook.mma-wgmma` or `hook.mma-sync` (targets/nvidia/mma_sync_ring.py).  Otherwise
 a and b are stored row-major into workgroup memory by the threads that
 hold them (between `gpu.barrier`s; each row followed by the padding the target
 asks for).  Then either the target's matrix lowering (`hook.dot-mma` returns
@@ -78,6 +80,17 @@ def _stage_operands(L: FuncLowering, a: ir.Value, b: ir.Value, pad: int) -> Stag
 def no_wgmma(L: FuncLowering, op: ir.Operation) -> bool:
     """No warpgroup MMA: the dot takes the next family (False: not lowered)."""
     return False
+
+
+# The target hook that lowers the pipeliner's `tile.mma {kind}` (operands in
+# ring slots): one generic rule dispatching on the kind, so that a target with
+# several families (sm90: wgmma and mma.sync) never has two `tile.mma` rules.
+_MMA_HOOKS = {"wgmma": "hook.mma-wgmma", "mma_sync": "hook.mma-sync"}
+
+
+@RULES.rule("tile.mma")
+def _mma(L: FuncLowering, op: ir.Operation) -> None:
+    L.hook(_MMA_HOOKS[ir.StringAttr(op.attributes["kind"]).value])(L, op)
 
 
 def _kind(op: ir.Operation) -> str:

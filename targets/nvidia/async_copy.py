@@ -5,16 +5,19 @@ the pipeliner's `tile.async_copy` / `tile.async_commit` / `tile.async_wait`.
 |---|---|---|
 | `tile.async_copy` | `CP_ASYNC` | per access of the pointer tile: `cp.async.{cg,ca}.shared.global [dst], [src], w, src_size` |
 | `tile.async_commit` | `CP_ASYNC` | `cp.async.commit_group` |
-| `tile.async_wait` | `CP_ASYNC` | `cp.async.wait_group N`, then `fence.proxy.async.shared::cta` |
+| `tile.async_wait` | `CP_ASYNC` | `cp.async.wait_group N`, then `fence.proxy.async.shared::cta` where `WGMMA` holds |
 
 Each thread copies its own elements of the tile: for every access of its
 fragment (w elements along the tile's contiguous dimension, as wide as the
 axis analysis allows: 4, 8 or 16 bytes; `cg` for 16 bytes, `ca` below) the
 destination is the element's byte offset in the ring slot's layout
-(`layouts.SwizzledTile`, the same function the wgmma descriptors assume) and
+(`layouts.SwizzledTile`, the same function the wgmma descriptors assume, or
+`layouts.PaddedTile`, the padded rows `ldmatrix` reads; `ring_tile`) and
 the source size is 0 where the mask is off, so the copy writes zeros and reads
 nothing (Triton's `other = 0`).  The fence after the wait makes the copied data
-visible to the async proxy that `wgmma` reads shared memory through.  The
+visible to the async proxy that `wgmma` reads shared memory through (only on
+targets with `WGMMA`: the instruction needs sm_90, and `ldmatrix` reads through
+the generic proxy, which `cp.async.wait_group` already covers).  The
 upstream ops are `nvvm.cp.async.shared.global`, `nvvm.cp.async.commit.group`
 and `nvvm.cp.async.wait.group`.
 
@@ -28,7 +31,6 @@ from typing import TYPE_CHECKING
 from mlir import ir
 from mlir.dialects import arith, nvvm
 
-from tilec.passes.analysis import axis_info
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
 from tilec.targets.nvidia.wgmma import (
@@ -80,17 +82,16 @@ def _commit(L: FuncLowering, op: ir.Operation) -> None:
 def _wait(L: FuncLowering, op: ir.Operation) -> None:
     pending = int(ir.IntegerAttr(op.attributes["pending"]).value)
     nvvm.CpAsyncWaitGroupOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(32), pending))
-    fence_async_shared()
+    if L.target.has(Feature.WGMMA):
+        fence_async_shared()
 
 
 @RULES.rule("tile.local_alloc", feature=Feature.CP_ASYNC)
 def _local_alloc(L: FuncLowering, op: ir.Operation) -> None:
-    """A ring is a 1024-byte-aligned slice of the kernel's workgroup memory."""
-    t = ir.MemRefType(op.results[0].type)
-    nbytes = axis_info.type_bytes(t.element_type)
-    for s in t.shape:
-        nbytes *= s
-    L.values[op.results[0]] = L.shared_buffer(ir.IntegerType.get_signless(8), nbytes,
+    """A ring is a 1024-byte-aligned slice of the kernel's workgroup memory:
+    its slots' layout (`ring_tile`: padded rows take more than the elements)."""
+    t, slots = ring_tile(L, op.results[0])
+    L.values[op.results[0]] = L.shared_buffer(ir.IntegerType.get_signless(8), slots * t.nbytes,
                                               align=1024)
 
 

@@ -60,7 +60,7 @@ from mlir import ir
 from mlir.dialects import arith, gpu, llvm, nvvm, vector
 
 from tilec.passes.analysis import axis_info
-from tilec.passes.analysis.layouts import mma_accumulator_layout
+from tilec.passes.analysis.layouts import Distribution, mma_accumulator_layout
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
 
@@ -393,7 +393,25 @@ def _dot_mma(L: FuncLowering, op: ir.Operation, kind: str, staged: Staged) -> No
     acc = op.operands[2]
     res = op.results[0]
     (m_dim, k_dim, n_dim), elem, buf_a, buf_b = staged
-    ka, nb = k_dim + _MMA_PAD, n_dim + _MMA_PAD   # row strides in workgroup memory
+    d = L.dist(res.type)
+    regs = mma_sync_product(L, kind, buf_a, buf_b, (m_dim, k_dim, n_dim),
+                            (k_dim + _MMA_PAD, n_dim + _MMA_PAD), L.frag(acc), d)
+    gpu.BarrierOp()
+    L.values[res] = mma_sync_chunks(L, d, regs)
+
+
+def mma_sync_product(L: FuncLowering, kind: str, buf_a: ir.Value, buf_b: ir.Value,
+                     shape: tuple[int, int, int], strides: tuple[int, int],
+                     acc: Sequence[ir.Value], d: Distribution,
+                     offsets: tuple[ir.Value, ir.Value] | None = None,
+                     ) -> dict[tuple[int, int], list[ir.Value]]:
+    """acc + A @ B with `ldmatrix` + `mma.sync.m16n8k16` for the [M, K] A and
+    [K, N] B of 2-byte elements stored row-major in workgroup memory at `buf_a`
+    / `buf_b` (plus the byte `offsets`, if given), rows `strides` elements
+    apart; `acc` is the accumulator fragment in `d` (`mma_accumulator_layout`).
+    Returns, per 16 x 8 tile (i, j) the warp holds, its c0..c3 values."""
+    m_dim, k_dim, n_dim = shape
+    ka, nb = strides   # row strides in workgroup memory
     warps = L.num_warps
     f32 = ir.F32Type.get()
     i32 = _i32()
@@ -408,16 +426,18 @@ def _dot_mma(L: FuncLowering, op: ir.Operation, kind: str, staged: Staged) -> No
     b_elem = arith.AddIOp(arith.MulIOp(l16, L.const_i32(nb)).result,
                           arith.ShLIOp(warp, L.const_i32(3)).result).result
     two = L.const_i32(2)
-    a_addr = arith.AddIOp(llvm.PtrToIntOp(i32, buf_a).result,
-                          arith.MulIOp(a_elem, two).result).result
-    b_addr = arith.AddIOp(llvm.PtrToIntOp(i32, buf_b).result,
-                          arith.MulIOp(b_elem, two).result).result
+    a_base = llvm.PtrToIntOp(i32, buf_a).result
+    b_base = llvm.PtrToIntOp(i32, buf_b).result
+    if offsets is not None:
+        a_base = arith.AddIOp(a_base, offsets[0]).result
+        b_base = arith.AddIOp(b_base, offsets[1]).result
+    a_addr = arith.AddIOp(a_base, arith.MulIOp(a_elem, two).result).result
+    b_addr = arith.AddIOp(b_base, arith.MulIOp(b_elem, two).result).result
 
     def at(base: ir.Value, elements: int) -> ir.Value:
         return arith.AddIOp(base, L.const_i32(2 * elements)).result if elements else base
 
-    d = L.dist(res.type)
-    frag = list(L.frag(acc))
+    frag = list(acc)
     m_tiles, n_tiles = m_dim // 16, n_dim // (8 * warps)
     # acc[(i, j)] = [c0, c1, c2, c3] of the 16 x 8 tile (i, j) this warp holds.
     regs: dict[tuple[int, int], list[ir.Value]] = {}
@@ -439,10 +459,15 @@ def _dot_mma(L: FuncLowering, op: ir.Operation, kind: str, staged: Staged) -> No
         for (i, j), c in regs.items():
             out = llvm.InlineAsmOp(res_t, a_regs[i] + b_regs[j] + c, text, cons).result
             regs[(i, j)] = [llvm.ExtractValueOp(f32, out, [r]).result for r in range(4)]
-    gpu.BarrierOp()
+    return regs
+
+
+def mma_sync_chunks(L: FuncLowering, d: Distribution,
+                    regs: dict[tuple[int, int], list[ir.Value]]) -> list[ir.Value]:
+    """The accumulator fragment (chunks in `d`'s order) from `mma_sync_product`."""
     chunks: list[ir.Value | None] = [None] * d.num_chunks
     for (i, j), c in regs.items():
         chunks[d.chunk_index((2 * i, 2 * j))] = L.concat(c[:2])
         chunks[d.chunk_index((2 * i + 1, 2 * j))] = L.concat(c[2:])
     assert all(ch is not None for ch in chunks)
-    L.values[res] = [ch for ch in chunks if ch is not None]
+    return [ch for ch in chunks if ch is not None]

@@ -4,7 +4,7 @@ pipeliner's `tile.mma` on `wgmma.mma_async`.
 | key | feature | lowering |
 |---|---|---|
 | `hook.dot-wgmma` | `WGMMA` | a register-operand `tile.dot`: a and b stored into swizzled shared memory, then `wgmma` |
-| `tile.mma` | `WGMMA` | operands already in a ring slot of swizzled shared memory (tile-pipeline) |
+| `hook.mma-wgmma` | `WGMMA` | `tile.mma {kind = "wgmma"}` (passes/gpu/dot.py dispatches on kind): operands already in a ring slot of swizzled shared memory (tile-pipeline) |
 | `tile.mma_wait` | `WGMMA` | `wgmma.wait_group N` with the accumulators tied through it |
 
 Operands in shared memory (`layouts.SwizzledTile`, 128-byte swizzle, base
@@ -38,7 +38,7 @@ from mlir import ir
 from mlir.dialects import arith, gpu, llvm, nvvm
 
 from tilec.passes.analysis import axis_info
-from tilec.passes.analysis.layouts import Distribution, SwizzledTile
+from tilec.passes.analysis.layouts import Distribution, PaddedTile, SwizzledTile
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
 
@@ -69,10 +69,13 @@ def _c(L: FuncLowering, v: int) -> ir.Value:
     return L.const_i32(v)
 
 
-def swizzled_offset(L: FuncLowering, t: SwizzledTile, row: ir.Value,
+def swizzled_offset(L: FuncLowering, t: SwizzledTile | PaddedTile, row: ir.Value,
                     col: ir.Value) -> ir.Value:
     """The byte offset of element (row, col) of `t`, as i32 arithmetic
-    (the same function as `SwizzledTile.offset`)."""
+    (the same function as `SwizzledTile.offset` / `PaddedTile.offset`)."""
+    if isinstance(t, PaddedTile):
+        return arith.AddIOp(arith.MulIOp(row, _c(L, t.row_bytes)).result,
+                            arith.MulIOp(col, _c(L, t.elem_bytes)).result).result
     if t.permute_rows:
         nw = t.num_warps
         g = arith.AndIOp(row, _c(L, 7)).result
@@ -127,14 +130,17 @@ def stage_registers(L: FuncLowering, src: ir.Value, buf: ir.Value, t: SwizzledTi
             llvm.StoreOp(v, byte_address(buf, off), alignment=piece * eb)
 
 
-def ring_tile(L: FuncLowering, ring: ir.Value) -> tuple[SwizzledTile, int]:
-    """The slot layout of a `tile.local_alloc` ring and its slot count."""
+def ring_tile(L: FuncLowering, ring: ir.Value) -> tuple[SwizzledTile | PaddedTile, int]:
+    """The slot layout of a `tile.local_alloc` ring and its slot count:
+    `swizzle` 128 is `SwizzledTile`, 0 is `PaddedTile` (rows padded by 16 bytes)."""
     t = ir.MemRefType(ring.type)
     slots, rows, cols = t.shape
     op = ring.owner
     assert isinstance(op, ir.OpView)
     perm = ir.StringAttr(op.attributes["row_permutation"]).value == "wgmma"
     eb = axis_info.type_bytes(t.element_type)
+    if int(ir.IntegerAttr(op.attributes["swizzle"]).value) == 0:
+        return PaddedTile(rows, cols, eb), slots
     return SwizzledTile(rows, cols, eb, permute_rows=perm, num_warps=L.num_warps), slots
 
 
@@ -287,7 +293,7 @@ def _dot_wgmma(L: FuncLowering, op: ir.Operation) -> bool:
     return True
 
 
-@RULES.rule("tile.mma", feature=Feature.WGMMA)
+@RULES.rule("hook.mma-wgmma", feature=Feature.WGMMA)
 def _mma(L: FuncLowering, op: ir.Operation) -> None:
     ring_a, slot_a, ring_b, slot_b, acc = op.operands
     res = op.results[0]

@@ -72,6 +72,10 @@ class CallMixin(CodeGenBase):
             for a in args[1:]:
                 acc = fold(self, node, acc, a)
             return acc
+        if callee is py_builtins.isinstance and len(args) == 2 and isinstance(args[0], TValue):
+            # a runtime value is a tl.tensor (Triton: `isinstance(x, tl.tensor)`)
+            kinds = args[1] if isinstance(args[1], tuple) else (args[1],)
+            return any(k is tl.tensor for k in kinds)
         if callee in _CONSTEXPR_BUILTINS:
             if any(isinstance(a, TValue) for a in list(args) + list(kwargs.values())):
                 name = callee.__name__

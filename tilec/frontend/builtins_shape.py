@@ -24,6 +24,7 @@ from tilec.dialects import tile_elements as el
 from tilec.frontend.builtins import Rule, _constexpr_int, rule_table
 from tilec.frontend.builtins_reduce import reshape
 from tilec.frontend.semantic import TValue, mlir_scalar
+from tilec.frontend.values import CodeGenBase
 from tilec.language import core as tl
 
 if TYPE_CHECKING:
@@ -150,7 +151,7 @@ def flip(cg: CodeGen, node: Any, x: Any, dim: Any = None) -> TValue:
     return _restride(cg, [v], v.shape, list(v.shape), strides, offset)
 
 
-def to_pointer(cg: CodeGen, node: Any, v: TValue, dst: tl.pointer_type) -> TValue:
+def to_pointer(cg: CodeGenBase, node: Any, v: TValue, dst: tl.pointer_type) -> TValue:
     """`v.to(dst)` for a pointer type `dst`: an integer's value as an address."""
     if v.is_ptr:
         v = TValue(el.ptr_to_int(v.handle, loc=cg.loc, ip=cg.ip), tl.int64, v.shape)
@@ -162,7 +163,7 @@ def to_pointer(cg: CodeGen, node: Any, v: TValue, dst: tl.pointer_type) -> TValu
     return TValue(el.int_to_ptr(v.handle, mlir_scalar(dst), loc=cg.loc, ip=cg.ip), dst, v.shape)
 
 
-def from_pointer(cg: CodeGen, node: Any, v: TValue, dst: tl.dtype) -> TValue:
+def from_pointer(cg: CodeGenBase, node: Any, v: TValue, dst: tl.dtype) -> TValue:
     """`p.to(dst)` for an integer type `dst`: the address (tile.ptr_to_int)."""
     if not dst.is_int() or dst.is_bool():
         cg.err(node, f"cannot convert a pointer ({v.type_str()}) to {dst!r}; "

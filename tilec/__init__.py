@@ -38,9 +38,10 @@ jit = _compat.jit
 next_power_of_2 = _compat.next_power_of_2
 cdiv = _compat.cdiv
 OutOfResources = _compat.OutOfResources
+set_allocator = _compat.set_allocator
 
 __all__ = ["kernel", "jit", "Kernel", "TilecError", "CompilerBugError", "cdiv", "load", "autotune",
-           "heuristics", "Config", "next_power_of_2", "OutOfResources", "device_info",
+           "heuristics", "Config", "next_power_of_2", "OutOfResources", "set_allocator", "device_info",
            "DeviceInfo", "__version__"]
 
 

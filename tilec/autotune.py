@@ -219,7 +219,7 @@ class Autotuner(_Wrapped):
             return stored
         if os.environ.get("TILEC_AUTOTUNE", "1") == "0":
             return self.configs[0]
-        configs = self._prune(named)
+        configs = self._prune(named, kwargs)
         times: dict[int, float] = {}
         failures: list[str] = []
         # Arrays the timed launches write are put back afterwards, so the real
@@ -256,11 +256,12 @@ class Autotuner(_Wrapped):
             _write_result(path, best, self.configs[best], self.timings[key])
         return self.configs[best]
 
-    def _prune(self, named: Mapping[str, Any]) -> list[Config]:
+    def _prune(self, named: Mapping[str, Any], kwargs: Mapping[str, Any]) -> list[Config]:
         configs = list(self.configs)
         early = self.prune_configs_by.get("early_config_prune")
         if early is not None:
-            configs = list(early(configs, dict(named)))
+            # Triton's signature: early(configs, named_args, **launch_keyword_args)
+            configs = list(early(configs, dict(named), **dict(kwargs)))
         model = self.prune_configs_by.get("perf_model")
         top_k = self.prune_configs_by.get("top_k")
         if model is not None and top_k:

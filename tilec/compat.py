@@ -55,8 +55,17 @@ def cdiv(x: Any, y: Any) -> Any:
     return -(-x // y)
 
 
+_ALLOCATOR: list[Any] = [None]
+
+
+def set_allocator(allocator: Any) -> None:
+    """Triton's global scratch allocator for device-side descriptors: kept, never
+    called (tilec's `tl.make_tensor_descriptor` needs no global scratch memory)."""
+    _ALLOCATOR[0] = allocator
+
+
 class OutOfResources(Exception):
     """Triton's exception for a config that needs more registers or shared memory."""
 
 
-__all__ = ["jit", "next_power_of_2", "cdiv", "CompiledHandle", "OutOfResources"]
+__all__ = ["jit", "next_power_of_2", "cdiv", "set_allocator", "CompiledHandle", "OutOfResources"]

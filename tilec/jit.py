@@ -53,11 +53,18 @@ def _for_user(e: TilecError, caller: FrameType) -> TilecError:
     return e.with_traceback(None)
 
 
+# Triton launch keywords tilec accepts and ignores: `extern_libs=` names
+# libdevice bitcode (tutorial 07); tilec's math functions need none.
+IGNORED_LAUNCH_KEYWORDS = ("extern_libs",)
+
+
 def user_launcher(run: Callable[[Any, Sequence[Any], Mapping[str, Any]], None],
                   grid: Any) -> Callable[..., None]:
     """`obj[grid]`: a function of the launch arguments calling `run(grid, args,
     kwargs)`, which reports a `TilecError` at the line that called it."""
     def launcher(*args: Any, **kwargs: Any) -> None:
+        for k in IGNORED_LAUNCH_KEYWORDS:
+            kwargs.pop(k, None)
         try:
             run(grid, args, kwargs)
         except CompilerBugError:

@@ -99,7 +99,7 @@ def cast(cg: CodeGen, node: Any, input: Any, dtype: Any, fp_downcast_rounding: A
 # ------------------------------------------------------------------ descriptors
 
 @dataclass(frozen=True)
-class TensorDescriptor:
+class TensorDescriptor(tl.tensor_descriptor):
     """A `tl.make_tensor_descriptor` value in kernel code."""
 
     handle: ir.Value

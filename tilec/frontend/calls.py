@@ -18,6 +18,7 @@ from lark import Tree
 from tilec.frontend import builtins as builtins_core
 from tilec.frontend import (
     builtins_compat, builtins_extra, builtins_lang, builtins_random, builtins_reduce,
+    builtins_shape,
 )
 from tilec.frontend.inline import inline_call
 from tilec.frontend.semantic import TValue
@@ -28,7 +29,9 @@ Rule = Callable[..., Any]
 
 BUILTIN_RULES: dict[str, Rule] = {**builtins_core.RULES, **builtins_extra.RULES,
                                   **builtins_reduce.RULES, **builtins_compat.RULES,
-                                  **builtins_lang.RULES, **builtins_random.RULES}
+                                  **builtins_lang.RULES, **builtins_random.RULES,
+                                  **builtins_shape.RULES}
+METHODS: dict[str, Rule] = {**builtins_lang.METHODS, **builtins_shape.METHODS}
 
 _CONSTEXPR_BUILTINS = (py_builtins.float, py_builtins.int, py_builtins.bool, py_builtins.min,
                        py_builtins.max, py_builtins.abs, py_builtins.len, py_builtins.tuple,
@@ -52,7 +55,7 @@ class CallMixin(CodeGenBase):
         self.loc = self.location(node)
         if isinstance(callee, BoundMethod):
             if callee.name != "to":
-                method = builtins_lang.METHODS[callee.name]
+                method = METHODS[callee.name]
                 if not _accepts(method, [callee.obj, *args], kwargs):
                     self._bad_call(node, callee.name, method, [callee.obj, *args], kwargs)
                 return method(self, node, callee.obj, *args, **kwargs)
@@ -72,6 +75,15 @@ class CallMixin(CodeGenBase):
             for a in args[1:]:
                 acc = fold(self, node, acc, a)
             return acc
+        if callee is py_builtins.isinstance and len(args) == 2 and isinstance(args[0], TValue):
+            # a runtime value is a tl.tensor (Triton: `isinstance(x, tl.tensor)`)
+            kinds = args[1] if isinstance(args[1], tuple) else (args[1],)
+            return any(k is tl.tensor for k in kinds)
+        if callee is tl.pointer_type:  # tl.pointer_type(tl.float16): a type, for .to()
+            if len(args) != 1 or kwargs or not isinstance(args[0], tl.dtype):
+                self.err(node, "tl.pointer_type takes one element dtype, e.g. "
+                         "tl.pointer_type(tl.float16)")
+            return tl.pointer_type(args[0])
         if callee in _CONSTEXPR_BUILTINS:
             if any(isinstance(a, TValue) for a in list(args) + list(kwargs.values())):
                 name = callee.__name__
@@ -113,6 +125,10 @@ class CallMixin(CodeGenBase):
         if len(args) != 1 or kwargs:
             self.err(node, ".to() takes one dtype argument (and optionally bitcast=True)")
         dt = args[0]
+        if isinstance(dt, tl.pointer_type) and not bitcast:
+            return builtins_shape.to_pointer(self, node, v, dt)
+        if v.is_ptr and isinstance(dt, tl.dtype) and not bitcast:
+            return builtins_shape.from_pointer(self, node, v, dt)
         if not isinstance(dt, tl.dtype):
             self.err(node, f".to() needs a dtype such as tl.float32, got {self.describe(dt)}")
         return self.cast(v, dt, node, bitcast=bitcast)

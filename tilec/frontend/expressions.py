@@ -239,12 +239,12 @@ class ExpressionMixin(CodeGenBase):
                 return base.elem
             if name == "shape":
                 return base.shape
-            if name in ("to", "permute", "trans"):
+            if name in ("to", "permute", "trans", "reshape", "split", "flip", "join", "interleave"):
                 return BoundMethod(base, name)
             if name == "T":
                 return self.builtins["trans"](self, node, base)
             self.err(node, f"tiles have no attribute '{name}' (available: .to, .dtype, .shape, "
-                     ".T, .trans, .permute)")
+                     ".T, .trans, .permute, .reshape, .split, .flip, .join, .interleave)")
         try:
             v = getattr(base, name)
         except AttributeError:

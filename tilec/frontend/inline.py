@@ -21,7 +21,6 @@ from typing import Any, Callable, Mapping
 
 from tilec.errors import TilecError
 from tilec.frontend.parser import get_source, parse_source
-from tilec.frontend.semantic import TValue
 from tilec.frontend.spec import KernelSpec
 from tilec.frontend.values import CodeGenBase, Node
 from tilec.language import core as tl
@@ -75,9 +74,9 @@ def inline_call(cg: CodeGenBase, helper: Any, args: list[Any], kwargs: dict[str,
         v = bound.arguments[p.name]
         if isinstance(v, tl.constexpr):
             v = v.value
-        if p.constexpr and isinstance(v, TValue):
-            cg.err(node, f"argument '{p.name}' of '{helper.name}' is a tl.constexpr parameter; "
-                   f"it got a runtime value ({cg.describe(v)})")
+        # A helper's tl.constexpr annotation does not force a constant: a runtime
+        # value passes through (Triton inlines helpers the same way; tutorial 06
+        # passes tiles to `offs_m: tl.constexpr`).
         scope[p.name] = v
     src, tree = parsed(helper)
     spec = KernelSpec(name=helper.name, source=src, tree=tree, params=list(scope),

@@ -10,7 +10,8 @@ from typing import Any, Callable, TypeVar
 
 from tilec.language.core import (  # noqa: F401  (re-exported names)
     ALL_DTYPES, bfloat16, constexpr, dtype, float8e4nv, float8e5, float16, float32, float64,
-    int1, int8, int16, int32, int64, parse_type, pointer_type, uint8, uint16, uint32, uint64,
+    int1, int8, int16, int32, int64, parse_type, pointer_type, tensor, tensor_descriptor, uint8,
+    uint16, uint32, uint64,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -333,6 +334,7 @@ def static_range(*args: Any) -> Any:
 from tilec.language.triton_names import (  # noqa: E402,F401  (more of Triton's tl.* names)
     PropagateNan, acos, asin, assume, atan, atan2, cast, cosh, device_assert, div_rn, erf, expm1, fast_dividef, fdiv,
     isinf, isnan, log1p, log10, pow, signbit, sinh, square, tanh, trunc, umulhi,
+    join, split, interleave, cat, flip,
 )
 from tilec.language.random import (  # noqa: E402,F401  (Philox random numbers)
     pair_uniform_to_normal, philox, rand, rand4x, randint, randint4x, randn, randn4x,

@@ -143,6 +143,14 @@ class constexpr:
         return f"tl.constexpr({self.value!r})"
 
 
+class tensor:
+    """The type of a tile value in kernel code: `isinstance(x, tl.tensor)`."""
+
+
+class tensor_descriptor:
+    """The type of a `tl.make_tensor_descriptor` value: `isinstance(d, tl.tensor_descriptor)`."""
+
+
 int1 = dtype("int1", "i1", "bool", 1)
 int8 = dtype("int8", "i8", "int", 8)
 int16 = dtype("int16", "i16", "int", 16)

@@ -45,8 +45,13 @@ signbit = _stub("signbit", "True where x's sign bit is set.")
 umulhi = _stub("umulhi", "The high 32 bits of the product of two 32-bit integers.")
 cast = _stub("cast", "input.to(dtype) (fp_downcast_rounding='rtne' only, bitcast=).")
 assume = _stub("assume", "A fact the compiler may use (accepted, not used).")
+join = _stub("join", "a and b joined in a new minor dimension of size 2.")
+split = _stub("split", "The two halves of a tile whose last dimension is 2.")
+interleave = _stub("interleave", "a's and b's elements alternating along the last dimension.")
+cat = _stub("cat", "Two tiles concatenated along `dim` (can_reorder=True: 1-D, in order).")
+flip = _stub("flip", "The tile reversed along `dim` (default: the last).")
 device_assert = _stub("device_assert", "Checked when the condition is a compile-time value.")
 
 NAMES = ("tanh", "erf", "log1p", "expm1", "log10", "trunc", "sinh", "cosh", "square", "pow",
          "div_rn", "fdiv", "fast_dividef", "isnan", "isinf", "signbit", "umulhi", "cast",
-         "assume", "device_assert", "PropagateNan", "asin", "acos", "atan", "atan2")
+         "assume", "device_assert", "PropagateNan", "join", "split", "interleave", "cat", "flip", "asin", "acos", "atan", "atan2")

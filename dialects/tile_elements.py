@@ -1,0 +1,112 @@
+"""Pointer <-> integer casts and element shuffles in the `tile` dialect.
+
+| op | operands -> result | attributes |
+|---|---|---|
+| `tile.int_to_ptr` | i64 scalar or tile -> `!tile.ptr<T>` of the same shape | |
+| `tile.ptr_to_int` | `!tile.ptr<T>` scalar or tile -> i64 of the same shape | |
+| `tile.restride`   | 1 or 2 tiles of one element type -> a tile | `view`, `strides`, `offset` |
+
+`tile.int_to_ptr` is Triton's `x.to(tl.pointer_type(T))` on an integer (tutorial
+08 keeps matrix addresses in an int64 array); `tile.ptr_to_int` is
+`p.to(tl.int64)`.  Both are elementwise and pure.
+
+`tile.restride` moves elements: the sources, flattened row-major and
+concatenated, form one list `src`; the result, flattened row-major, is viewed
+as the shape `view` (same element count, any rank), and the element at view
+coordinates (v0, v1, ...) is `src[offset + sum(v_k * strides[k])]` (strides
+may be negative).  It expresses `tl.join`, `tl.split`, `tl.interleave`,
+`tl.cat` and `tl.flip` (tilec/frontend/builtins_shape.py builds them) with
+one lowering per target: a `vector.shuffle` on the CPU, an exchange through
+workgroup memory on GPUs.
+
+This module imports no other tilec module: dialects/tile.py takes IRDL_OPS
+into the dialect's IRDL text and PURE_OPS into its set of pure ops.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from mlir import ir
+
+IRDL_OPS = r"""  irdl.operation @int_to_ptr {
+    %s = irdl.any
+    %r = irdl.any
+    irdl.operands(src: %s)
+    irdl.results(result: %r)
+  }
+  irdl.operation @ptr_to_int {
+    %s = irdl.any
+    %r = irdl.any
+    irdl.operands(src: %s)
+    irdl.results(result: %r)
+  }
+  irdl.operation @restride {
+    %s = irdl.any
+    %v = irdl.any
+    %t = irdl.any
+    %o = irdl.any
+    %r = irdl.any
+    irdl.attributes {"view" = %v, "strides" = %t, "offset" = %o}
+    irdl.operands(sources: variadic %s)
+    irdl.results(result: %r)
+  }
+"""
+
+PURE_OPS = frozenset({"tile.int_to_ptr", "tile.ptr_to_int", "tile.restride"})
+
+
+def _same_shape(like: ir.Type, element: ir.Type) -> ir.Type:
+    if isinstance(like, ir.RankedTensorType):
+        return ir.RankedTensorType.get(list(ir.RankedTensorType(like).shape), element)
+    return element
+
+
+def int_to_ptr(value: ir.Value, ptr: ir.Type, *, loc: ir.Location,
+               ip: ir.InsertionPoint | None = None) -> ir.Value:
+    """`value` (i64, scalar or tile) as pointers of type `ptr` (a `!tile.ptr<T>`)."""
+    return ir.Operation.create("tile.int_to_ptr", results=[_same_shape(value.type, ptr)],
+                               operands=[value], loc=loc, ip=ip).result
+
+
+def ptr_to_int(value: ir.Value, *, loc: ir.Location,
+               ip: ir.InsertionPoint | None = None) -> ir.Value:
+    """The addresses of `value` (pointers, scalar or tile) as i64."""
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.Operation.create("tile.ptr_to_int", results=[_same_shape(value.type, i64)],
+                               operands=[value], loc=loc, ip=ip).result
+
+
+def _i64_array(xs: Sequence[int]) -> ir.Attribute:
+    return ir.DenseI64ArrayAttr.get([int(x) for x in xs])
+
+
+def restride(sources: Sequence[ir.Value], shape: Sequence[int], view: Sequence[int],
+             strides: Sequence[int], offset: int, *, loc: ir.Location,
+             ip: ir.InsertionPoint | None = None) -> ir.Value:
+    """A tile of `shape` whose elements are picked from `sources` (see the module doc)."""
+    elem = ir.RankedTensorType(sources[0].type).element_type
+    if math.prod(view) != math.prod(shape) or len(view) != len(strides):
+        raise ValueError(f"restride: view {list(view)} / strides {list(strides)} do not fit "
+                         f"the shape {list(shape)}")
+    attrs = {"view": _i64_array(view), "strides": _i64_array(strides),
+             "offset": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(offset))}
+    return ir.Operation.create("tile.restride",
+                               results=[ir.RankedTensorType.get(list(shape), elem)],
+                               operands=list(sources), attributes=attrs, loc=loc, ip=ip).result
+
+
+def restride_params(op: ir.Operation) -> tuple[list[int], list[int], int]:
+    """(view, strides, offset) of a `tile.restride`."""
+    view = list(ir.DenseI64ArrayAttr(op.attributes["view"]))
+    strides = list(ir.DenseI64ArrayAttr(op.attributes["strides"]))
+    return view, strides, ir.IntegerAttr(op.attributes["offset"]).value
+
+
+def source_index(view: Sequence[int], strides: Sequence[int], offset: int, flat: int) -> int:
+    """The index into the concatenated sources of result element `flat` (row-major)."""
+    idx, rem = offset, flat
+    for d in range(len(view)):
+        coord, rem = divmod(rem, math.prod(view[d + 1:]))
+        idx += coord * strides[d]
+    return idx

@@ -1,0 +1,1 @@
+"""Triton's `triton.tools` names that ported host code imports."""

@@ -39,6 +39,12 @@ def _called_name(call: ast.Call) -> str:
 
 
 def _pointer_operand(call: ast.Call) -> ast.expr | None:
+    f = call.func
+    if isinstance(f, ast.Attribute) and call.args and \
+            isinstance(call.args[0], (ast.List, ast.Tuple)):
+        # `desc.store([m, n], value)` / `desc.load([m, k])`: the offsets are a
+        # list, the memory is the tensor descriptor's (its base pointer's).
+        return f.value
     for kw in call.keywords:
         if kw.arg in ("pointer", "ptr"):
             return kw.value

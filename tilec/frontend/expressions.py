@@ -234,6 +234,10 @@ class ExpressionMixin(CodeGenBase):
     def expr_getattr(self, node: Tree) -> Any:
         base = self.eval(node.children[0])
         name = str(node.children[1])
+        if name == "to" and isinstance(base, (int, float)) and not isinstance(base, bool):
+            # A Python number held in a variable (e.g. summed in a static_range):
+            # Triton treats it as a scalar of its default type, so .to() casts it.
+            base = self.to_value(base, node)
         if isinstance(base, TValue):
             if name == "dtype":
                 return base.elem

@@ -41,6 +41,6 @@ def mm(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.conste
 
 # UNALIGNED: tile.mma = "mma_sync", tile.mma_reason = "no wgmma: the operand loads move 2 bytes per access
 
-# F32: tile.mma = "fma", tile.mma_reason = "no wgmma: wgmma here takes f16/bf16 operands with an f32 accumulator, not f32 -> f32; no mma_sync:
+# F32: tile.mma = "fma", tile.mma_reason = "no wgmma: wgmma here takes f16/bf16/fp8 operands with an f32 accumulator, not f32 -> f32; no mma_sync:
 
 # AMD: tile.mma = "fma", tile.mma_reason = "gfx942 has no matrix instructions tilec uses"

@@ -156,13 +156,13 @@ def dot_result_layout(op: ir.Operation, target: Target, num_warps: int) -> Layou
 
 def _stores_in_place(layout: Layout, value: ir.Value) -> bool:
     """A dot result in `layout` is stored without a conversion when each thread
-    holds at least 8 contiguous bytes along the last dimension (AMD's MFMA/WMMA
-    accumulators with 4 columns per lane); mma.sync/wgmma's 2 columns are
-    converted (through shared memory) to wider stores."""
+    holds at least 4 elements and 8 bytes contiguous along the last dimension
+    (AMD's MFMA/WMMA accumulators with 4 columns per lane); mma.sync/wgmma's 2
+    columns are converted (through shared memory) to wider stores."""
     if not isinstance(layout, Blocked) or layout.order[0] != layout.rank - 1:
         return False
     eb = axis_info.type_bytes(tile.element_type(value.type))
-    return layout.per_thread[-1] * eb >= 8
+    return layout.per_thread[-1] >= 4 and layout.per_thread[-1] * eb >= 8
 
 
 class _LayoutFunc:

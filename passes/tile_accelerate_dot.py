@@ -2,12 +2,13 @@
 
 Input: tile-level IR (before `tile-layout`), `tile.dot %a, %b, %acc` as the
 frontend builds it.  Output: the same IR; every `tile.dot` carries
-`tile.mma = "wgmma" | "mma_sync" | "fma"` (fp8 wgmma dots also
-`tile.mma_fp8 = "e4m3" | "e5m2"`: `tile-expand-fp8` then leaves their operands
-as raw bytes) and, where the choice was not the
+`tile.mma = "wgmma" | "mma_sync" | "mfma" | "wmma" | "fma"` (fp8 wgmma dots
+also `tile.mma_fp8 = "e4m3" | "e5m2"`: `tile-expand-fp8` then leaves their
+operands as raw bytes) and, where the choice was not the
 target's best family, `tile.mma_reason` saying why (shown by `tilec ir`).
 `tile-layout` gives the accumulator the layout of the chosen family
-(`layouts.wgmma_accumulator_layout`, `layouts.mma_accumulator_layout`);
+(`layouts.wgmma_accumulator_layout`, `layouts.mma_accumulator_layout`,
+`matrix_tiling.MatrixTiling.layout` for AMD's MFMA/WMMA);
 `convert-tile-to-gpu` lowers the dot with the target hook of that family.
 
 The families are data: `FAMILIES` lists them best first, each with the target
@@ -20,7 +21,7 @@ the MMA version and warp arrangement per dot.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from mlir import ir
@@ -28,8 +29,9 @@ from mlir import ir
 from tilec.dialects import tile
 from tilec.options import CompileOptions
 from tilec.passes.analysis import axis_info
+from tilec.passes.analysis import matrix_tiling
 from tilec.passes.analysis.layouts import mma_accumulator_layout, wgmma_accumulator_layout
-from tilec.targets import Feature, Target
+from tilec.targets import Feature, MatrixInstr, Target
 
 NAME = "tile-accelerate-dot"
 # Accumulator registers per thread above which a wgmma tile would spill.
@@ -51,6 +53,8 @@ class DotShape:
     operand_access: int = 16
     # b is `tile.trans` of a loaded [N, K] tile (K-major in memory).
     b_kmajor: bool = False
+    # The target's AMD matrix instructions (`Target.matrix_instrs`).
+    instrs: tuple[MatrixInstr, ...] = ()
 
 
 FP8_TYPES = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
@@ -93,16 +97,36 @@ def _mma_sync_misfit(d: DotShape) -> str | None:
     return None
 
 
+def _amd_misfit(kind: str) -> Callable[[DotShape], str | None]:
+    """MFMA / WMMA: an instruction of the record's table takes the dtypes and
+    the tile splits into whole instruction tiles per warp (`matrix_tiling`)."""
+    def misfit(d: DotShape) -> str | None:
+        have = sorted({f"{i.a} -> {i.acc}" for i in d.instrs if i.kind == kind})
+        if f"{d.a} -> {d.acc}" not in have:
+            return f"{kind} here takes {', '.join(have)}, not {d.a} -> {d.acc}"
+        shapes = ", ".join(i.shape for i in d.instrs if i.kind == kind and i.a == d.a)
+        tiling = matrix_tiling.choose_from(d.instrs, d.warp_size, kind, d.m, d.n, d.k, d.a,
+                                           d.acc, d.num_warps)
+        if tiling is None:
+            return (f"a {d.m}x{d.n}x{d.k} dot does not split into whole {shapes} tiles over "
+                    f"num_warps={d.num_warps} warps")
+        return None
+    return misfit
+
+
 # Best first: (kind, feature that provides it, why the dot does not fit or None).
 FAMILIES: tuple[tuple[str, Feature, Callable[[DotShape], str | None]], ...] = (
     ("wgmma", Feature.WGMMA, _wgmma_misfit),
     ("mma_sync", Feature.MMA_M16N8K16, _mma_sync_misfit),
+    ("mfma", Feature.MFMA, _amd_misfit("mfma")),
+    ("wmma", Feature.WMMA, _amd_misfit("wmma")),
 )
 
 
 def select(d: DotShape, target: Target) -> tuple[str, str | None]:
     """(kind, reason the better families were not taken, or None)."""
     reasons: list[str] = []
+    d = replace(d, instrs=target.matrix_instrs)
     for kind, feature, misfit in FAMILIES:
         if not target.has(feature):
             continue

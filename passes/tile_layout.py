@@ -47,7 +47,7 @@ from mlir import ir
 from tilec.dialects import tile
 from tilec.dialects.tile import Blocked, Layout, Slice
 from tilec.errors import CompilerBugError, TilecError
-from tilec.passes.analysis import axis_info
+from tilec.passes.analysis import axis_info, matrix_tiling
 from tilec.passes.analysis.layouts import (
     log2, make_blocked, mma_accumulator_layout, wgmma_accumulator_layout,
 )
@@ -147,7 +147,22 @@ def dot_result_layout(op: ir.Operation, target: Target, num_warps: int) -> Layou
         return wgmma_accumulator_layout(m, n, k, target.warp_size, num_warps)
     if kind == "mma_sync":
         return mma_accumulator_layout(m, n, k, target.warp_size, num_warps)
+    if kind in ("mfma", "wmma"):
+        tiling = matrix_tiling.choose(target, kind, m, n, k, str(tile.element_type(a)),
+                                      str(tile.element_type(op.results[0].type)), num_warps)
+        return tiling.layout() if tiling is not None else None
     return None
+
+
+def _stores_in_place(layout: Layout, value: ir.Value) -> bool:
+    """A dot result in `layout` is stored without a conversion when each thread
+    holds at least 4 elements and 8 bytes contiguous along the last dimension
+    (AMD's MFMA/WMMA accumulators with 4 columns per lane); mma.sync/wgmma's 2
+    columns are converted (through shared memory) to wider stores."""
+    if not isinstance(layout, Blocked) or layout.order[0] != layout.rank - 1:
+        return False
+    eb = axis_info.type_bytes(tile.element_type(value.type))
+    return layout.per_thread[-1] >= 4 and layout.per_thread[-1] * eb >= 8
 
 
 class _LayoutFunc:
@@ -182,7 +197,8 @@ class _LayoutFunc:
                     forced[self.uf.find(op.results[0])] = layout
         for op in self.stores:
             value, ptr = op.operands[1], op.operands[0]
-            if self.uf.find(value) in forced and self.uf.find(value) != self.uf.find(ptr):
+            if self.uf.find(value) in forced and self.uf.find(value) != self.uf.find(ptr) \
+                    and not _stores_in_place(forced[self.uf.find(value)], value):
                 self.converted_stores.append(op)
             else:
                 self.uf.union(ptr, value)

@@ -51,6 +51,45 @@ class Feature(str, Enum):
     # The grid size comes from the code object's hidden kernel arguments
     # (gpu.grid_dim would call the unlinked device library).
     IMPLICIT_BLOCK_COUNT = "implicit_block_count"
+    # Wavefront-wide matrix instructions of CDNA (`v_mfma_*` through
+    # `amdgpu.mfma`): tl.dot runs on the matrix cores; which shapes and dtypes
+    # is the record's `matrix_instrs` table.
+    MFMA = "mfma"
+    # RDNA3's wave32 matrix instructions (`v_wmma_*` through `amdgpu.wmma`),
+    # shapes and dtypes in `matrix_instrs`.
+    WMMA = "wmma"
+
+
+@dataclass(frozen=True)
+class MatrixInstr:
+    """One AMD matrix instruction a target has (an entry of `matrix_instrs`).
+
+    kind: `mfma` or `wmma` (the `tile.mma` family and the amdgpu op).
+    m, n, k: the product one instruction computes per wavefront (D[m, n] +=
+        A[m, k] B[k, n]).
+    a, acc: operand and accumulator element types (`f16`, `bf16`, `f32`, `i32`).
+    operand_elems: A (and B) elements each lane passes: lane l holds row l % m
+        of A (column l % n of B) at k = operand_elems * g + 0.., with
+        g = (l // m) % (k // operand_elems) (k // operand_elems == 1: the
+        upper lanes replicate the lower ones, as WMMA wants).
+    acc_run: accumulator rows a lane holds contiguously: lane l, register r
+        holds column l % n and row L * acc_run * (r // acc_run) +
+        acc_run * (l // n) + r % acc_run, L = wave size // n (4 on CDNA's MFMA,
+        1 on RDNA3's WMMA, whose registers interleave the lane halves).
+    """
+
+    kind: str
+    m: int
+    n: int
+    k: int
+    a: str
+    acc: str
+    operand_elems: int
+    acc_run: int
+
+    @property
+    def shape(self) -> str:
+        return f"{self.m}x{self.n}x{self.k}"
 
 
 @dataclass(frozen=True)
@@ -82,6 +121,8 @@ class Target:
         CPU a whole-tile vector of more elements aborts LLVM's instruction
         selection (an SDNode holds at most 65535 operands); on GPUs it is
         already 512 values per thread at 4 warps.
+    matrix_instrs: the AMD matrix instructions tl.dot may use, preferred
+        first (`tile-accelerate-dot` takes the first that fits a dot).
     """
 
     name: str
@@ -99,6 +140,7 @@ class Target:
     max_grid: tuple[int, int, int] = (2 ** 31 - 1, 65535, 65535)
     compute_capability: int | None = None
     max_tile_elements: int = 1 << 16
+    matrix_instrs: tuple[MatrixInstr, ...] = ()
 
     def __post_init__(self) -> None:
         for f in self.features:
@@ -157,19 +199,32 @@ def _nvidia(name: str, chip: str, shared: int, ptx: str, cc: int,
                   atomic_scope="device", compute_capability=cc)
 
 
-def _amd(chip: str, warp: int, lds: int) -> Target:
-    return Target(chip, "amd", chip, warp, 16, lds, 1024, _AMD_COMMON, static_shared_bytes=lds,
-                  code_object_version=5, atomic_scope="agent", max_grid=_AMD_GRID)
+# CDNA2/3 MFMA (wave64; AMD CDNA3 ISA, "Matrix Arithmetic Instructions"): 32x32x8
+# first (as Triton 3.9 chooses for tiles of 32 and more), else 16x16x16.  The
+# bf16 forms are the `_1k` ones (4 bf16 per lane).
+_MFMA_CDNA = tuple(MatrixInstr("mfma", d, d, k, a, "f32", 4, 4)
+                   for a in ("f16", "bf16") for d, k in ((32, 8), (16, 16)))
+# RDNA3 WMMA (wave32): 16 operand elements per lane, lanes 16-31 repeat 0-15.
+_WMMA_RDNA3 = tuple(MatrixInstr("wmma", 16, 16, 16, a, "f32", 16, 1) for a in ("f16", "bf16"))
+
+
+def _amd(chip: str, warp: int, lds: int,
+         instrs: tuple[MatrixInstr, ...] = ()) -> Target:
+    kinds = {i.kind for i in instrs}
+    extra = frozenset(f for f in (F.MFMA, F.WMMA) if f.value in kinds)
+    return Target(chip, "amd", chip, warp, 16, lds, 1024, _AMD_COMMON | extra,
+                  static_shared_bytes=lds, code_object_version=5, atomic_scope="agent",
+                  max_grid=_AMD_GRID, matrix_instrs=instrs)
 
 
 TARGETS: dict[str, Target] = {t.name: t for t in (
     _nvidia("sm80", "sm_80", 166912, "7.0", 8),
     _nvidia("sm90", "sm_90a", 232448, "8.0", 9, frozenset({F.WGMMA})),
     _nvidia("sm100", "sm_100a", 232448, "8.6", 10),
-    _amd("gfx90a", 64, 65536),
-    _amd("gfx942", 64, 65536),
-    _amd("gfx950", 64, 163840),
-    _amd("gfx1100", 32, 65536),
+    _amd("gfx90a", 64, 65536, _MFMA_CDNA),
+    _amd("gfx942", 64, 65536, _MFMA_CDNA),
+    _amd("gfx950", 64, 163840, _MFMA_CDNA),
+    _amd("gfx1100", 32, 65536, _WMMA_RDNA3),
     # The CPU: one "lane" per program instance; each program computes its whole
     # tile as vectors of the host's SIMD width (64 bytes: AVX-512), program ids
     # run on a thread pool.

@@ -73,7 +73,8 @@ def test_selection_follows_the_target_features() -> None:
     assert kind == "mma_sync" and why is not None and "warpgroups" in why
     assert select(_shape(128, 128, 64, 8, access=2), sm90)[0] == "mma_sync"
     assert select(_shape(64, 64, 32, 4, a="f32"), sm90)[0] == "fma"
-    assert select(_shape(64, 64, 32, 4), gfx)[0] == "fma"
+    assert select(_shape(64, 64, 32, 4), gfx)[0] == "mfma"
+    assert select(_shape(64, 64, 32, 4, a="f32"), gfx)[0] == "fma"
 
 
 @pytest.mark.parametrize("bm,bn,bk,warps,stages", [

@@ -103,7 +103,7 @@ def _dot(L: FuncLowering, op: ir.Operation) -> None:
     kind = _kind(op)
     if kind == "wgmma" and L.hook("hook.dot-wgmma")(L, op):
         return
-    mma = L.hook("hook.dot-mma")(L, op) if kind in ("wgmma", "mma_sync") else None
+    mma = L.hook("hook.dot-mma")(L, op) if kind != "fma" else None
     a, b, acc = op.operands
     res = result(op)
     staged = _stage_operands(L, a, b, mma[0] if mma is not None else 0)

@@ -1,0 +1,188 @@
+"""AMD matrix cores for `tile.dot`: the `hook.dot-mma` target hook where the
+record has `Feature.MFMA` (CDNA, wave64: `amdgpu.mfma` -> `v_mfma_f32_*`) or
+`Feature.WMMA` (RDNA3, wave32: `amdgpu.wmma` -> `v_wmma_f32_16x16x16_*`).
+
+Input: a `tile.dot` that `tile-accelerate-dot` gave `tile.mma = "mfma"/"wmma"`
+and whose result has the layout `matrix_tiling.choose(...).layout()` (else the
+hook declines and the FMA loop runs).  passes/gpu/dot.py stages a [M, K] and
+b [K, N] row-major into LDS, each row padded by 16 bytes (`_PAD_BYTES`: rows a
+lane group reads at once start in different banks; unpadded when the padded
+operands would not fit the LDS, e.g. 256x256x64 f16 on 64 KiB).  Then per warp, for each
+k-group of `kpack` instruction steps:
+  * A: one `kpack * kpl`-element read per lane and M-tile at
+    `MatrixTiling.a_offset` (16 bytes for f16 MFMA: `ds_read_b128`);
+  * B: per N-group, `kpl` reads of `nv` contiguous elements per lane at
+    `b_offset` (the `nv` interleaved instruction tiles' columns), regrouped
+    into each tile's operand vector;
+  * one `amdgpu.mfma` / `amdgpu.wmma` per (M-tile, N-tile, step) whose C/D
+    vector is the accumulator registers of that tile (`chunk_key`), so the
+    accumulator stays in registers across an enclosing K loop.
+A last barrier lets the buffers be reused.  The offsets are computed by the
+same `MatrixTiling` formulas the simulation tests run on integers: here on
+i32 values (`_Idx`), lane terms once per dot, tile terms as constants.
+
+Nearest upstream analogue: Triton's MFMA/WMMA `DotOpToLLVM` (third_party/amd),
+IREE's `amdgpu.mfma` lowering of `vector.contract`.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Union
+
+from mlir import ir
+from mlir.dialects import amdgpu, arith, gpu, llvm, vector
+
+from tilec.passes.analysis import axis_info
+from tilec.passes.analysis.layouts import log2
+from tilec.passes.analysis.matrix_tiling import MatrixTiling, a_static, b_static, choose
+from tilec.passes.rules import RuleSet
+from tilec.targets import Feature
+
+if TYPE_CHECKING:
+    from tilec.passes.gpu.context import FuncLowering, Rule
+    from tilec.passes.gpu.dot import MmaPlan, Staged
+
+RULES: RuleSet[Rule] = RuleSet("amd.mfma")
+# Bytes after each staged LDS row.
+_PAD_BYTES = 16
+_DYNAMIC_INDEX = -2147483648   # kDynamicIndex of llvm.getelementptr
+
+
+class _Idx:
+    """A non-negative i32 index value with the operators `MatrixTiling`'s
+    formulas use (+, * by a constant, // and % by powers of two)."""
+
+    def __init__(self, L: FuncLowering, v: ir.Value) -> None:
+        self.L, self.v = L, v
+
+    def _of(self, o: Union["_Idx", int]) -> ir.Value:
+        return o.v if isinstance(o, _Idx) else self.L.const_i32(o)
+
+    def __add__(self, o: Union["_Idx", int]) -> "_Idx":
+        if isinstance(o, int) and o == 0:
+            return self
+        return _Idx(self.L, arith.AddIOp(self.v, self._of(o)).result)
+
+    __radd__ = __add__
+
+    def __mul__(self, o: int) -> Union["_Idx", int]:
+        if o == 0:
+            return 0
+        if o == 1:
+            return self
+        if o & (o - 1) == 0:
+            return _Idx(self.L, arith.ShLIOp(self.v, self.L.const_i32(log2(o))).result)
+        return _Idx(self.L, arith.MulIOp(self.v, self.L.const_i32(o)).result)
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, o: int) -> "_Idx":
+        if o == 1:
+            return self
+        return _Idx(self.L, arith.ShRUIOp(self.v, self.L.const_i32(log2(o))).result)
+
+    def __mod__(self, o: int) -> Union["_Idx", int]:
+        if o == 1:
+            return 0
+        log2(o)
+        return _Idx(self.L, arith.AndIOp(self.v, self.L.const_i32(o - 1)).result)
+
+
+def _tiling(L: FuncLowering, op: ir.Operation, kind: str) -> MatrixTiling | None:
+    a, b, res = op.operands[0].type, op.operands[1].type, op.results[0].type
+    if "tile.mma" not in op.attributes or ir.StringAttr(op.attributes["tile.mma"]).value != kind:
+        return None
+    (m, k), n = tuple(a.shape), tuple(b.shape)[1]
+    tiling = choose(L.target, kind, m, n, k, str(a.element_type), str(res.element_type),
+                    L.num_warps)
+    d = L.dist(res)
+    if tiling is None or d.sliced_dim is not None or d.blocked != tiling.layout():
+        return None
+    return tiling
+
+
+def _plan(L: FuncLowering, op: ir.Operation, kind: str) -> MmaPlan | None:
+    tiling = _tiling(L, op, kind)
+    if tiling is None:
+        return None
+    eb = axis_info.type_bytes(L.scalar_type(op.operands[0].type.element_type))
+    (m, k), n = tuple(op.operands[0].type.shape), tuple(op.operands[1].type.shape)[1]
+    pad = _PAD_BYTES // eb
+    if L.shared_bytes + (m * (k + pad) + k * (n + pad)) * eb > L.target.shared_bytes:
+        pad = 0     # the padded rows do not fit the LDS: unpadded (bank conflicts)
+    return pad, lambda staged: _emit(L, op, tiling, pad, staged)
+
+
+@RULES.rule("hook.dot-mma", feature=Feature.MFMA)
+def _dot_mfma(L: FuncLowering, op: ir.Operation) -> MmaPlan | None:
+    return _plan(L, op, "mfma")
+
+
+@RULES.rule("hook.dot-mma", feature=Feature.WMMA)
+def _dot_wmma(L: FuncLowering, op: ir.Operation) -> MmaPlan | None:
+    return _plan(L, op, "wmma")
+
+
+def _load(L: FuncLowering, buf: ir.Value, base: ir.Value, offset: int, elem: ir.Type,
+          count: int, align: int) -> ir.Value:
+    idx = arith.AddIOp(base, L.const_i32(offset)).result if offset else base
+    ptr = llvm.GEPOp(buf.type, buf, [idx], [_DYNAMIC_INDEX], elem, llvm.GEPNoWrapFlags.none).result
+    return llvm.LoadOp(ir.VectorType.get([count], elem), ptr, alignment=align).result
+
+
+def _emit(L: FuncLowering, op: ir.Operation, tiling: MatrixTiling, pad: int,
+          staged: Staged) -> None:
+    ins = tiling.instr
+    acc, res = op.operands[2], op.results[0]
+    (m_dim, k_dim, n_dim), elem, buf_a, buf_b = staged
+    lda, ldb = k_dim + pad, n_dim + pad
+    eb = axis_info.type_bytes(elem)
+    kpl, width = ins.operand_elems, ins.operand_elems * tiling.kpack
+    assert L.tid is not None
+    ws = L.target.warp_size
+    lane = _Idx(L, arith.AndIOp(L.tid, L.const_i32(ws - 1)).result)
+    warp = _Idx(L, arith.ShRUIOp(L.tid, L.const_i32(log2(ws))).result)
+    a_base = tiling.a_offset(lane, warp, 0, 0, lda)
+    b_base = tiling.b_offset(lane, warp, 0, 0, 0, 0, ldb)
+    a_base_v = a_base.v if isinstance(a_base, _Idx) else L.const_i32(a_base)
+    b_base_v = b_base.v if isinstance(b_base, _Idx) else L.const_i32(b_base)
+    a_align = eb * math.gcd(width, lda)
+    b_align = eb * math.gcd(tiling.nv, ldb)
+    f32 = L.scalar_type(res.type.element_type)
+    d = L.dist(res.type)
+    frag = list(L.frag(acc))
+    mt, ng = tiling.tiles(m_dim, n_dim)
+    regs = range(tiling.acc_regs)
+    tiles = [(t, g, u) for t in range(mt) for g in range(ng) for u in range(tiling.nv)]
+    cvec = ir.VectorType.get([tiling.acc_regs], f32)
+    accs = {(t, g, u): vector.FromElementsOp(cvec, [
+        L.extract(frag[d.chunk_index(tiling.chunk_key(t, g, r))], u) for r in regs]).result
+        for t, g, u in tiles}
+    opvec = ir.VectorType.get([kpl], elem)
+    for pair in range(k_dim // (ins.k * tiling.kpack)):
+        a_reads = [_load(L, buf_a, a_base_v, a_static(tiling, t, pair, lda), elem, width,
+                         a_align) for t in range(mt)]
+        for s in range(tiling.kpack):
+            a_ops = [L.slice(r, s * kpl, kpl) if tiling.kpack > 1 else r for r in a_reads]
+            for g in range(ng):
+                rows = [_load(L, buf_b, b_base_v, b_static(tiling, g, pair, s, e, ldb), elem,
+                              tiling.nv, b_align) for e in range(kpl)]
+                for u in range(tiling.nv):
+                    b_op = vector.FromElementsOp(opvec, [L.extract(r, u) for r in rows]).result
+                    for t in range(mt):
+                        c = accs[(t, g, u)]
+                        if ins.kind == "mfma":
+                            accs[(t, g, u)] = amdgpu.mfma(ins.m, ins.n, ins.k, a_ops[t], b_op, c,
+                                                          blocks=1)
+                        else:
+                            accs[(t, g, u)] = amdgpu.wmma(ins.m, ins.n, ins.k, a_ops[t], b_op, c)
+    gpu.BarrierOp()
+    L.release_shared(buf_b)     # dead now: later staging (the epilogue) reuses them
+    L.release_shared(buf_a)
+    chunks: list[list[ir.Value | None]] = [[None] * tiling.nv for _ in range(d.num_chunks)]
+    for (t, g, u), c in accs.items():
+        for r in regs:
+            chunks[d.chunk_index(tiling.chunk_key(t, g, r))][u] = L.extract(c, r)
+    chunk_t = ir.VectorType.get([tiling.nv], f32)
+    L.values[res] = [vector.FromElementsOp(chunk_t, [x for x in ch if x is not None]).result
+                     for ch in chunks]

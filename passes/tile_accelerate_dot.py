@@ -101,6 +101,8 @@ def _amd_misfit(kind: str) -> Callable[[DotShape], str | None]:
     """MFMA / WMMA: an instruction of the record's table takes the dtypes and
     the tile splits into whole instruction tiles per warp (`matrix_tiling`)."""
     def misfit(d: DotShape) -> str | None:
+        if d.a in FP8_TYPES:   # fp8 operands reach the dot widened to f16 (tile-expand-fp8)
+            d = replace(d, a="f16")
         have = sorted({f"{i.a} -> {i.acc}" for i in d.instrs if i.kind == kind})
         if f"{d.a} -> {d.acc}" not in have:
             return f"{kind} here takes {', '.join(have)}, not {d.a} -> {d.acc}"

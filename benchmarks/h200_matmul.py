@@ -120,27 +120,18 @@ def prepare() -> None:
         ptxas[str(cfg)] = {key: md.get(key) for key in
                            ("registers", "spill_stores", "spill_loads", "stack_bytes")}
         ptxas[str(cfg)]["dynamic_shared"] = md.get("dynamic_shared")
-    # Cold compile of one config: a fresh cache, a fresh process state for the kernel.
+    # Cold compile of one config: `tilec compile` in a fresh process, empty cache.
+    import subprocess
     tmp = tempfile.mkdtemp()
-    old = os.environ.get("TILEC_CACHE_DIR")
-    os.environ["TILEC_CACHE_DIR"] = tmp
-    try:
-        from benchmarks_cold import cold_compile_seconds  # type: ignore[import-not-found]
-        cold = cold_compile_seconds()
-    except ImportError:
-        import subprocess
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "tilec.cli", "compile",
-                        os.path.join(HERE, "matmul_kernels.py"), "--target", "sm90",
-                        "--kernel", "mm_tutorial", "--signature", sig, "--num-warps", "8",
-                        "--num-stages", "3", "--constexpr", "BLOCK_M=128", "BLOCK_N=256",
-                        "BLOCK_K=64", "GROUP_M=8", "-o", os.path.join(tmp, "out")],
-                       check=True, capture_output=True)
-        cold = time.perf_counter() - t0
-    finally:
-        if old is not None:
-            os.environ["TILEC_CACHE_DIR"] = old
-        shutil.rmtree(tmp, ignore_errors=True)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "tilec.cli", "compile",
+                    os.path.join(HERE, "matmul_kernels.py"), "--target", "sm90",
+                    "--kernel", "mm_tutorial", "--signature", sig, "--num-warps", "8",
+                    "--num-stages", "3", "--constexpr", "BLOCK_M=128", "BLOCK_N=256",
+                    "BLOCK_K=64", "GROUP_M=8", "-o", os.path.join(tmp, "out")],
+                   check=True, capture_output=True, env={**os.environ, "TILEC_CACHE_DIR": tmp})
+    cold = time.perf_counter() - t0
+    shutil.rmtree(tmp, ignore_errors=True)
     with open(PREPARED, "w") as f:
         json.dump({"ptxas": ptxas, "tilec_cold_compile_s_128x256x64_w8_s3": round(cold, 3),
                    "cold_compile_note": "`tilec compile` in a fresh process with an empty "

@@ -384,10 +384,13 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
                 continue
             loops: list[ir.Operation] = []
             _loops(func.operation, loops)  # innermost first
+            # One analysis per kernel: a loop that qualifies holds no region, so
+            # pipelining it adds no value a later (enclosing) candidate inspects.
+            info: axis_info.AxisInfoMap | None = None
             for op in loops:
                 stages = options.num_stages
                 if "tile.num_stages" in op.attributes:
                     stages = int(ir.IntegerAttr(op.attributes["tile.num_stages"]).value)
                 if stages > 1:
-                    info = axis_info.analyze(func.operation)
+                    info = info or axis_info.analyze(func.operation)
                     _pipeline(op, stages, options.num_warps, target.shared_bytes, info)

@@ -69,10 +69,10 @@ def _cases() -> list[tuple[tuple[int, ...], tuple[int, int, int], str]]:
 def prepare() -> None:
     import torch
     for (bm, bn, bk, w, s), (m, n, k), dt in _cases():
-        args = _args(torch, "cpu", 16, 16, 16, getattr(torch, dt))
-        args = args[:3] + (m, n, k) + args[6:]
-        # strides of the real shapes (the specialization depends on them)
-        args = args[:6] + (k, 1, n, 1, n, 1)
+        # Small stand-in arrays with the real sizes and strides (the
+        # specialization depends on those ints, not on the arrays' extents).
+        args = _args(torch, "cpu", 16, 16, 16, getattr(torch, dt))[:3] + (m, n, k, k, 1, n, 1,
+                                                                          n, 1)
         mm_tutorial.warmup(*args, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8,
                            num_warps=w, num_stages=s, target="sm90")
     print(f"prepared {len(_cases())} cases")

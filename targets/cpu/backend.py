@@ -46,13 +46,25 @@ LOWER_TO_LLVM = ("builtin.module(canonicalize,cse,convert-math-to-llvm,convert-v
                  "reconcile-unrealized-casts)")
 
 
+# Host features LLVM must not use.  `avx512vl` (the 128/256-bit forms of
+# AVX-512): LLVM 22.1's x86 back end picks lane 0 for another lane when it
+# extracts from a row broadcast ([R, 1] -> [R, C] shuffles of i64 offsets), so
+# a 2-D tile addressed with int64 offsets loaded row 0 twice
+# (tests/test_cpu_codegen_bugs.py).  512-bit AVX-512 stays on.
+AVOID_FEATURES = ("avx512vl",)
+
+
 @functools.lru_cache(maxsize=1)
 def host_cpu() -> tuple[str, str]:
     """(cpu name, feature string) of this machine, as LLVM names them."""
     import llvmlite.binding as llb
     llb.initialize_native_target()
     llb.initialize_native_asmprinter()
-    return llb.get_host_cpu_name(), llb.get_host_cpu_features().flatten()
+    features = llb.get_host_cpu_features()
+    for name in AVOID_FEATURES:
+        if features.get(name):
+            features[name] = False
+    return llb.get_host_cpu_name(), features.flatten()
 
 
 def lower_to_llvm_dialect(module: ir.Module) -> None:

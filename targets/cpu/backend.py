@@ -104,9 +104,33 @@ def find_cc() -> str:
                      "install one, e.g. `apt-get install gcc`")
 
 
+# f32 -> bf16 with round to nearest even (NaNs stay quiet NaNs).  Without
+# AVX512-BF16 LLVM lowers the cast, and bf16 math it promotes to f32, to a call
+# of this libgcc helper, which GCC before 13 does not have; each kernel that
+# mentions bf16 carries its own (weak, hidden) copy.
+BF16_TRUNC_HELPER = """
+define weak hidden bfloat @__truncsfbf2(float %x) {
+  %bits = bitcast float %x to i32
+  %nan = fcmp uno float %x, 0.0
+  %hi = lshr i32 %bits, 16
+  %lsb = and i32 %hi, 1
+  %bias = add i32 %lsb, 32767
+  %rounded = add i32 %bits, %bias
+  %r16 = lshr i32 %rounded, 16
+  %quiet = or i32 %hi, 64
+  %sel = select i1 %nan, i32 %quiet, i32 %r16
+  %t = trunc i32 %sel to i16
+  %b = bitcast i16 %t to bfloat
+  ret bfloat %b
+}
+"""
+
+
 def optimize(llir: str, opt_level: int = 3) -> tuple[Any, Any]:
     """(target machine, optimized llvmlite module) of `llir` for the host."""
     import llvmlite.binding as llb
+    if "bfloat" in llir and "@__truncsfbf2" not in llir:
+        llir = llir + BF16_TRUNC_HELPER
     cpu, features = host_cpu()
     target = llb.Target.from_default_triple()
     tm = target.create_target_machine(cpu=cpu, features=features, opt=opt_level, reloc="pic",

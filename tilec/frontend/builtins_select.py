@@ -4,7 +4,8 @@
   int32 counts [num_bins]; bin b counts the elements equal to b (values outside
   [0, num_bins) are not counted, as in Triton; `mask=False` elements are not
   counted).  Built from existing ops: a [M, chunk] equality tile summed over M,
-  for chunks of bins small enough that a tile stays within 2^16 elements, the
+  for chunks of bins small enough that the equality tile stays within 2^13
+  elements (larger i1 vectors overwhelm LLVM's CPU instruction selection), the
   chunks joined with `tile.restride` (tl.cat).
 """
 from __future__ import annotations
@@ -25,6 +26,7 @@ RULES: dict[str, Rule] = {}
 rule = rule_table(RULES)
 
 _MAX_ELEMENTS = 1 << 16
+_MAX_CHUNK = 1 << 13
 
 
 @rule("histogram")
@@ -46,7 +48,7 @@ def histogram(cg: CodeGen, node: Any, input: Any, num_bins: Any, mask: Any = Non
     if mask is not None and mask is not True:
         keep = cg.to_value(mask, node)
         keep = cg.broadcast_to(cg.expand_dims(keep, 1), (m, 1), node)
-    chunk = min(n, max(1, _MAX_ELEMENTS // m))
+    chunk = min(n, max(1, _MAX_CHUNK // m))
     combine = combine_function(cg, "sum", [tl.int32], _add)
     xs = cg.expand_dims(x, 1)
     parts = []

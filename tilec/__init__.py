@@ -39,9 +39,15 @@ next_power_of_2 = _compat.next_power_of_2
 cdiv = _compat.cdiv
 OutOfResources = _compat.OutOfResources
 set_allocator = _compat.set_allocator
+reinterpret = _compat.reinterpret
+TensorWrapper = _compat.TensorWrapper
+# Triton's exception names: every user mistake is a TilecError.
+TritonError = TilecError
+CompilationError = TilecError
 
 __all__ = ["kernel", "jit", "Kernel", "TilecError", "CompilerBugError", "cdiv", "load", "autotune",
            "heuristics", "Config", "next_power_of_2", "OutOfResources", "set_allocator", "device_info",
+           "reinterpret", "TensorWrapper", "TritonError", "CompilationError",
            "DeviceInfo", "__version__"]
 
 

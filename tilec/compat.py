@@ -68,4 +68,59 @@ class OutOfResources(Exception):
     """Triton's exception for a config that needs more registers or shared memory."""
 
 
-__all__ = ["jit", "next_power_of_2", "cdiv", "set_allocator", "CompiledHandle", "OutOfResources"]
+class TensorWrapper:
+    """Triton's `triton.reinterpret(tensor, dtype)`: the same memory seen as
+    another element type of the same width (fp8 data in an int8 tensor, uint32
+    data in an int32 tensor).  A kernel argument of this class is a pointer to
+    `dtype`; `base` is the wrapped tensor."""
+
+    def __init__(self, base: Any, dtype: Any) -> None:
+        self.base = base
+        self.dtype = dtype
+        self.shape = base.shape
+        self.device = getattr(base, "device", "cpu")
+
+    def data_ptr(self) -> int:
+        return int(self.base.data_ptr()) if hasattr(self.base, "data_ptr") \
+            else int(self.base.__array_interface__["data"][0])
+
+    def stride(self, *args: Any) -> Any:
+        return self.base.stride(*args)
+
+    def numel(self) -> int:
+        return int(self.base.numel())
+
+    def element_size(self) -> int:
+        return int(self.base.element_size())
+
+    def dim(self) -> int:
+        return int(self.base.dim())
+
+    def __len__(self) -> int:
+        return len(self.base)
+
+    def clone(self) -> "TensorWrapper":
+        return TensorWrapper(self.base.clone(), self.dtype)
+
+    def copy_(self, other: Any) -> "TensorWrapper":
+        self.base.copy_(other.base if isinstance(other, TensorWrapper) else other)
+        return self
+
+    def __str__(self) -> str:
+        return f"TensorWrapper[{self.dtype}]({self.base})"
+
+
+def reinterpret(tensor: Any, dtype: Any) -> Any:
+    """Triton's `triton.reinterpret`: view `tensor`'s memory as `dtype` elements
+    (a TensorWrapper), or unwrap when `dtype` is the base tensor's own type."""
+    from tilec.runtime.args import classify
+    if isinstance(tensor, TensorWrapper):
+        tensor = tensor.base
+    own = classify(tensor).type
+    if getattr(own, "element_ty", None) == dtype:
+        return tensor
+    return TensorWrapper(tensor, dtype)
+
+
+__all__ = ["jit", "next_power_of_2", "cdiv", "set_allocator", "CompiledHandle", "OutOfResources",
+           "TensorWrapper", "reinterpret"]

@@ -73,7 +73,8 @@ def _accumulator(cg: CodeGen, node: Any, dt: tl.dtype, out_dtype: Any) -> tl.dty
                + (" (or tl.float16 for tl.float16 operands)" if dt is tl.float16 else "")
                + f", not {out_dtype!r}")
     if dt.kind in ("int", "uint") and dt.bits <= 32:
-        if out_dtype not in (tl.float32, tl.int32):  # out_dtype's default is tl.float32
+        # Triton accumulates integer dots in int32 whatever integer out_dtype says.
+        if out_dtype is not tl.float32 and not (isinstance(out_dtype, tl.dtype) and out_dtype.is_int()):
             cg.err(node, f"tl.dot of {dt!r} accumulates in tl.int32, not {out_dtype!r}")
         return tl.int32
     cg.err(node, f"tl.dot does not support {dt!r} operands")
@@ -83,13 +84,19 @@ def _accumulator(cg: CodeGen, node: Any, dt: tl.dtype, out_dtype: Any) -> tl.dty
 def dot(cg: CodeGen, node: Any, input: Any, other: Any, acc: Any = None,
         input_precision: Any = None, allow_tf32: Any = None, max_num_imprecise_acc: Any = None,
         out_dtype: Any = tl.float32) -> TValue:
-    """acc + input @ other for 2-D tiles [M, K] @ [K, N]."""
+    """acc + input @ other for 2-D tiles [M, K] @ [K, N]; 3-D tiles [B, M, K] @
+    [B, K, N] are B 2-D dots (one per batch element, picked out and stacked
+    again with `tile.restride`)."""
     a = _tile(cg, node, input, "dot")
     b = _tile(cg, node, other, "dot")
     if a.is_ptr or b.is_ptr:
         cg.err(node, "tl.dot needs tiles of numbers, not pointers")
+    if len(a.shape) == 3 and len(b.shape) == 3 and a.shape[0] == b.shape[0]:
+        return _batched_dot(cg, node, a, b, acc, input_precision, allow_tf32, max_num_imprecise_acc,
+                            out_dtype)
     if len(a.shape) != 2 or len(b.shape) != 2:
-        cg.err(node, f"tl.dot needs 2-D tiles, got shapes {list(a.shape)} and {list(b.shape)}")
+        cg.err(node, f"tl.dot needs 2-D tiles (or 3-D with one batch size), got shapes "
+               f"{list(a.shape)} and {list(b.shape)}")
     if a.shape[1] != b.shape[0]:
         cg.err(node, f"tl.dot: the inner dimensions differ: {list(a.shape)} @ {list(b.shape)}")
     if a.dtype is not b.dtype:
@@ -114,6 +121,41 @@ def dot(cg: CodeGen, node: Any, input: Any, other: Any, acc: Any = None,
     if dt is tl.float32 and precision != "ieee":  # the other dtypes have one precision
         out.owner.attributes["input_precision"] = ir.StringAttr.get(precision)
     return TValue(out, res_t, shape)
+
+
+def _batched_dot(cg: CodeGen, node: Any, a: TValue, b: TValue, acc: Any, input_precision: Any,
+                 allow_tf32: Any, max_num_imprecise_acc: Any, out_dtype: Any) -> TValue:
+    from tilec.dialects import tile_elements as el
+    nb, m, k = a.shape
+    n = b.shape[2]
+
+    def pick(x: TValue, i: int) -> TValue:
+        r, c = x.shape[1], x.shape[2]
+        h = el.restride([x.handle], (r, c), [r, c], [c, 1], i * r * c, loc=cg.loc, ip=cg.ip)
+        return TValue(h, x.elem, (r, c))
+
+    accs = None
+    if acc is not None:
+        acc_v = _tile(cg, node, acc, "dot")
+        if tuple(acc_v.shape) != (nb, m, n):
+            cg.err(node, f"tl.dot: acc must be a {[nb, m, n]} tile, got {acc_v.type_str()}")
+        accs = [pick(acc_v, i) for i in range(nb)]
+    outs = [dot(cg, node, pick(a, i), pick(b, i), None if accs is None else accs[i], input_precision,
+                allow_tf32, max_num_imprecise_acc, out_dtype) for i in range(nb)]
+    # Stack pairwise: two sources per restride (their concatenation is the
+    # row-major [2k, M, N] tile), as the CPU lowering shuffles two vectors at a time.
+    parts = [(o.handle, 1) for o in outs]
+    while len(parts) > 1:
+        nxt = []
+        for (x, bx), (y, by) in zip(parts[0::2], parts[1::2]):
+            rows = bx + by
+            nxt.append((el.restride([x, y], (rows, m, n), [rows, m, n], [m * n, n, 1], 0,
+                                    loc=cg.loc, ip=cg.ip), rows))
+        parts = nxt + ([parts[-1]] if len(parts) % 2 else [])
+    h = parts[0][0]
+    if nb == 1:
+        h = el.restride([h], (1, m, n), [1, m, n], [m * n, n, 1], 0, loc=cg.loc, ip=cg.ip)
+    return TValue(h, outs[0].elem, (nb, m, n))
 
 
 @rule("sigmoid")

@@ -98,7 +98,8 @@ class ExpressionMixin(CodeGenBase):
         dt = av.dtype
         fl = dt.is_floating()
         if op in ("&", "|", "^", "<<", ">>") and fl:
-            self.err(node, f"'{op}' needs integer operands, got {dt!r}")
+            # "invalid operands of type": Triton's wording, which its tests match
+            self.err(node, f"invalid operands of type {dt!r} for '{op}': it needs integer operands")
         if op == "//" and fl:
             self.err(node, "'//' needs integer operands; for floats use tl.floor(x / y)")
         builders = _BINARY.get(op)

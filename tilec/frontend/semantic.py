@@ -124,8 +124,9 @@ def promote(a: tl.dtype, a_literal: bool, b: tl.dtype, b_literal: bool,
             return tl.float32
         return tl.bfloat16 if a is b else tl.float32
     if div_or_mod and (a.kind == "uint") != (b.kind == "uint") and not (a.is_bool() or b.is_bool()):
-        raise TypeError(f"cannot use / // or % on {a!r} and {b!r}: signed and unsigned "
-                        "integers; cast one of them with .to(...)")
+        # "Cannot use ... because they have different signedness": Triton's wording
+        raise TypeError(f"Cannot use / // or % on {a!r} and {b!r} because they have different "
+                        "signedness; cast one of them with .to(...)")
     return _integer_promote(a, b)
 
 

@@ -108,6 +108,10 @@ def classify(v: Any) -> ArgInfo:
     mod = type(v).__module__
     if mod == "torch" and hasattr(v, "data_ptr"):
         return _torch_info(v)
+    if type(v).__name__ == "TensorWrapper" and mod == "tilec.compat":  # triton.reinterpret
+        base = classify(v.base)
+        return ArgInfo(tl.pointer_type(v.dtype), base.divisible16, base.raw, base.device, base.writable,
+                       overlapping=base.overlapping, zero_dim=base.zero_dim)
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(v, torch.Tensor):  # subclasses: Parameter, FakeTensor
         return _torch_info(v)

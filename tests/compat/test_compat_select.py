@@ -1,0 +1,97 @@
+"""tl.histogram, batched (3-D) tl.dot and triton.reinterpret with Triton's
+semantics against NumPy on the CPU; histogram compiled for sm90 and gfx942
+(ptxas / ld.lld).  3-D tiles (so 3-D dots) do not compile for GPUs yet:
+tile-layout handles rank <= 2."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilec as triton
+import tilec.language as tl
+
+
+@triton.jit
+def histogram_kernel(x_ptr, m_ptr, z_ptr, zm_ptr, M: tl.constexpr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, M))
+    keep = tl.load(m_ptr + tl.arange(0, M)) != 0
+    tl.store(z_ptr + tl.arange(0, N), tl.histogram(x, N))
+    tl.store(zm_ptr + tl.arange(0, N), tl.histogram(x, N, mask=keep))
+
+
+@pytest.mark.parametrize("m, n", [(8, 2), (256, 16), (1024, 128), (64, 512)])
+def test_histogram(m: int, n: int) -> None:
+    rs = np.random.RandomState(m + n)
+    x = rs.randint(-2, n + 2, m).astype(np.int32)   # values outside [0, n) are not counted
+    keep = rs.randint(0, 2, m).astype(np.int8)
+    z = np.zeros(n, np.int32)
+    zm = np.zeros(n, np.int32)
+    histogram_kernel[(1,)](x, keep, z, zm, M=m, N=n)
+    np.testing.assert_array_equal(z, np.bincount(x[(x >= 0) & (x < n)], minlength=n)[:n])
+    sel = (x >= 0) & (x < n) & (keep != 0)
+    np.testing.assert_array_equal(zm, np.bincount(x[sel], minlength=n)[:n])
+
+
+@triton.jit
+def dot3d_kernel(q_ptr, k_ptr, c_ptr, o_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr,
+                 K: tl.constexpr, OUT: tl.constexpr):
+    b = tl.arange(0, B)[:, None, None]
+    q = tl.load(q_ptr + b * M * K + tl.arange(0, M)[None, :, None] * K + tl.arange(0, K)[None, None, :])
+    k = tl.load(k_ptr + b * K * N + tl.arange(0, K)[None, :, None] * N + tl.arange(0, N)[None, None, :])
+    o_offs = b * M * N + tl.arange(0, M)[None, :, None] * N + tl.arange(0, N)[None, None, :]
+    acc = tl.load(c_ptr + o_offs).to(tl.float32)
+    if OUT == tl.int32:
+        tl.store(o_ptr + o_offs, tl.dot(q, k, out_dtype=tl.int8))  # Triton: int dots give int32
+    else:
+        tl.store(o_ptr + o_offs, tl.dot(q, k, acc=acc))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16", "int8"])
+def test_batched_dot(dt: str) -> None:
+    B, M, N, K = 4, 16, 8, 32
+    rs = np.random.RandomState(3)
+    q = (rs.randn(B, M, K) * 4).astype(dt)
+    k = (rs.randn(B, K, N) * 4).astype(dt)
+    c = rs.randn(B, M, N).astype(np.float32)
+    out = np.zeros((B, M, N), np.int32 if dt == "int8" else np.float32)
+    dot3d_kernel[(1,)](q, k, c, out, B, M, N, K, tl.int32 if dt == "int8" else tl.float32)
+    ref = np.matmul(q.astype(np.float64), k.astype(np.float64))
+    if dt == "int8":
+        np.testing.assert_array_equal(out, ref.astype(np.int32))
+    else:
+        np.testing.assert_allclose(out, ref + c, rtol=1e-4, atol=1e-3)
+
+
+def test_dot3d_batch_mismatch_is_an_error() -> None:
+    @triton.jit
+    def bad(x_ptr):
+        r = tl.arange(0, 16)
+        a = tl.load(x_ptr + tl.arange(0, 2)[:, None, None] * 256 + r[None, :, None] * 16 + r[None, None, :])
+        b = tl.load(x_ptr + tl.arange(0, 4)[:, None, None] * 256 + r[None, :, None] * 16 + r[None, None, :])
+        c = tl.dot(a, b)
+    with pytest.raises(triton.TilecError, match="2-D tiles"):
+        bad[(1,)](np.zeros(1024, np.float32))
+
+
+@triton.jit
+def through_uint(x_ptr, o_ptr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, N))
+    tl.static_assert(x.dtype == tl.uint32)
+    tl.store(o_ptr + tl.arange(0, N), x >> 28)
+
+
+def test_reinterpret() -> None:
+    torch = pytest.importorskip("torch")
+    a = torch.tensor([-1, 1, -(2 ** 31), 7], dtype=torch.int32)
+    o = torch.zeros(4, dtype=torch.int32)
+    w = triton.reinterpret(a, tl.uint32)
+    assert w.base is a and w.dtype is tl.uint32 and triton.reinterpret(w, tl.int32) is a
+    through_uint[(1,)](w, triton.reinterpret(o, tl.uint32), N=4)
+    assert o.tolist() == [15, 0, 8, 0]   # logical shifts: the data were read as uint32
+
+
+@pytest.mark.parametrize("target", ["sm90", "gfx942"])
+def test_select_ops_assemble_for_gpus(target: str) -> None:
+    from tests.compat.gpu_check import assemble
+    assemble(histogram_kernel, target, "*i32,*i8,*i32,*i32", {"M": 256, "N": 16})
+    # 3-D dot kernels do not compile for GPUs yet: tile-layout takes tiles of rank <= 2.

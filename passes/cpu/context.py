@@ -22,6 +22,9 @@ from tilec.passes.rules import RuleSet, RuleTable
 from tilec.targets import Target
 
 NAME = "convert-tile-to-cpu"
+# A unit attribute on the module: its loops are to stay rolled in LLVM
+# (set by tiled.py's kernels, read and removed by targets/cpu/backend.py).
+ROLLED_LOOPS = "tilec.cpu_rolled_loops"
 
 Rule = Callable[["Lowering", ir.Operation], None]
 CpuRules = RuleSet[Rule]

@@ -5,7 +5,8 @@ The tilec kernel is Triton's tutorial-03 structure (grouped program ids,
 loop-carried pointer tiles, a K mask, `acc = tl.dot(a, b, acc)`), storing fp32.
 tilec is autotuned here over a few (BLOCK_M, BLOCK_N, BLOCK_K) configs (the
 best is reported); every config is checked against NumPy (float64) before it
-is timed.  Programs run on tilec's CPU thread pool (one thread per core,
+is timed.  Then the best config, torch.matmul and NumPy are timed in turn,
+rep by rep (the ratios come from these).  Programs run on tilec's CPU thread pool (one thread per core,
 `TILEC_NUM_THREADS`); torch and NumPy use their own threads (all cores).
 Also reports each config's cold compile time (fresh cache directory).
 
@@ -62,7 +63,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
 
 
 SIG = "*fp32:16,*fp32:16,*fp32:16,i32,i32,i32,i32:16,i32=1,i32:16,i32=1,i32:16,i32=1"
-CONFIGS = [(64, 64, 32), (128, 128, 64), (128, 256, 64)]
+CONFIGS = [(64, 64, 64), (128, 128, 64), (128, 128, 128), (128, 256, 64), (128, 256, 128), (256, 128, 64)]
 
 
 def best_time(fn: Callable[[], Any], reps: int) -> tuple[float, list[float]]:
@@ -88,6 +89,7 @@ def main() -> None:
     b = rng.standard_normal((n, n), dtype=np.float32)
     want = a.astype(np.float64) @ b.astype(np.float64)
     rows: list[dict[str, Any]] = []
+    load0 = list(os.getloadavg())
     cache = tempfile.mkdtemp(prefix="tilec-cpu-matmul-")
     os.environ["TILEC_CACHE_DIR"] = cache     # cold compiles, read when a kernel compiles
     for bm, bn, bk in CONFIGS:
@@ -111,25 +113,46 @@ def main() -> None:
               f"(compile {compile_s:.2f} s, max err {err:.1e})", flush=True)
     import torch
     ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-    t, times = best_time(lambda: torch.matmul(ta, tb), args.reps)
-    rows.append({"impl": "torch", "seconds": t, "times": times, "gflops": flop / t / 1e9,
-                 "threads": torch.get_num_threads()})
-    print(f"torch.matmul (CPU, {torch.get_num_threads()} threads): {flop / t / 1e9:7.1f} GFLOP/s")
-    t, times = best_time(lambda: a @ b, args.reps)
-    rows.append({"impl": "numpy", "seconds": t, "times": times, "gflops": flop / t / 1e9})
-    print(f"numpy @: {flop / t / 1e9:7.1f} GFLOP/s")
-    best = max((r for r in rows if r["impl"] == "tilec"), key=lambda r: r["gflops"])
-    by = {r["impl"]: r for r in rows if r["impl"] != "tilec"}
-    summary = {"best_tilec_config": best["config"], "best_tilec_gflops": best["gflops"],
-               "tilec_over_torch": best["gflops"] / by["torch"]["gflops"],
-               "tilec_over_numpy": best["gflops"] / by["numpy"]["gflops"],
-               "max_compile_s": max(r["compile_s"] for r in rows if r["impl"] == "tilec")}
-    print(f"best tilec {best['config']}: {best['gflops'] / 1e3:.3f} TFLOP/s; "
+    best = max(rows, key=lambda r: r["gflops"])
+    bm, bn, bk = best["config"]
+    consts = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8}
+    c = np.empty((n, n), np.float32)
+    grid = (tilec.cdiv(n, bm) * tilec.cdiv(n, bn),)
+    # The best tilec config, torch and NumPy timed in turn, rep by rep, so that
+    # a change in the machine's load hits all three alike.
+    fns: dict[str, Callable[[], Any]] = {
+        "tilec": lambda: matmul_kernel[grid](a, b, c, n, n, n, n, 1, n, 1, n, 1, **consts),
+        "torch": lambda: torch.matmul(ta, tb), "numpy": lambda: a @ b}
+    final: dict[str, list[float]] = {k: [] for k in fns}
+    for f in fns.values():
+        f()
+    for _ in range(args.reps):
+        for name, f in fns.items():
+            t0 = time.perf_counter()
+            f()
+            final[name].append(time.perf_counter() - t0)
+    gf = {k: flop / min(v) / 1e9 for k, v in final.items()}
+    for k in ("torch", "numpy"):
+        rows.append({"impl": k, "seconds": min(final[k]), "times": final[k], "gflops": gf[k]})
+    rows.append({"impl": "tilec-best", "config": best["config"], "seconds": min(final["tilec"]),
+                 "times": final["tilec"], "gflops": gf["tilec"]})
+    print(f"interleaved: tilec {best['config']} {gf['tilec']:7.1f} GFLOP/s, "
+          f"torch.matmul ({torch.get_num_threads()} threads) {gf['torch']:7.1f}, "
+          f"numpy @ {gf['numpy']:7.1f}")
+    summary = {"best_tilec_config": best["config"], "best_tilec_gflops": gf["tilec"],
+               "torch_gflops": gf["torch"], "numpy_gflops": gf["numpy"],
+               "tilec_over_torch": gf["tilec"] / gf["torch"],
+               "tilec_over_numpy": gf["tilec"] / gf["numpy"],
+               "max_compile_s": max(r["compile_s"] for r in rows if "compile_s" in r),
+               "load_average_at_end": list(os.getloadavg())}
+    print(f"best tilec {best['config']}: {gf['tilec'] / 1e3:.3f} TFLOP/s; "
           f"tilec / torch = {summary['tilec_over_torch']:.2f}, "
-          f"tilec / numpy = {summary['tilec_over_numpy']:.2f}")
+          f"tilec / numpy = {summary['tilec_over_numpy']:.2f} "
+          f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     if args.json:
         from tilec.runtime.cpu import num_threads
         out = {"benchmark": "cpu_matmul", "size": n, "dtype": "fp32", "rows": rows,
+               "load_average_at_start": load0,
                "summary": summary, "tilec_threads": num_threads(), "cpus": os.cpu_count(),
                "machine": platform.processor() or platform.machine(),
                "python": sys.version.split()[0], "torch": torch.__version__,
@@ -147,14 +170,15 @@ def _plot(rows: list[dict[str, Any]], path: str, n: int) -> None:
     except ImportError:
         print("matplotlib not available: no chart")
         return
-    labels = [("tilec " + "x".join(map(str, r["config"]))) if r["impl"] == "tilec"
+    labels = [(r["impl"] + " " + "x".join(map(str, r["config"]))) if "config" in r
               else r["impl"] for r in rows]
     values = [r["gflops"] for r in rows]
-    colors = ["tab:blue" if r["impl"] == "tilec" else "tab:gray" for r in rows]
+    colors = ["tab:blue" if r["impl"].startswith("tilec") else "tab:gray" for r in rows]
     fig, ax = plt.subplots(figsize=(8, 4))
     ax.barh(labels, values, color=colors)
     ax.set_xlabel("GFLOP/s")
-    ax.set_title(f"fp32 matmul {n}^3 on the CPU ({os.cpu_count()} cores), one run")
+    ax.set_title(f"fp32 matmul {n}^3 on the CPU ({os.cpu_count()} cores), one run "
+                 "(last three rows timed in turn)")
     for y, v in enumerate(values):
         ax.text(v, y, f" {v:.0f}", va="center")
     fig.tight_layout()

@@ -177,8 +177,8 @@ def _plot(rows: list[dict[str, Any]], path: str, n: int) -> None:
     fig, ax = plt.subplots(figsize=(8, 4))
     ax.barh(labels, values, color=colors)
     ax.set_xlabel("GFLOP/s")
-    ax.set_title(f"fp32 matmul {n}^3 on the CPU ({os.cpu_count()} cores), one run "
-                 "(last three rows timed in turn)")
+    ax.set_title(f"fp32 matmul {n}^3, CPU ({os.cpu_count()} cores), one run\n"
+                 "(the last three rows timed in turn)", fontsize=10)
     for y, v in enumerate(values):
         ax.text(v, y, f" {v:.0f}", va="center")
     fig.tight_layout()

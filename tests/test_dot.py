@@ -33,7 +33,8 @@ def dot_tile(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.conste
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], c)
 
 
-CASES = [(16, 16, 16), (32, 64, 16), (64, 32, 128), (1, 16, 8), (16, 1, 4), (8, 8, 1)]
+CASES = [(16, 16, 16), (32, 64, 16), (64, 32, 128), (1, 16, 8), (16, 1, 4), (8, 8, 1),
+         (64, 128, 32), (128, 8, 64)]
 
 
 @pytest.mark.parametrize("M,N,K", CASES)
@@ -168,3 +169,130 @@ def test_nvidia_dot_uses_the_tensor_cores(target: str, dtype: str, mma: str | No
     else:
         # 4 x 2 tiles of 16 x 8 per warp, 2 k-steps of 16
         assert ptx.count(f"mma.sync.aligned.m16n8k16.row.col.f32.{mma}.{mma}.f32") == 16
+
+
+# ------------------------------------------------------------------ big tiles
+# Tiles of more than passes/cpu/tiled.BIG elements live in stack buffers and
+# tl.dot runs the register-blocked microkernel (passes/cpu/microkernel.py).
+
+@tilec.kernel
+def mm_big(a_ptr, b_ptr, c_ptr, M, N, K, s_am, s_ak, s_bk, s_bn, s_cm, s_cn,
+           BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, ACC: tl.constexpr,
+           TRANS_B: tl.constexpr, PREC: tl.constexpr):
+    """c = a @ b over a grid of (BM, BN) tiles, any strides, masks on M, N and K;
+    with TRANS_B the B tile is loaded as [BN, BK] and transposed (b.T)."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=ACC)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * s_am + (k + rk)[None, :] * s_ak,
+                    mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0)
+        if TRANS_B:
+            bt = tl.load(b_ptr + rn[:, None] * s_bn + (k + rk)[None, :] * s_bk,
+                         mask=(rn[:, None] < N) & ((k + rk)[None, :] < K), other=0)
+            b = bt.T
+        else:
+            b = tl.load(b_ptr + (k + rk)[:, None] * s_bk + rn[None, :] * s_bn,
+                        mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0)
+        acc = tl.dot(a, b, acc, input_precision=PREC)
+    tl.store(c_ptr + rm[:, None] * s_cm + rn[None, :] * s_cn, acc.to(c_ptr.dtype.element_ty),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def _run_mm_big(a: Any, b: Any, c: Any, blocks: tuple[int, int, int], acc: tl.dtype,
+                trans_b: bool = False, prec: str = "ieee") -> None:
+    """Launch mm_big on arrays or tensors (strides in elements, from any view)."""
+    def strides(x: Any) -> tuple[int, int]:
+        if hasattr(x, "stride") and callable(x.stride):
+            return x.stride(0), x.stride(1)
+        return x.strides[0] // x.itemsize, x.strides[1] // x.itemsize
+    m, k = a.shape
+    n = c.shape[1]
+    bm, bn, bk = blocks
+    sb = strides(b)
+    s_bk, s_bn = (sb[1], sb[0]) if trans_b else sb
+    mm_big[(tilec.cdiv(m, bm), tilec.cdiv(n, bn))](
+        a, b, c, m, n, k, *strides(a), s_bk, s_bn, *strides(c),
+        BM=bm, BN=bn, BK=bk, ACC=acc, TRANS_B=trans_b, PREC=prec)
+
+
+BIG_SHAPES = [((100, 150, 70), (64, 128, 32)), ((129, 65, 200), (128, 64, 64)),
+              ((33, 300, 17), (32, 256, 16))]
+
+
+@pytest.mark.parametrize("mnk,blocks", BIG_SHAPES, ids=["100x150x70", "129x65x200", "33x300x17"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8"])
+def test_big_tile_dot_matches_numpy(mnk: tuple[int, int, int], blocks: tuple[int, int, int],
+                                    dtype: str) -> None:
+    m, n, k = mnk
+    rng = np.random.default_rng(m + n + k)
+    if dtype == "int8":
+        a = rng.integers(-128, 128, (m, k), dtype=np.int8)
+        b = rng.integers(-128, 128, (k, n), dtype=np.int8)
+        c = np.full((m, n), -7, np.int32)
+        _run_mm_big(a, b, c, blocks, tl.int32)
+        np.testing.assert_array_equal(c, a.astype(np.int64) @ b.astype(np.int64))
+        return
+    a = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    c = np.full((m, n), np.nan, np.float32)
+    _run_mm_big(a, b, c, blocks, tl.float32)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-5 * np.sqrt(k))
+
+
+def test_big_tile_dot_bf16_and_fp16_output() -> None:
+    torch = pytest.importorskip("torch")
+    g = torch.Generator().manual_seed(5)
+    a = torch.randn(90, 130, generator=g).to(torch.bfloat16)
+    b = torch.randn(130, 200, generator=g).to(torch.bfloat16)
+    c = torch.full((90, 200), float("nan"))
+    _run_mm_big(a, b, c, (64, 128, 64), tl.float32)
+    torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-5, atol=1e-4)
+    c16 = torch.full((90, 200), float("nan"), dtype=torch.float16)   # stored as fp16
+    _run_mm_big(a.half(), b.half(), c16, (128, 64, 32), tl.float32)
+    torch.testing.assert_close(c16.double(), (a.half().double() @ b.half().double()).half()
+                               .double(), rtol=2e-3, atol=2e-3)
+
+
+def test_big_tile_dot_strided_views_and_transposed_b() -> None:
+    rng = np.random.default_rng(11)
+    base_a = rng.standard_normal((150, 2 * 90)).astype(np.float32)
+    a = base_a[:, ::2]                                     # column stride 2
+    bt = rng.standard_normal((70, 90)).astype(np.float32)  # b = bt.T, given as [N, K]
+    c_base = np.full((150, 2 * 70), np.nan, np.float32)
+    c = c_base[:, 1::2]                                    # strided output view
+    want = a.astype(np.float64) @ bt.T.astype(np.float64)
+    _run_mm_big(a, bt, c, (64, 64, 32), tl.float32, trans_b=True)
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-4)
+    assert np.isnan(c_base[:, ::2]).all()                 # nothing written between
+    c2 = np.full((150, 70), np.nan, np.float32)
+    _run_mm_big(np.asfortranarray(a), bt.T, c2, (128, 64, 64), tl.float32)  # column-major A, B
+    np.testing.assert_allclose(c2, want, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("prec", ["tf32", "tf32x3"])
+def test_big_tile_dot_input_precision(prec: str) -> None:
+    from test_transpose_precision import model_dot
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((70, 100)).astype(np.float32)
+    b = rng.standard_normal((100, 80)).astype(np.float32)
+    c = np.full((70, 80), np.nan, np.float32)
+    _run_mm_big(a, b, c, (64, 64, 128), tl.float32, prec=prec)   # one K step: the model's order
+    np.testing.assert_array_equal(c, model_dot(a, b, prec))
+
+
+def test_big_tile_dot_with_accumulator_and_out_dtype() -> None:
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((64, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 128)).astype(np.float32)
+    c = rng.standard_normal((64, 128)).astype(np.float32)
+    want = c.astype(np.float64) + a.astype(np.float64) @ b.astype(np.float64)
+    dot_tile[(1,)](a, b, c, M=64, N=128, K=32, ACC=True, OUT16=False)
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-5)
+    a16, b16 = a.astype(np.float16), b.astype(np.float16)
+    c16 = np.full((64, 128), np.nan, np.float16)
+    dot_tile[(1,)](a16, b16, c16, M=64, N=128, K=32, ACC=False, OUT16=True)
+    np.testing.assert_allclose(c16, a16.astype(np.float64) @ b16.astype(np.float64),
+                               rtol=2e-2, atol=5e-2)

@@ -24,7 +24,10 @@ buffers.  Each op is lowered by the rule `RULES` finds for it on the target
 elements);
 an op without one is a CompilerBugError naming the op, the target and the
 user's line.  Bodies that are 1-D elementwise work, or 1-D rows with
-reductions, are strip-mined first (rows.py).
+reductions, are strip-mined first (rows.py); bodies with big 2-D tiles keep
+those tiles in stack buffers and lower their ops as loops over register-sized
+chunks (tiled.py; `tile.dot` as a register-blocked microkernel,
+microkernel.py).
 
 Nearest upstream analogue: `convert-vector-to-llvm` (with a type converter).
 """
@@ -36,9 +39,9 @@ from mlir.dialects import arith, func, llvm, scf
 from tilec.options import CompileOptions
 from tilec.passes.analysis import axis_info as ai
 from tilec.passes.cpu import (
-    atomic, control_flow, dot, elements, math, memory, reduce, rows, scan, shape,
+    atomic, control_flow, dot, elements, math, memory, reduce, rows, scan, shape, tiled,
 )
-from tilec.passes.cpu.context import NAME, Lowering, Rule, const_int, int_t
+from tilec.passes.cpu.context import NAME, ROLLED_LOOPS, Lowering, Rule, const_int, int_t
 from tilec.passes.rules import RuleTable
 from tilec.targets import Target
 
@@ -53,12 +56,16 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
     """Replace every tile-level kernel in `module` by its CPU form for `target` (in place)."""
     kernels = [v.operation for v in module.body.operations
                if v.operation.name == "func.func" and "tile.kernel" in v.operation.attributes]
+    rolled = False
     for fn in kernels:
-        _lower_kernel(Lowering(fn, ai.analyze(fn), target, RULES), module.body)
+        rolled = _lower_kernel(Lowering(fn, ai.analyze(fn), target, RULES), module.body) or rolled
         fn.erase()
+    if rolled:
+        module.operation.attributes[ROLLED_LOOPS] = ir.UnitAttr.get()
 
 
-def _lower_kernel(lw: Lowering, module_body: ir.Block) -> None:
+def _lower_kernel(lw: Lowering, module_body: ir.Block) -> bool:
+    """Lower one kernel; True if its big tiles became loops (tiled.py)."""
     fn = lw.src
     name = ir.StringAttr(fn.attributes["sym_name"]).value
     ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
@@ -73,11 +80,15 @@ def _lower_kernel(lw: Lowering, module_body: ir.Block) -> None:
     lw.pids = args[len(arg_types):len(arg_types) + 3]
     lw.nprogs = args[len(arg_types) + 3:]
     with fn.location, ir.InsertionPoint(entry):
+        rolled = False
         if not (rows.lower_elementwise(lw, src_entry) or rows.lower_rows(lw, src_entry)):
-            lw.lower_block(src_entry)
+            rolled = tiled.lower_tiled(lw, src_entry)
+            if not rolled:
+                lw.lower_block(src_entry)
     with fn.location, ir.InsertionPoint(module_body):
         abi_types = _grid_function(lw, name, arg_types)
         _packed_function(lw, name, abi_types)
+    return rolled
 
 
 def _entry_block(fn: func.FuncOp, ftype: ir.FunctionType) -> ir.Block:

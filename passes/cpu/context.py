@@ -22,6 +22,9 @@ from tilec.passes.rules import RuleSet, RuleTable
 from tilec.targets import Target
 
 NAME = "convert-tile-to-cpu"
+# A unit attribute on the module: its loops are to stay rolled in LLVM
+# (set by tiled.py's kernels, read and removed by targets/cpu/backend.py).
+ROLLED_LOOPS = "tilec.cpu_rolled_loops"
 
 Rule = Callable[["Lowering", ir.Operation], None]
 CpuRules = RuleSet[Rule]
@@ -50,6 +53,9 @@ class Lowering:
         # Vector stores get non-temporal hints: only in purely elementwise
         # strip-mined kernels (see memory.store), never in row kernels (rows.py).
         self.streaming = False
+        # Set by tiled.py for kernels whose tiles live in stack buffers: it sees
+        # every op first and lowers those that touch a buffered tile itself.
+        self.intercept: Callable[[ir.Operation], None] | None = None
 
     # ---------------------------------------------------------------- types
     def scalar(self, t: ir.Type) -> ir.Type:
@@ -79,6 +85,13 @@ class Lowering:
             self.lower_op(view.operation)
 
     def lower_op(self, op: ir.Operation) -> None:
+        """Lower `op` (through `intercept` when one is set)."""
+        if self.intercept is not None:
+            self.intercept(op)
+        else:
+            self.apply_rule(op)
+
+    def apply_rule(self, op: ir.Operation) -> None:
         """Lower `op` by its rule, at its location (CompilerBugError if it has none)."""
         loc = source_loc(op.location)
         rule = self.rules.get(op.name, self.target, str(loc) if loc else "")

@@ -1,21 +1,26 @@
 // RUN: %tilec-opt %s --split-input-file --pass tile-verify,convert-tile-to-cpu | %FileCheck %s
 
-// tile.dot on the CPU (passes/cpu/dot.py): a, b and acc go to stack
-// buffers; an scf.for over the rows of C carries one row as a vector through
-// an inner scf.for over k: row += splat(A[m, k]) * B[k, :] (math.fma for
-// floats, muli + addi for integers), summed in k in order.
+// tile.dot on the CPU (passes/cpu/dot.py, passes/cpu/microkernel.py): a, b
+// and acc go to stack buffers; the register-blocked microkernel loops over
+// column panels (NR lanes) and row blocks (MR rows), loads MR accumulator rows,
+// and an scf.for over k carries them: row_r += splat(A[i + r, k]) * B[k, j:j+NR]
+// (math.fma for floats, muli + addi for integers), summed in k in order; the
+// rows are stored back in place.  4 x 4 f32: MR = 4, NR = 4.
 
 // CHECK-LABEL: func.func private @dotk_body(
 // CHECK-COUNT-3: llvm.alloca %{{.*}} x f32 {alignment = 64 : i64}
-// CHECK: scf.for %[[M:.*]] = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
-// CHECK: %[[ROW:.*]] = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<4xf32>
-// CHECK: %[[C:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[ROW]]) -> (vector<4xf32>) : i32 {
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
+// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK: %[[C:.*]]:4 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:[^ ]*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) : i32 {
+// CHECK: %[[B:.*]] = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<4xf32>
 // CHECK: %[[A:.*]] = llvm.load %{{.*}} : !llvm.ptr -> f32
 // CHECK-NEXT: %[[SPLAT:.*]] = vector.broadcast %[[A]] : f32 to vector<4xf32>
-// CHECK: %[[B:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<4xf32>
 // CHECK-NEXT: %[[FMA:.*]] = math.fma %[[SPLAT]], %[[B]], %[[ACC]] : vector<4xf32>
-// CHECK-NEXT: scf.yield %[[FMA]] : vector<4xf32>
-// CHECK: llvm.store %[[C]], %{{.*}} {alignment = 4 : i64} : vector<4xf32>, !llvm.ptr
+// CHECK-COUNT-3: math.fma
+// CHECK: scf.yield %[[FMA]], %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>
+// CHECK: llvm.store %[[C]]#0, %{{.*}} {alignment = 4 : i64} : vector<4xf32>, !llvm.ptr
+// CHECK-COUNT-3: llvm.store %[[C]]#
 // CHECK-LABEL: func.func @tilec_dotk(
 // CHECK-NOT: tile.
 
@@ -59,10 +64,10 @@ module {
 // -----
 
 // CHECK-LABEL: func.func private @dotk_i32_body(
-// CHECK: scf.for %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (vector<4xi32>) : i32 {
+// CHECK: scf.for %{{.*}} iter_args(%[[ACC:[^ ]*]] = %{{.*}}, %{{.*}}) -> (vector<4xi32>, vector<4xi32>, vector<4xi32>, vector<4xi32>) : i32 {
 // CHECK: %[[P:.*]] = arith.muli %{{.*}}, %{{.*}} : vector<4xi32>
 // CHECK-NEXT: %[[S:.*]] = arith.addi %[[ACC]], %[[P]] : vector<4xi32>
-// CHECK-NEXT: scf.yield %[[S]] : vector<4xi32>
+// CHECK: scf.yield %[[S]], %{{.*}} : vector<4xi32>, vector<4xi32>, vector<4xi32>, vector<4xi32>
 // CHECK-NOT: math.fma
 
 module {

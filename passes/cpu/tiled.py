@@ -347,7 +347,8 @@ class Tiled:
                 carries.append(None)
                 continue
             src = self.buffer_of(v)
-            if v in self.buf and self.reusable(v, op) and src not in carries:
+            if (v in self.buf and self.reusable(v, op)
+                    and not any(c is not None and c == src for c in carries)):
                 carries.append(src)
             else:
                 c = self.alloc(r.type)

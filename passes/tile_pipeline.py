@@ -59,6 +59,7 @@ from mlir.dialects import arith, scf, tensor
 
 from tilec.dialects import tile, tile_memory
 from tilec.options import CompileOptions
+from tilec.passes import tile_pipeline_multi
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import Distribution
 from tilec.targets import Target
@@ -244,7 +245,10 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
               info: axis_info.AxisInfoMap) -> bool:
     plan = _plan(for_op, info)
     if plan is None:
-        return False
+        multi = tile_pipeline_multi.plan(for_op, info, _copyable, _load_parts, _kind, _is_zero,
+                                         _pure)
+        return multi is not None and tile_pipeline_multi.transform(
+            for_op, multi, stages, shared_bytes, _live_mask, _load_parts, _dce)
     kind = _kind(plan.dot)
     pad = 16 if kind == "mma_sync" else 0   # bytes after each row (PaddedTile)
     per_stage = sum((axis_info.type_bytes(ld.results[0].type.element_type) *
@@ -355,6 +359,10 @@ def _next_op(op: ir.Operation) -> ir.Operation:
     return ops[ops.index(op) + 1]
 
 
+def _pure(op: ir.Operation) -> bool:
+    return op.name.startswith(_PURE_PREFIXES) or op.name in _PURE
+
+
 def _dce(block: ir.Block) -> None:
     """Erase the pure ops of `block` nobody uses any more (the originals of
     the load side)."""
@@ -362,8 +370,7 @@ def _dce(block: ir.Block) -> None:
     while changed:
         changed = False
         for op in reversed(_ops(block)):
-            pure = op.name.startswith(_PURE_PREFIXES) or op.name in _PURE
-            if pure and all(len(list(r.uses)) == 0 for r in op.results):
+            if _pure(op) and all(len(list(r.uses)) == 0 for r in op.results):
                 op.erase()
                 changed = True
 

@@ -25,7 +25,9 @@ import itertools
 from dataclasses import dataclass
 from functools import cached_property
 
-from tilec.dialects.tile import Blocked, Layout, Slice
+from mlir import ir
+
+from tilec.dialects.tile import Blocked, Layout, Slice, layout_of
 
 
 def log2(v: int) -> int:
@@ -84,6 +86,21 @@ def wgmma_accumulator_layout(m: int, n: int, k: int, warp_size: int,
     if warp_size != 32 or num_warps % 4 or m % (16 * num_warps) or n % 8 or k % 16:
         return None
     return Blocked((1, 2), (8, 4), (num_warps, 1), (1, 0))
+
+
+def wgmma_register_a(a: ir.Type, result: ir.Type) -> bool:
+    """Whether a wgmma dot takes its A tile from registers: 16-bit elements,
+    and A [m, k] laid out as the accumulator (so a product computed from
+    another dot's result, attention's P @ V, needs no trip through shared
+    memory: the PTX ISA's A register fragment of m64k16 is the accumulator
+    fragment of a 16-column slice)."""
+    from tilec.passes.analysis import axis_info
+    if not isinstance(a, ir.RankedTensorType) or a.shape[1] % 16:
+        return False
+    if axis_info.type_bytes(a.element_type) != 2 or isinstance(a.element_type, ir.IntegerType):
+        return False
+    la, lr = layout_of(a), layout_of(result)
+    return la is not None and la == lr
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,9 @@ from mlir import ir
 from mlir.dialects import arith, gpu, llvm, nvvm
 
 from tilec.passes.analysis import axis_info
-from tilec.passes.analysis.layouts import Distribution, PaddedTile, SwizzledTile
+from tilec.passes.analysis.layouts import (
+    Distribution, PaddedTile, SwizzledTile, wgmma_register_a,
+)
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
 
@@ -186,15 +188,63 @@ def _acc_keys(m: int, n: int, num_warps: int) -> list[list[tuple[tuple[int, int]
     return out
 
 
-def issue(L: FuncLowering, elem: ir.Type, a_buf: ir.Value, a_off: ir.Value | int,
+def register_a(L: FuncLowering, a: ir.Value, m: int, k: int) -> list[list[list[ir.Value]]]:
+    """A's fragment as wgmma's register operand: [i][k-step] -> four i32
+    (f16x2) registers.  `a` [m, k] must have the accumulator layout (the PTX
+    ISA's A register fragment of m64k16 is the accumulator fragment of a
+    16-column slice: a0 = (row, 2q..2q+1), a1 = row + 8, a2/a3 = columns + 8)."""
+    d = L.dist(a.type)
+    frag = L.frag(a)
+    keys = _acc_keys(m, k, L.num_warps)
+    n_instr = min(k, _MAX_N)
+    per_s = k // n_instr
+    i16x2 = ir.VectorType.get([2], L.scalar_type(ir.RankedTensorType(a.type).element_type))
+    out: list[list[list[ir.Value]]] = []
+    for i in range(len(keys) // per_s):
+        steps = []
+        for kk in range(k // 16):
+            s, j0 = divmod(16 * kk, n_instr)
+            regs = keys[i * per_s + s][4 * (j0 // 8): 4 * (j0 // 8) + 8]
+            vals = [L.extract(frag[d.chunk_index(key)], e) for key, e in regs]
+            packed = []
+            for p in range(4):
+                v = llvm.UndefOp(i16x2).result
+                for e in range(2):
+                    v = llvm.InsertElementOp(v, vals[2 * p + e], _c(L, e)).result
+                packed.append(llvm.BitcastOp(_i32(), v).result)
+            steps.append(packed)
+        out.append(steps)
+    return out
+
+
+def _wgmma_register_a(n: int, kind: str, regs: list[ir.Value], a: list[ir.Value],
+                      db: ir.Value, b_kmajor: bool) -> list[ir.Value]:
+    """One `wgmma.mma_async` m64nNk16 with A in registers (inline PTX: upstream's
+    op takes A only as a shared-memory descriptor); accumulators tied through."""
+    f32 = ir.F32Type.get()
+    nd = len(regs)
+    st = llvm.StructType.get_literal([f32] * nd)
+    d_list = ", ".join(f"${j}" for j in range(nd))
+    a_list = ", ".join(f"${2 * nd + j}" for j in range(4))   # after outputs and tied inputs
+    text = ("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+            f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{kind}.{kind} {{{d_list}}}, "
+            f"{{{a_list}}}, ${2 * nd + 4}, p, 1, 1, {0 if b_kmajor else 1};\n}}")
+    cons = ",".join(["=f"] * nd + [str(j) for j in range(nd)] + ["r"] * 4 + ["l"])
+    out = llvm.InlineAsmOp(st, list(regs) + a + [db], text, cons, has_side_effects=True).result
+    return [llvm.ExtractValueOp(f32, out, [j]).result for j in range(nd)]
+
+
+def issue(L: FuncLowering, elem: ir.Type, a_buf: ir.Value | None, a_off: ir.Value | int,
           b_buf: ir.Value, b_off: ir.Value | int, shape: tuple[int, int, int],
           acc_chunks: Sequence[ir.Value], d: Distribution,
-          b_kmajor: bool = False, fp8: str | None = None) -> list[ir.Value]:
+          b_kmajor: bool = False, fp8: str | None = None,
+          a_regs: list[list[list[ir.Value]]] | None = None) -> list[ir.Value]:
     """fence; every `wgmma.mma_async` of one [m, n, k] dot (A at byte `a_off` of
-    `a_buf`, B at `b_off` of `b_buf`, [k, n] N-major, or with `b_kmajor` an
-    [n, k] K-major tile); commit.  Returns the accumulator values
-    (f32 scalars, `_acc_keys` order), valid only after a wait.  `fp8`
-    ("e4m3"/"e5m2"): byte operands, k = 32 per instruction, B K-major."""
+    `a_buf`, or in registers `a_regs` (`register_a`), B at `b_off` of `b_buf`,
+    [k, n] N-major, or with `b_kmajor` an [n, k] K-major tile); commit.
+    Returns the accumulator values (f32 scalars, `_acc_keys` order), valid
+    only after a wait.  `fp8` ("e4m3"/"e5m2"): byte operands, k = 32 per
+    instruction, B K-major."""
     m, n, k = shape
     eb = 1 if fp8 else 2
     k_instr = 32 if fp8 else 16
@@ -208,7 +258,7 @@ def issue(L: FuncLowering, elem: ir.Type, a_buf: ir.Value, a_off: ir.Value | int
     wg_off = arith.MulIOp(wg, _c(L, (m // groups) * 128)).result
     a_start = wg_off if isinstance(a_off, int) and a_off == 0 else \
         arith.AddIOp(wg_off, a_off if not isinstance(a_off, int) else _c(L, a_off)).result
-    da0 = _plus(_descriptor_base(L, a_buf, 16, 1024), a_start)
+    da0 = None if a_buf is None else _plus(_descriptor_base(L, a_buf, 16, 1024), a_start)
     db0 = _plus(_descriptor_base(L, b_buf, 16 if b_kmajor else tb.atom_bytes, 1024), b_off)
     f32 = ir.F32Type.get()
     kind = fp8 or ("bf16" if isinstance(elem, ir.BF16Type) else "f16")
@@ -221,12 +271,17 @@ def issue(L: FuncLowering, elem: ir.Type, a_buf: ir.Value, a_off: ir.Value | int
         a_k = (k0 // ta.atom_cols) * ta.atom_bytes + (k0 % ta.atom_cols) * eb
         for idx, regs in enumerate(values):
             i, s = divmod(idx, n // n_instr)
-            da = _plus(da0, i * 64 * 128 + a_k)
             if b_kmajor:   # rows are n, 128 bytes apart; k steps like A's
                 db = _plus(db0, s * n_instr * 128 + (k0 // tb.atom_cols) * tb.atom_bytes +
                            (k0 % tb.atom_cols) * eb)
             else:
                 db = _plus(db0, (s * n_instr // 64) * tb.atom_bytes + k0 * 128)
+            if a_regs is not None:
+                values[idx] = _wgmma_register_a(n_instr, kind, regs, a_regs[i][kk], db,
+                                                b_kmajor)
+                continue
+            assert da0 is not None
+            da = _plus(da0, i * 64 * 128 + a_k)
             st = llvm.StructType.get_literal([f32] * len(regs))
             packed = llvm.UndefOp(st).result
             for j, v in enumerate(regs):
@@ -277,16 +332,20 @@ def _dot_wgmma(L: FuncLowering, op: ir.Operation) -> bool:
     ta, tb = operand_tiles(m, n, k, eb, L.num_warps)
     if fp8:   # B K-major: the [K, N] tile is stored as [N, K]
         tb = SwizzledTile(n, k, eb)
-    buf_a = L.shared_buffer(ir.IntegerType.get_signless(8), ta.nbytes, align=1024)
+    a_regs = register_a(L, a, m, k) if fp8 is None and wgmma_register_a(a.type, res.type) \
+        else None
+    buf_a = None if a_regs is not None else \
+        L.shared_buffer(ir.IntegerType.get_signless(8), ta.nbytes, align=1024)
     buf_b = L.shared_buffer(ir.IntegerType.get_signless(8), tb.nbytes, align=1024)
     gpu.BarrierOp()
-    stage_registers(L, a, buf_a, ta)
+    if buf_a is not None:
+        stage_registers(L, a, buf_a, ta)
     stage_registers(L, b, buf_b, tb, transpose=fp8 is not None)
     fence_async_shared()
     gpu.BarrierOp()
     d = L.dist(res.type)
     values = issue(L, elem, buf_a, 0, buf_b, 0, (m, n, k), L.frag(acc), d,
-                   b_kmajor=fp8 is not None, fp8=fp8)
+                   b_kmajor=fp8 is not None, fp8=fp8, a_regs=a_regs)
     values = wait(0, values)
     gpu.BarrierOp()
     L.values[res] = rebuild(L, d, m, n, values)
@@ -297,20 +356,27 @@ def _dot_wgmma(L: FuncLowering, op: ir.Operation) -> bool:
 def _mma(L: FuncLowering, op: ir.Operation) -> None:
     ring_a, slot_a, ring_b, slot_b, acc = op.operands
     res = op.results[0]
-    ta, _ = ring_tile(L, ring_a)
     tb, _ = ring_tile(L, ring_b)
-    a_off = arith.MulIOp(L.get(slot_a), _c(L, ta.nbytes)).result
     b_off = arith.MulIOp(L.get(slot_b), _c(L, tb.nbytes)).result
-    elem = ir.MemRefType(ring_a.type).element_type
     d = L.dist(res.type)
     kmajor = "tile.b_kmajor" in op.attributes
     n = tb.rows if kmajor else tb.cols
     fp8 = ir.StringAttr(op.attributes["tile.mma_fp8"]).value \
         if "tile.mma_fp8" in op.attributes else None
-    values = issue(L, elem, L.get(ring_a), a_off, L.get(ring_b), b_off,
-                   (ta.rows, n, ta.cols), L.frag(acc), d, b_kmajor=kmajor, fp8=fp8)
+    if isinstance(ring_a.type, ir.RankedTensorType):   # A in registers
+        m, k = tuple(ring_a.type.shape)
+        elem = L.scalar_type(ring_a.type.element_type)
+        values = issue(L, elem, None, 0, L.get(ring_b), b_off, (m, n, k), L.frag(acc), d,
+                       b_kmajor=kmajor, a_regs=register_a(L, ring_a, m, k))
+    else:
+        ta, _ = ring_tile(L, ring_a)
+        m, k = ta.rows, ta.cols
+        a_off = arith.MulIOp(L.get(slot_a), _c(L, ta.nbytes)).result
+        elem = ir.MemRefType(ring_a.type).element_type
+        values = issue(L, elem, L.get(ring_a), a_off, L.get(ring_b), b_off,
+                       (m, n, k), L.frag(acc), d, b_kmajor=kmajor, fp8=fp8)
     L.pending[res] = values
-    L.values[res] = rebuild(L, d, ta.rows, n, values)
+    L.values[res] = rebuild(L, d, m, n, values)
 
 
 @RULES.rule("tile.mma_wait", feature=Feature.WGMMA)

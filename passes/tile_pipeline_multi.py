@@ -1,0 +1,338 @@
+"""`tile-pipeline`, loops with several wgmma dots (attention-style bodies).
+
+`passes/tile_pipeline.py` pipelines the one-dot K loop of a matmul.  An
+attention loop has two or more dots per iteration (S = Q @ K.T, then P @ V in
+the forward; four in the backward), operands loaded once before the loop (Q,
+or K and V of the backward's key block), a tile loaded in the loop and used by
+two dots in different majorness (the backward's dO as B of P.T @ dO and, as
+dO.T, of V @ dO.T), and an A operand computed in registers (P).  This module
+handles such loops when every dot is a wgmma dot.
+
+Input: a `scf.for` (positive constant step, no region in its body) whose body
+holds >= 1 `tile.dot`s with `tile.mma = "wgmma"` (no fp8), where each dot's
+  * A is a `tile.load` (in the body, or before the loop) used only as A by
+    dots of this loop, or a 16-bit tile in the accumulator layout
+    (`layouts.wgmma_register_a`: wgmma reads it from registers);
+  * B is a `tile.load`, or `tile.trans` of one (B is then K-major in shared
+    memory), the load in the body or before the loop and used only as B;
+  * every load is copyable (`tile_pipeline._copyable`) with no or a zero
+    `other`; the load side of the body's loads follows `tile_pipeline`'s rules.
+Output: a ring (`tile.local_alloc`, 128-byte swizzle, A rings row-permuted)
+per loaded tile: S slots for loads in the body, one for loads before the loop
+(copied once, in the first group).  A prologue issues iterations 0 .. S-2.
+Each iteration: `tile.async_wait {pending = S-2}`, a barrier, the copies of
+iteration j + S - 1 into slot (j - 1) % S (read by iteration j - 1, which
+every warp finished before the barrier), then the body with each dot replaced
+by `tile.mma` (A from its slot, or the register tile) and `tile.mma_wait
+{pending = 0}`: the products of one iteration depend on each other, so none
+stays in flight.  After the loop: wait for all copies, a barrier, and
+`tile.local_dealloc` of the rings.  Loads before the loop keep their other
+users (they are erased when none is left).
+
+Nearest upstream analogue: Triton's `tritongpu-pipeline` on the attention
+loop (its loads of K and V become multi-buffered async copies; Q is hoisted
+into shared memory by the dot-operand conversion).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from mlir import ir
+from mlir.dialects import arith, scf
+
+from tilec.dialects import tile, tile_memory
+from tilec.passes.analysis import axis_info
+from tilec.passes.analysis.layouts import wgmma_register_a
+
+_SWIZZLE = 128
+_RESERVED_SHARED = 8192
+
+
+def _ops(block: ir.Block) -> list[ir.Operation]:
+    return [v.operation for v in block.operations]
+
+
+@dataclass
+class _Tile:
+    """A loaded tile that feeds dots from a ring."""
+    load: ir.Operation
+    inside: bool                  # loaded in the body (S slots) or before the loop (1)
+    role: str                     # "a" or "b"
+    ring: ir.Value | None = None
+
+
+@dataclass
+class _Use:
+    dot: ir.Operation
+    a: int | None                 # index into tiles, None: A from registers
+    b: int
+    kmajor: bool
+
+
+@dataclass
+class _Plan:
+    tiles: list[_Tile] = field(default_factory=list)
+    uses: list[_Use] = field(default_factory=list)
+    trans: list[ir.Operation] = field(default_factory=list)
+    side: list[ir.Operation] = field(default_factory=list)
+    carried: list[int] = field(default_factory=list)
+
+
+def _owner_op(v: ir.Value) -> ir.Operation | None:
+    owner = v.owner
+    return owner.operation if isinstance(owner, ir.OpView) else None
+
+
+def _in(op: ir.Operation, block: ir.Block) -> bool:
+    """Whether `op` is in `block` (directly)."""
+    return op.block == block
+
+
+def _users_ok(v: ir.Value, body: ir.Block, allowed: set[ir.Operation]) -> bool:
+    """Every use of `v` inside `body` is by an op in `allowed`; uses outside
+    the loop are fine for loads before it (they keep their register value)."""
+    for use in v.uses:
+        user = use.owner
+        op = user.operation if isinstance(user, ir.OpView) else user
+        if _in(op, body) and op not in allowed:
+            return False
+    return True
+
+
+def plan(for_op: ir.Operation, info: axis_info.AxisInfoMap,
+         copyable: Callable[..., bool],
+         load_parts: Callable[..., tuple[ir.Value, ir.Value | None, ir.Value | None]],
+         kind_of: Callable[[ir.Operation], str], is_zero: Callable[[ir.Value], bool],
+         pure: Callable[[ir.Operation], bool]) -> _Plan | None:
+    """The multi-dot plan of `for_op`, or None when it does not qualify
+    (helpers from tile_pipeline passed in, so both modules judge alike)."""
+    body = for_op.regions[0].blocks[0]
+    ops = _ops(body)
+    dots = [op for op in ops if op.name == "tile.dot"]
+    if not dots or any(op.regions for op in ops):
+        return None
+    if any(kind_of(d) != "wgmma" or "tile.mma_fp8" in d.attributes for d in dots):
+        return None
+    p = _Plan()
+    index: dict[ir.Operation, int] = {}
+    dot_set = set(dots)
+
+    def tile_of(load: ir.Operation, role: str) -> int | None:
+        if load.name != "tile.load":
+            return None
+        if load in index:
+            t = p.tiles[index[load]]
+            return index[load] if t.role == role else None
+        ptr, mask, other = load_parts(load)
+        if other is not None and not is_zero(other) or not copyable(ptr, mask, info):
+            return None
+        index[load] = len(p.tiles)
+        p.tiles.append(_Tile(load, _in(load, body), role))
+        return index[load]
+
+    for d in dots:
+        a, b = d.operands[0], d.operands[1]
+        a_op = _owner_op(a)
+        if a_op is not None and a_op.name == "tile.load":
+            ai = tile_of(a_op, "a")
+            if ai is None:
+                return None
+        elif wgmma_register_a(a.type, d.results[0].type):
+            ai = None
+        else:
+            return None
+        kmajor = False
+        b_op = _owner_op(b)
+        if b_op is not None and b_op.name == "tile.trans" and _in(b_op, body):
+            if not _users_ok(b, body, dot_set):
+                return None
+            p.trans.append(b_op)
+            kmajor = True
+            b_op = _owner_op(b_op.operands[0])
+        if b_op is None:
+            return None
+        bi = tile_of(b_op, "b")
+        if bi is None:
+            return None
+        p.uses.append(_Use(d, ai, bi, kmajor))
+    allowed = dot_set | set(p.trans)
+    for t in p.tiles:
+        if not _users_ok(t.load.results[0], body, allowed):
+            return None
+    if not any(t.inside for t in p.tiles):
+        return None
+    # The load side of the body's loads (tile_pipeline's rules).
+    args = list(body.arguments)
+    side: set[ir.Operation] = set()
+    carried: set[int] = set()
+    inside = [t.load for t in p.tiles if t.inside]
+    stack = [o for ld in inside for o in ld.operands]
+    while stack:
+        v = stack.pop()
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            if owner == body and v != args[0]:
+                idx = args.index(v) - 1
+                if idx not in carried:
+                    carried.add(idx)
+                    stack.append(ops[-1].operands[idx])
+            continue
+        op = owner.operation
+        if op.block != body or op in side:
+            continue
+        if op.regions or not pure(op):
+            return None
+        side.add(op)
+        stack.extend(op.operands)
+    for idx in carried:
+        for use in args[idx + 1].uses:
+            if use.owner not in side and use.owner not in inside:
+                return None
+    p.side = [op for op in ops if op in side]
+    p.carried = sorted(carried)
+    return p
+
+
+def _i32(v: int) -> ir.Value:
+    return arith.ConstantOp(ir.IntegerType.get_signless(32), v).result
+
+
+def _bytes(t: _Tile) -> int:
+    rt = t.load.results[0].type
+    return axis_info.type_bytes(rt.element_type) * rt.shape[0] * rt.shape[1]
+
+
+def _copies(p: _Plan, slot: ir.Value, iv: ir.Value, ub: ir.Value,
+            mapping: dict[ir.Value, ir.Value], live_mask: Callable[..., ir.Value],
+            load_parts: Callable[..., tuple[ir.Value, ir.Value | None, ir.Value | None]],
+            ) -> dict[ir.Value, ir.Value]:
+    """The load side cloned with `mapping`, then a copy of every tile loaded
+    in the body into `slot`, and a commit."""
+    for op in p.side:
+        new = op.clone(ip=ir.InsertionPoint.current)
+        for i, o in enumerate(op.operands):
+            if o in mapping:
+                new.operands[i] = mapping[o]
+        for old, r in zip(op.results, new.results):
+            mapping[old] = r
+    for t in p.tiles:
+        if not t.inside:
+            continue
+        ptr, mask, _ = (mapping.get(v, v) if v is not None else None
+                        for v in load_parts(t.load))
+        assert ptr is not None and t.ring is not None
+        with t.load.location:
+            live = arith.CmpIOp(arith.CmpIPredicate.slt, iv, ub).result
+            tile_memory.async_copy(t.ring, slot, ptr, live_mask(mask, ptr, live),
+                                   loc=t.load.location)
+    tile_memory.async_commit(loc=p.uses[0].dot.location)
+    return mapping
+
+
+def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
+              live_mask: Callable[..., ir.Value],
+              load_parts: Callable[..., tuple[ir.Value, ir.Value | None, ir.Value | None]],
+              dce: Callable[[ir.Block], None]) -> bool:
+    """Pipeline `for_op` by plan `p` (see the module docstring)."""
+    fixed = sum(_bytes(t) for t in p.tiles if not t.inside)
+    per_stage = sum(_bytes(t) for t in p.tiles if t.inside)
+    fit = (shared_bytes - _RESERVED_SHARED - fixed) // per_stage
+    if fit < 2:
+        return False
+    if fit < stages:
+        for_op.attributes["tile.num_stages_note"] = ir.StringAttr.get(
+            f"num_stages={stages} needs {fixed + stages * per_stage} bytes of shared memory; "
+            f"pipelined with {fit}")
+        stages = fit
+    body = for_op.regions[0].blocks[0]
+    args = list(body.arguments)
+    lb, ub, step = list(for_op.operands)[:3]
+    inits = list(for_op.operands)[3:]
+    ahead = stages - 1
+    loc = for_op.location
+    with loc, ir.InsertionPoint(for_op):
+        for t in p.tiles:
+            rt = t.load.results[0].type
+            t.ring = tile_memory.local_alloc(stages if t.inside else 1, rt.shape,
+                                             rt.element_type, swizzle=_SWIZZLE,
+                                             row_permutation="wgmma" if t.role == "a"
+                                             else "none", loc=loc)
+        for t in p.tiles:   # loaded before the loop: copied once, in the first group
+            if not t.inside:
+                ptr, mask, _ = load_parts(t.load)
+                tile_memory.async_copy(t.ring, _i32(0), ptr, mask, loc=t.load.location)
+        carried_now = {args[i + 1]: inits[i] for i in p.carried}
+        for s in range(ahead):
+            iv_s = arith.AddIOp(lb, arith.MulIOp(step, _i32(s)).result).result
+            m = _copies(p, _i32(s), iv_s, ub, {args[0]: iv_s, **carried_now}, live_mask, load_parts)
+            yld = _ops(body)[-1]
+            carried_now = {args[i + 1]: m.get(yld.operands[i], yld.operands[i])
+                           for i in p.carried}
+        new_inits = [carried_now[args[i + 1]] if i in p.carried else v
+                     for i, v in enumerate(inits)] + [_i32(0)]
+        new_for = scf.ForOp(lb, ub, step, new_inits)
+    for name in ("tile.num_stages", "tile.num_stages_note"):
+        if name in for_op.attributes:
+            new_for.operation.attributes[name] = for_op.attributes[name]
+    new_body = new_for.body
+    new_args = list(new_body.arguments)
+    counter = new_args[-1]
+    with loc, ir.InsertionPoint(new_body):
+        tile_memory.async_wait(ahead - 1, loc=loc)
+        tile.barrier(loc=loc)
+        s_c = _i32(stages)
+        read = arith.RemUIOp(counter, s_c).result
+        write = arith.RemUIOp(arith.AddIOp(counter, _i32(ahead)).result, s_c).result
+        iv_w = arith.AddIOp(new_args[0], arith.MulIOp(step, _i32(ahead)).result).result
+        m = _copies(p, write, iv_w, ub,
+                    {args[0]: iv_w, **{args[i + 1]: new_args[i + 1] for i in p.carried}},
+                    live_mask, load_parts)
+        sentinel = scf.YieldOp([])
+    for op in _ops(body):
+        op.move_before(sentinel.operation)
+    sentinel.operation.erase()
+    for old, new in zip(args, new_args[:-1]):
+        old.replace_all_uses_with(new)
+    zero = None
+    for u in p.uses:
+        d = u.dot
+        with d.location, ir.InsertionPoint(d):
+            if zero is None:
+                zero = _i32(0)
+            bt = p.tiles[u.b]
+            a_src = d.operands[0] if u.a is None else p.tiles[u.a].ring
+            a_slot = read if u.a is not None and p.tiles[u.a].inside else zero
+            b_slot = read if bt.inside else zero
+            assert a_src is not None and bt.ring is not None
+            started = tile_memory.mma(a_src, a_slot, bt.ring, b_slot, d.operands[2], "wgmma",
+                                      loc=d.location)
+            if u.kmajor:
+                started.owner.attributes["tile.b_kmajor"] = ir.UnitAttr.get()
+            done = tile_memory.mma_wait(started, 0, loc=d.location)
+        d.results[0].replace_all_uses_with(done)
+        d.erase()
+    for tr in p.trans:
+        tr.erase()
+    for t in p.tiles:
+        if t.inside or not list(t.load.results[0].uses):
+            t.load.erase()
+    old_yield = _ops(new_body)[-1]
+    outs = list(old_yield.operands)
+    with loc, ir.InsertionPoint(old_yield):
+        nxt = arith.AddIOp(counter, _i32(1)).result
+        scf.YieldOp([m.get(v, v) if i in p.carried else v for i, v in enumerate(outs)] +
+                    [nxt])
+    old_yield.erase()
+    dce(new_body)
+    for old, new in zip(for_op.results, list(new_for.results)[:-1]):
+        old.replace_all_uses_with(new)
+    nxt_op = _ops(for_op.block)[_ops(for_op.block).index(new_for.operation) + 1]
+    with loc, ir.InsertionPoint(nxt_op):
+        tile_memory.async_wait(0, loc=loc)
+        tile.barrier(loc=loc)
+        for t in reversed(p.tiles):
+            assert t.ring is not None
+            tile_memory.local_dealloc(t.ring, loc=loc)
+    for_op.erase()
+    return True

@@ -5,7 +5,7 @@ the pipeliner's `tile.async_copy` / `tile.async_commit` / `tile.async_wait`.
 |---|---|---|
 | `tile.async_copy` | `CP_ASYNC` | per access of the pointer tile: `cp.async.{cg,ca}.shared.global [dst], [src], w, src_size` |
 | `tile.async_commit` | `CP_ASYNC` | `cp.async.commit_group` |
-| `tile.async_wait` | `CP_ASYNC` | `cp.async.wait_group N`, then `fence.proxy.async.shared::cta` where `WGMMA` holds |
+| `tile.async_wait` | `CP_ASYNC` | `cp.async.wait_group N`, then `fence.proxy.async.shared::cta` where `WGMMA` or `TCGEN05` holds |
 
 Each thread copies its own elements of the tile: for every access of its
 fragment (w elements along the tile's contiguous dimension, as wide as the
@@ -15,8 +15,8 @@ destination is the element's byte offset in the ring slot's layout
 `layouts.PaddedTile`, the padded rows `ldmatrix` reads; `ring_tile`) and
 the source size is 0 where the mask is off, so the copy writes zeros and reads
 nothing (Triton's `other = 0`).  The fence after the wait makes the copied data
-visible to the async proxy that `wgmma` reads shared memory through (only on
-targets with `WGMMA`: the instruction needs sm_90, and `ldmatrix` reads through
+visible to the async proxy that `wgmma` / `tcgen05.mma` read shared memory through (only on
+targets with `WGMMA` or `TCGEN05`: the instruction needs sm_90, and `ldmatrix` reads through
 the generic proxy, which `cp.async.wait_group` already covers).  The
 upstream ops are `nvvm.cp.async.shared.global`, `nvvm.cp.async.commit.group`
 and `nvvm.cp.async.wait.group`.
@@ -82,7 +82,7 @@ def _commit(L: FuncLowering, op: ir.Operation) -> None:
 def _wait(L: FuncLowering, op: ir.Operation) -> None:
     pending = int(ir.IntegerAttr(op.attributes["pending"]).value)
     nvvm.CpAsyncWaitGroupOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(32), pending))
-    if L.target.has(Feature.WGMMA):
+    if L.target.has(Feature.WGMMA) or L.target.has(Feature.TCGEN05):
         fence_async_shared()
 
 

@@ -130,6 +130,7 @@ class _Tmem:
 
 
 _KERNELS: "weakref.WeakKeyDictionary[FuncLowering, _Tmem]" = weakref.WeakKeyDictionary()
+_COLUMNS: "weakref.WeakKeyDictionary[FuncLowering, int]" = weakref.WeakKeyDictionary()
 
 
 def _i32() -> ir.IntegerType:
@@ -160,8 +161,12 @@ def _then(cond: ir.Value) -> ir.InsertionPoint:
     return ir.InsertionPoint(term)
 
 
-def _kernel_columns(func: ir.Operation) -> int:
-    widest = [16]
+def kernel_columns(L: FuncLowering) -> int:
+    """TMEM columns the kernel's tcgen05 dots need (0: it has none)."""
+    cached = _COLUMNS.get(L)
+    if cached is not None:
+        return cached
+    widest = [0]
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         attr = "tile.mma" if op.name == "tile.dot" else "kind" if op.name == "tile.mma" else None
@@ -169,8 +174,9 @@ def _kernel_columns(func: ir.Operation) -> int:
             widest.append(ir.RankedTensorType(op.results[0].type).shape[1])
         return ir.WalkResult.ADVANCE
 
-    func.walk(visit)
-    return columns(max(widest))
+    L.func.walk(visit)
+    _COLUMNS[L] = cols = columns(max(widest)) if max(widest) else 0
+    return cols
 
 
 def _tmem(L: FuncLowering) -> _Tmem:
@@ -188,7 +194,7 @@ def _tmem(L: FuncLowering) -> _Tmem:
     assert isinstance(owner, ir.OpView)
     ops = list(owner.operation.block.operations)
     at = next(i for i, o in enumerate(ops) if o.operation == owner.operation)
-    ncols = _kernel_columns(L.func)
+    ncols = kernel_columns(L)
     ip = ir.InsertionPoint(ops[at + 1].operation) if at + 1 < len(ops) else \
         ir.InsertionPoint.current
     with ip:

@@ -107,12 +107,30 @@ def smem_descriptor(addr: int, lbo: int, sbo: int, base_offset: int = 0,
             ((base_offset & 7) << 49) | (swizzle << 61))
 
 
+def strides(t: SwizzledTile, kmajor: bool) -> tuple[int, int]:
+    """(leading, stride) byte offsets of an operand's descriptor: K-major
+    swizzled: LBO unused (16), SBO 1024 between 8-row groups; MN-major: LBO
+    between 64-element column atoms, SBO 1024 between groups of 8 K rows."""
+    return (16 if kmajor else t.atom_bytes), 1024
+
+
 def k_step_offsets(ta: SwizzledTile, tb: SwizzledTile, k0: int,
                    b_kmajor: bool) -> tuple[int, int]:
     """Byte offsets of A's and B's start for the k-step at k0."""
     def kmajor(t: SwizzledTile) -> int:
         return (k0 // t.atom_cols) * t.atom_bytes + (k0 % t.atom_cols) * t.elem_bytes
     return kmajor(ta), kmajor(tb) if b_kmajor else k0 * 128
+
+
+def thread_tmem_start(tid: int, n: int, num_warps: int) -> tuple[int, int, int]:
+    """(TMEM lane, first column, column count) that thread `tid` reads with
+    `tcgen05.ld.32x32b` for an [128, n] accumulator: the lane is fixed by the
+    hardware (warp w: lanes 32 (w % 4) + lane id), the columns are tilec's
+    choice (8 warps: w // 4 picks the half).  `_thread_columns` emits this."""
+    lane = tid & 0x60 | tid & 31
+    if num_warps == 4:
+        return lane, 0, n
+    return lane, (tid >> 7) * (n // 2), n // 2
 
 
 def columns(n: int) -> int:
@@ -260,7 +278,8 @@ def _check_layout(L: FuncLowering, d: Distribution, m: int, n: int) -> None:
 
 def _thread_columns(L: FuncLowering, st: _Tmem, n: int) -> tuple[ir.Value, int]:
     """The calling thread's TMEM address (its lane, its first column) and how
-    many consecutive columns it holds."""
+    many consecutive columns it holds (`thread_tmem_start`; the lane id is
+    the hardware's part of the address, so only the warp's base is added)."""
     assert L.tid is not None
     lane = arith.ShLIOp(arith.AndIOp(L.tid, _c(0x60)).result, _c(16)).result
     addr = arith.AddIOp(st.taddr, lane).result
@@ -335,8 +354,8 @@ def issue(L: FuncLowering, st: _Tmem, elem: ir.Type, a: tuple[ir.Value, ir.Value
     group = ir.Attribute.parse("#nvvm.cta_group<cta_1>")
     with _then(_is_thread0(L)):
         nvvm.Tcgen05FenceOp(nvvm.Tcgen05FenceKind.AFTER_THREAD_SYNC)
-        da = _descriptor(L, a[0], a[1], 16, 1024)
-        db = _descriptor(L, b[0], b[1], 16 if b_kmajor else tb.atom_bytes, 1024)
+        da = _descriptor(L, a[0], a[1], *strides(ta, True))
+        db = _descriptor(L, b[0], b[1], *strides(tb, b_kmajor))
         idesc = _c(instr_descriptor(atype, M, n, False, not b_kmajor))
         on = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
         d_tmem = _tmem_ptr(st.taddr)

@@ -2,7 +2,7 @@
 
 Input: tile-level IR (before `tile-layout`), `tile.dot %a, %b, %acc` as the
 frontend builds it.  Output: the same IR; every `tile.dot` carries
-`tile.mma = "tcgen05" | "wgmma" | "mma_sync" | "mfma" | "wmma" | "fma"` (fp8 wgmma dots
+`tile.mma = "tcgen05" | "wgmma" | "mma_sync" | "mfma" | "wmma" | "fma"` (fp8 wgmma/tcgen05 dots
 also `tile.mma_fp8 = "e4m3" | "e5m2"`: `tile-expand-fp8` then leaves their
 operands as raw bytes) and, where the choice was not the
 target's best family, `tile.mma_reason` saying why (shown by `tilec ir`).
@@ -91,14 +91,16 @@ def _wgmma_misfit(d: DotShape) -> str | None:
 
 
 def _tcgen05_misfit(d: DotShape) -> str | None:
-    if d.a not in ("f16", "bf16") or d.acc != "f32":
-        return f"tcgen05 here takes f16/bf16 operands with an f32 accumulator, not {d.a} -> {d.acc}"
+    if d.a not in ("f16", "bf16", *FP8_TYPES) or d.acc != "f32":
+        return (f"tcgen05 here takes f16/bf16/fp8 operands with an f32 accumulator, not "
+                f"{d.a} -> {d.acc}")
     if d.m != 128 or d.num_warps not in (4, 8):
         return (f"tcgen05 here computes M = 128 rows per program with 4 or 8 warps (one "
                 f"TMEM lane per row), not M={d.m} with num_warps={d.num_warps}")
-    if d.k % 64 or (d.n % 16 if d.b_kmajor else d.n % 64) or d.n > 256:
-        return (f"the 128-byte swizzled operands need K a multiple of 64 and N a multiple of "
-                f"{16 if d.b_kmajor else 64} up to 256 (K={d.k}, N={d.n})")
+    row = 128 if d.a in FP8_TYPES else 64     # elements per 128-byte row
+    if d.k % row or (d.n % 16 if d.b_kmajor else d.n % row) or d.n > 256:
+        return (f"the 128-byte swizzled operands need K a multiple of {row} and N a multiple "
+                f"of {16 if d.b_kmajor else row} up to 256 (K={d.k}, N={d.n})")
     if tcgen05_accumulator_layout(d.m, d.n, d.k, d.warp_size, d.num_warps) is None:
         return f"a {d.m}x{d.n}x{d.k} dot does not fit tcgen05's 32x32b accumulator reads"
     if d.operand_access < 8:
@@ -216,7 +218,7 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
                 kind, why = select(shape, target)
             op.attributes["tile.mma"] = ir.StringAttr.get(kind)
             fp8 = FP8_TYPES.get(str(tile.element_type(op.operands[0].type)))
-            if kind == "wgmma" and fp8 is not None:
+            if kind in ("wgmma", "tcgen05") and fp8 is not None:
                 op.attributes["tile.mma_fp8"] = ir.StringAttr.get(fp8)
             if why is not None:
                 op.attributes["tile.mma_reason"] = ir.StringAttr.get(why)

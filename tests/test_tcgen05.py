@@ -17,8 +17,9 @@ import pytest
 from tilec.passes.analysis.layouts import Distribution, SwizzledTile, tcgen05_accumulator_layout
 from tilec.passes.tile_accelerate_dot import DotShape, select
 from tilec.targets import TARGETS, Feature
-from tilec.targets.nvidia.tcgen05 import (
-    columns, instr_descriptor, k_step_offsets, smem_descriptor, strides, thread_tmem_start,
+from tilec.targets.nvidia.tcgen05_descriptors import (
+    columns, instr_descriptor, k_step_offsets, mma_kind, smem_descriptor, strides,
+    thread_tmem_start,
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -42,6 +43,11 @@ def test_instruction_descriptor_matches_table_42() -> None:
     assert instr_descriptor("bf16", 128, 256, False, False) == 0x0840_0490
     # f16, M=128, N=16: 2<<17 = 0x40000
     assert instr_descriptor("f16", 128, 16, False, False) == 0x0804_0010
+    # .kind::f8f6f4: E4M3 = 0, E5M2 = 1 in the same fields; N=128 K-major B
+    assert instr_descriptor("e4m3", 128, 128, False, False) == 0x0820_0010
+    assert instr_descriptor("e5m2", 128, 128, False, True) == 0x0821_0490
+    assert [mma_kind(t) for t in ("f16", "bf16", "e4m3", "e5m2")] == ["f16", "f16", "f8f6f4",
+                                                                       "f8f6f4"]
 
 
 def test_smem_descriptor_matches_table_40() -> None:
@@ -69,40 +75,43 @@ def _swizzle128(addr: int) -> int:
 
 
 def _read_kmajor(start: int, sbo: int, rows: int, elem: int) -> dict[tuple[int, int], int]:
-    """Where one k-step (16 elements, 32 bytes) of a K-major SW128 operand reads
+    """Where one k-step (32 bytes of K) of a K-major SW128 operand reads
     element (row, k): canonical layout ((8, m), (T, 2)) : ((128 B, SBO), ...):
     rows 128 bytes apart inside an 8-row group, groups SBO apart."""
     return {(r, kk): _swizzle128(start + (r // 8) * sbo + (r % 8) * 128 + kk * elem)
-            for r in range(rows) for kk in range(16)}
+            for r in range(rows) for kk in range(32 // elem)}
 
 
 def _read_nmajor(start: int, lbo: int, sbo: int, n: int, elem: int) -> dict[tuple[int, int], int]:
     """An MN-major SW128 operand, ((T, 8, m), (8, k)) : ((1, T, LBO), (8T, SBO)):
-    64 columns per 128-byte row, column atoms LBO apart, K rows 128 bytes apart
-    in groups of 8 that are SBO apart."""
+    128 bytes of columns per row, column atoms LBO apart, K rows 128 bytes
+    apart in groups of 8 that are SBO apart."""
     per = 128 // elem
     return {(kk, c): _swizzle128(start + (c // per) * lbo + (c % per) * elem +
                                  (kk // 8) * sbo + (kk % 8) * 128)
-            for kk in range(16) for c in range(n)}
+            for kk in range(32 // elem) for c in range(n)}
 
 
-@pytest.mark.parametrize("n,k,b_kmajor", [(128, 64, False), (256, 64, False), (64, 128, False),
-                                         (128, 64, True), (16, 64, True)])
-def test_descriptors_read_the_ring_layout(n: int, k: int, b_kmajor: bool) -> None:
-    """Every k-step reads, through the LBO/SBO/start the lowering gives, exactly
-    the bytes where `SwizzledTile` (what cp.async fills) put that element."""
-    ta = SwizzledTile(128, k, 2)
-    tb = SwizzledTile(n, k, 2) if b_kmajor else SwizzledTile(k, n, 2)
+@pytest.mark.parametrize("n,k,b_kmajor,eb", [
+    (128, 64, False, 2), (256, 64, False, 2), (64, 128, False, 2), (128, 64, True, 2),
+    (16, 64, True, 2), (128, 128, True, 1), (256, 128, False, 1), (16, 256, True, 1),
+])
+def test_descriptors_read_the_ring_layout(n: int, k: int, b_kmajor: bool, eb: int) -> None:
+    """Every k-step (16 f16/bf16 or 32 fp8 elements) reads, through the
+    LBO/SBO/start the lowering gives, exactly the bytes where `SwizzledTile`
+    (what cp.async fills) put that element."""
+    ta = SwizzledTile(128, k, eb)
+    tb = SwizzledTile(n, k, eb) if b_kmajor else SwizzledTile(k, n, eb)
     (_, sbo_a), (lbo_b, sbo_b) = strides(ta, True), strides(tb, b_kmajor)
-    for k0 in range(0, k, 16):
+    for k0 in range(0, k, 32 // eb):
         oa, ob = k_step_offsets(ta, tb, k0, b_kmajor)
-        for (r, kk), addr in _read_kmajor(oa, sbo_a, 128, 2).items():
+        for (r, kk), addr in _read_kmajor(oa, sbo_a, 128, eb).items():
             assert addr == ta.offset(r, k0 + kk)
         if b_kmajor:
-            for (c, kk), addr in _read_kmajor(ob, sbo_b, n, 2).items():
+            for (c, kk), addr in _read_kmajor(ob, sbo_b, n, eb).items():
                 assert addr == tb.offset(c, k0 + kk)
         else:
-            for (kk, c), addr in _read_nmajor(ob, lbo_b, sbo_b, n, 2).items():
+            for (kk, c), addr in _read_nmajor(ob, lbo_b, sbo_b, n, eb).items():
                 assert addr == tb.offset(k0 + kk, c)
 
 
@@ -159,6 +168,9 @@ def test_only_sm100_has_tcgen05() -> None:
     (_shape(128, 256, 64, 4), "mma_sync", "would spill"),
     (_shape(128, 128, 64, 8, access=2), "mma_sync", "2 bytes per access"),
     (_shape(128, 128, 64, 2), "mma_sync", "4 or 8 warps"),
+    (_shape(128, 128, 128, 8, a="f8E4M3FN", kmajor=True), "tcgen05", None),
+    (_shape(128, 128, 128, 4, a="f8E5M2"), "tcgen05", None),
+    (_shape(128, 128, 64, 8, a="f8E4M3FN", kmajor=True), "mma_sync", "K a multiple of 128"),
     (_shape(64, 64, 32, 4, a="f32"), "fma", "not f32 -> f32"),
 ])
 def test_selection_on_sm100(shape: DotShape, kind: str, reason: str | None) -> None:
@@ -180,10 +192,10 @@ _NAMES = ("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32",
           "cp.async.cg.shared.global", "fence.proxy.async.shared::cta")
 
 
-def _check(k: Any, k_steps: int) -> None:
+def _check(k: Any, k_steps: int, kind: str = "f16") -> None:
     ptx = k.asm["ptx"]
     for name in _NAMES:
-        assert name in ptx, name
+        assert name.replace("kind::f16", f"kind::{kind}") in ptx, name
     assert ptx.count("tcgen05.mma.") == k_steps and "mma.sync" not in ptx
     assert "wgmma" not in ptx
     if not k.asm.get("cubin"):
@@ -208,19 +220,37 @@ def test_pipelined_tcgen05_kernels_assemble_without_spills(bm: int, bn: int, bk:
     assert str(instr_descriptor("f16", 128, bn, False, True)) in ptx      # B N-major
 
 
-@pytest.mark.parametrize("bm,bn,bk,warps,stages", [(128, 256, 64, 8, 4), (128, 128, 64, 4, 3)])
-def test_persistent_descriptor_kernel_uses_tcgen05(bm: int, bn: int, bk: int, warps: int,
-                                                   stages: int) -> None:
-    """B given as [N, K] through b.T is read K-major (transpose-B bit 0); the
-    barriers are initialised and invalidated around every tile's K loop."""
+@pytest.mark.parametrize("dtype,bm,bn,bk,warps,stages", [
+    ("fp16", 128, 256, 64, 8, 4), ("fp16", 128, 128, 64, 4, 3),
+    ("fp8e4nv", 128, 128, 128, 8, 4), ("fp8e4nv", 128, 256, 128, 8, 3),
+    ("fp8e5", 128, 128, 128, 4, 3),
+])
+def test_persistent_descriptor_kernel_uses_tcgen05(dtype: str, bm: int, bn: int, bk: int,
+                                                   warps: int, stages: int) -> None:
+    """B given as [N, K] through b.T is read K-major (transpose-B bit 0); fp8
+    runs on .kind::f8f6f4 (32 bytes of K per instruction); the barriers are
+    initialised and invalidated around every tile's K loop."""
     k: Any = matmul_persistent.compile(
-        target="sm100", signature="*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16",
+        target="sm100", signature=f"*{dtype}:16,*{dtype}:16,*fp16:16,i32:16,i32:16,i32:16",
         num_warps=warps, num_stages=stages,
         constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "NUM_SMS": 148})
-    _check(k, bk // 16)
+    atype = {"fp16": "f16", "fp8e4nv": "e4m3", "fp8e5": "e5m2"}[dtype]
+    _check(k, bk * (2 if atype == "f16" else 1) // 32, mma_kind(atype))
     ptx = k.asm["ptx"]
-    assert str(instr_descriptor("f16", 128, bn, False, False)) in ptx
+    assert str(instr_descriptor(atype, 128, bn, False, False)) in ptx
     assert "mbarrier.inval.shared.b64" in ptx and "mbarrier.init.shared.b64" in ptx
+
+
+def test_fp8_tutorial_kernel_reads_n_major_b() -> None:
+    """fp8 B given [K, N] (N-major): .kind::f8f6f4 with the transpose-B bit,
+    128-byte atoms of 128 columns."""
+    k: Any = mm_tutorial.compile(target="sm100", signature=SIG.replace("*fp16:16,*fp16:16",
+                                                                       "*fp8e4nv:16,*fp8e4nv:16"),
+                                 num_warps=8, num_stages=3,
+                                 constexprs={"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 128,
+                                             "GROUP_M": 8})
+    _check(k, 4, "f8f6f4")
+    assert str(instr_descriptor("e4m3", 128, 256, False, True)) in k.asm["ptx"]
 
 
 def test_register_operand_dot_without_pipeline() -> None:

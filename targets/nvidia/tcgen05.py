@@ -26,16 +26,12 @@ the init accumulator is written with `tcgen05.st` before the first product.
 Operands: `layouts.SwizzledTile` (128-byte swizzle, 1024-byte aligned), A
 [128, K] K-major with rows in order, B [K, N] N-major or (`b.T`, the ring's
 `tile.b_kmajor`) [N, K] K-major, the rings `tile-pipeline` fills with
-`cp.async`.  Shared memory descriptors (PTX ISA 9.7.16.4.1, Table 40): start,
-leading and stride byte offsets >> 4 in bits 0-13, 16-29, 32-45, the fixed
-0b001 in bits 46-48, base offset 0 (1024-byte aligned atoms) in 49-51, the
-swizzle mode 2 (128 B) in 61-63.  K-major: LBO unused (16), SBO 1024 (8 rows);
-N-major: LBO = bytes between 64-column atoms, SBO 1024 (8 K rows).  Instruction
-descriptor (9.7.16.4.2, Table 42, `.kind::f16`): D type F32 = 1 in bits 4-5,
-A/B type F16 = 0 / BF16 = 1 in 7-9 / 10-12, transpose (MN-major) A / B in
-15 / 16, N >> 3 in 17-22, M >> 4 in 24-28.  One `tcgen05.mma` per k-step of
-16 moves A's (and K-major B's) start 32 bytes inside the atom or to the next,
-N-major B's by 16 rows (2048 bytes).
+`cp.async`; f16/bf16 on `.kind::f16`, fp8 (`tile.mma_fp8`: the operands are
+raw bytes) on `.kind::f8f6f4`, 32 bytes of K per instruction either way.  The
+shared memory and instruction descriptors, the per-k-step starts and the
+TMEM columns per thread are computed in tcgen05_descriptors.py (PTX ISA
+9.7.16.4.1 Table 40, 9.7.16.4.2 Table 42); each descriptor is built once per
+product and moved along K by adding to its address field.
 
 Completion: `tcgen05.mma` and `tcgen05.commit` are issued by thread 0; the
 commit makes an mbarrier arrive once every earlier product is done.  In the
@@ -72,70 +68,19 @@ from tilec.errors import CompilerBugError, TilecError, source_loc
 from tilec.passes.analysis.layouts import Distribution, SwizzledTile, tcgen05_accumulator_layout
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
+from tilec.targets.nvidia.tcgen05_descriptors import (
+    K_STEP_BYTES, M, columns, instr_descriptor, k_step_offsets, mma_kind, smem_descriptor,
+    strides,
+)
 from tilec.targets.nvidia.wgmma import fence_async_shared, ring_tile, stage_registers
 
 if TYPE_CHECKING:
     from tilec.passes.gpu.context import FuncLowering, Rule
 
 RULES: RuleSet[Rule] = RuleSet("nvidia-tcgen05")
-M = 128
-K_STEP = 16
-SWIZZLE_128B = 2          # Table 40, bits 61-63
-_TYPES = {"f16": 0, "bf16": 1}
 _STATE_BYTES = 24         # TMEM address (4 bytes, padded to 8), two mbarriers
 _LD_PIECE = 32            # columns per tcgen05.ld / st
 _TICKS = 0x989680         # try_wait suspend-time hint (ns)
-
-
-# -- descriptors (pure functions: tests/test_tcgen05.py checks them against the tables)
-def instr_descriptor(atype: str, m: int, n: int, a_mn_major: bool, b_mn_major: bool) -> int:
-    """The 32-bit instruction descriptor of a dense `.kind::f16` product with
-    an F32 accumulator (PTX ISA 9.7.16.4.2, Table 42)."""
-    t = _TYPES[atype]
-    return ((1 << 4) | (t << 7) | (t << 10) | (int(a_mn_major) << 15) |
-            (int(b_mn_major) << 16) | ((n >> 3) << 17) | ((m >> 4) << 24))
-
-
-def _encode(x: int) -> int:
-    return (x & 0x3FFFF) >> 4
-
-
-def smem_descriptor(addr: int, lbo: int, sbo: int, base_offset: int = 0,
-                    swizzle: int = SWIZZLE_128B) -> int:
-    """The 64-bit tcgen05 shared memory descriptor (PTX ISA 9.7.16.4.1, Table 40)."""
-    return (_encode(addr) | (_encode(lbo) << 16) | (_encode(sbo) << 32) | (1 << 46) |
-            ((base_offset & 7) << 49) | (swizzle << 61))
-
-
-def strides(t: SwizzledTile, kmajor: bool) -> tuple[int, int]:
-    """(leading, stride) byte offsets of an operand's descriptor: K-major
-    swizzled: LBO unused (16), SBO 1024 between 8-row groups; MN-major: LBO
-    between 64-element column atoms, SBO 1024 between groups of 8 K rows."""
-    return (16 if kmajor else t.atom_bytes), 1024
-
-
-def k_step_offsets(ta: SwizzledTile, tb: SwizzledTile, k0: int,
-                   b_kmajor: bool) -> tuple[int, int]:
-    """Byte offsets of A's and B's start for the k-step at k0."""
-    def kmajor(t: SwizzledTile) -> int:
-        return (k0 // t.atom_cols) * t.atom_bytes + (k0 % t.atom_cols) * t.elem_bytes
-    return kmajor(ta), kmajor(tb) if b_kmajor else k0 * 128
-
-
-def thread_tmem_start(tid: int, n: int, num_warps: int) -> tuple[int, int, int]:
-    """(TMEM lane, first column, column count) that thread `tid` reads with
-    `tcgen05.ld.32x32b` for an [128, n] accumulator: the lane is fixed by the
-    hardware (warp w: lanes 32 (w % 4) + lane id), the columns are tilec's
-    choice (8 warps: w // 4 picks the half).  `_thread_columns` emits this."""
-    lane = tid & 0x60 | tid & 31
-    if num_warps == 4:
-        return lane, 0, n
-    return lane, (tid >> 7) * (n // 2), n // 2
-
-
-def columns(n: int) -> int:
-    """TMEM columns allocated for an [128, n] f32 accumulator."""
-    return max(32, 1 << (n - 1).bit_length())
 
 
 # -- per-kernel state
@@ -270,7 +215,7 @@ def _wait_for_product(st: _Tmem, j: ir.Value) -> None:
 
 # -- accumulator <-> TMEM
 def _check_layout(L: FuncLowering, d: Distribution, m: int, n: int) -> None:
-    want = tcgen05_accumulator_layout(m, n, K_STEP, L.target.warp_size, L.num_warps)
+    want = tcgen05_accumulator_layout(m, n, 16, L.target.warp_size, L.num_warps)
     if want is None or d.blocked != want or d.sliced_dim is not None:
         raise CompilerBugError(f"tcgen05 accumulator [{m}, {n}] in layout {d.blocked}, "
                                f"expected {want}")
@@ -343,14 +288,20 @@ def _descriptor(L: FuncLowering, buf: ir.Value, off: ir.Value | int, lbo: int,
                        arith.ConstantOp(i64, smem_descriptor(0, lbo, sbo)).result).result
 
 
-def issue(L: FuncLowering, st: _Tmem, elem: ir.Type, a: tuple[ir.Value, ir.Value | int],
+def operand_type(op: ir.Operation, elem: ir.Type) -> str:
+    """`e4m3`/`e5m2` for an fp8 product (`tile.mma_fp8`: its operands are raw
+    bytes), else `bf16`/`f16`."""
+    if "tile.mma_fp8" in op.attributes:
+        return ir.StringAttr(op.attributes["tile.mma_fp8"]).value
+    return "bf16" if isinstance(elem, ir.BF16Type) else "f16"
+
+
+def issue(L: FuncLowering, st: _Tmem, atype: str, a: tuple[ir.Value, ir.Value | int],
           b: tuple[ir.Value, ir.Value | int], ta: SwizzledTile, tb: SwizzledTile, n: int,
           b_kmajor: bool, bar: ir.Value | int) -> None:
     """Thread 0: every k-step's `tcgen05.mma` of A at `a` (buffer, byte offset)
     and B at `b` into the kernel's TMEM, then `tcgen05.commit` to mbarrier `bar`."""
-    k = ta.cols
-    atype = "bf16" if isinstance(elem, ir.BF16Type) else "f16"
-    kind = ir.Attribute.parse("#nvvm.tcgen05_mma_kind<f16>")
+    kind = ir.Attribute.parse(f"#nvvm.tcgen05_mma_kind<{mma_kind(atype)}>")
     group = ir.Attribute.parse("#nvvm.cta_group<cta_1>")
     with _then(_is_thread0(L)):
         nvvm.Tcgen05FenceOp(nvvm.Tcgen05FenceKind.AFTER_THREAD_SYNC)
@@ -359,7 +310,7 @@ def issue(L: FuncLowering, st: _Tmem, elem: ir.Type, a: tuple[ir.Value, ir.Value
         idesc = _c(instr_descriptor(atype, M, n, False, not b_kmajor))
         on = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
         d_tmem = _tmem_ptr(st.taddr)
-        for k0 in range(0, k, K_STEP):
+        for k0 in range(0, ta.cols, K_STEP_BYTES // ta.elem_bytes):
             oa, ob = k_step_offsets(ta, tb, k0, b_kmajor)
             nvvm.Tcgen05MMAOp(kind, group, d_tmem, _add(da, oa >> 4), _add(db, ob >> 4),
                               idesc, on)
@@ -426,8 +377,8 @@ def _mma(L: FuncLowering, op: ir.Operation) -> None:
     j = _ring_counter(L, op)
     a_off = arith.MulIOp(L.get(slot_a), _c(ta.nbytes)).result
     b_off = arith.MulIOp(L.get(slot_b), _c(tb.nbytes)).result
-    elem = ir.MemRefType(ring_a.type).element_type
-    issue(L, st, elem, (L.get(ring_a), a_off), (L.get(ring_b), b_off), ta, tb, n, kmajor,
+    atype = operand_type(op, ir.MemRefType(ring_a.type).element_type)
+    issue(L, st, atype, (L.get(ring_a), a_off), (L.get(ring_b), b_off), ta, tb, n, kmajor,
           arith.AndIOp(j, _c(1)).result)
     # The accumulator lives in TMEM: the registers carried through the loop
     # are the init values until `mma_wait {pending = 0}` reads it out.
@@ -455,6 +406,8 @@ def _mma_wait(L: FuncLowering, op: ir.Operation) -> None:
         _wait_for_product(st, j)
         nvvm.Tcgen05FenceOp(nvvm.Tcgen05FenceKind.AFTER_THREAD_SYNC)
         L.values[res] = load_accumulator(L, st, d, n)
+        # ordered before the next product by the barrier at the loop's top
+        nvvm.Tcgen05FenceOp(nvvm.Tcgen05FenceKind.BEFORE_THREAD_SYNC)
         return
     if pending != 0 or owner.operation.name != "scf.for":
         raise CompilerBugError(f"tcgen05 tile.mma_wait {{pending = {pending}}} on a value of "
@@ -470,8 +423,9 @@ def _dot(L: FuncLowering, op: ir.Operation) -> bool:
     a, b, acc = op.operands
     res = op.results[0]
     (m, k), n = tuple(a.type.shape), tuple(b.type.shape)[1]
-    elem = L.scalar_type(a.type.element_type)
-    ta, tb = SwizzledTile(m, k, 2), SwizzledTile(k, n, 2)
+    atype = operand_type(op, L.scalar_type(a.type.element_type))
+    eb = 1 if atype in ("e4m3", "e5m2") else 2
+    ta, tb = SwizzledTile(m, k, eb), SwizzledTile(k, n, eb)
     i8 = ir.IntegerType.get_signless(8)
     buf_a = L.shared_buffer(i8, ta.nbytes, align=1024)
     buf_b = L.shared_buffer(i8, tb.nbytes, align=1024)
@@ -485,7 +439,7 @@ def _dot(L: FuncLowering, op: ir.Operation) -> bool:
     store_accumulator(L, st, d, n, L.frag(acc))
     nvvm.Tcgen05FenceOp(nvvm.Tcgen05FenceKind.BEFORE_THREAD_SYNC)
     gpu.BarrierOp()
-    issue(L, st, elem, (buf_a, 0), (buf_b, 0), ta, tb, n, False, 0)
+    issue(L, st, atype, (buf_a, 0), (buf_b, 0), ta, tb, n, False, 0)
     _wait(st, 0, 0)
     L.values[res] = _finish(L, st, d, n, 1)
     return True

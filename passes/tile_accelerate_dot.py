@@ -91,13 +91,14 @@ def _wgmma_misfit(d: DotShape) -> str | None:
 
 
 def _tcgen05_misfit(d: DotShape) -> str | None:
-    if d.a not in ("f16", "bf16", *FP8_TYPES) or d.acc != "f32":
-        return (f"tcgen05 here takes f16/bf16/fp8 operands with an f32 accumulator, not "
-                f"{d.a} -> {d.acc}")
+    tf32 = d.a == "f32" and d.precision == "tf32"
+    if (d.a not in ("f16", "bf16", *FP8_TYPES) and not tf32) or d.acc != "f32":
+        return (f"tcgen05 here takes f16/bf16/fp8 operands (f32 with input_precision="
+                f"'tf32') with an f32 accumulator, not {d.a} -> {d.acc}")
     if d.m != 128 or d.num_warps not in (4, 8):
         return (f"tcgen05 here computes M = 128 rows per program with 4 or 8 warps (one "
                 f"TMEM lane per row), not M={d.m} with num_warps={d.num_warps}")
-    row = 128 if d.a in FP8_TYPES else 64     # elements per 128-byte row
+    row = 128 if d.a in FP8_TYPES else 32 if tf32 else 64     # elements per 128-byte row
     if d.k % row or (d.n % 16 if d.b_kmajor else d.n % row) or d.n > 256:
         return (f"the 128-byte swizzled operands need K a multiple of {row} and N a multiple "
                 f"of {16 if d.b_kmajor else row} up to 256 (K={d.k}, N={d.n})")

@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 
+import tilec
+import tilec.language as tl
+
 from tilec.passes.analysis.layouts import Distribution, SwizzledTile, tcgen05_accumulator_layout
 from tilec.passes.tile_accelerate_dot import DotShape, select
 from tilec.targets import TARGETS, Feature
@@ -46,8 +49,10 @@ def test_instruction_descriptor_matches_table_42() -> None:
     # .kind::f8f6f4: E4M3 = 0, E5M2 = 1 in the same fields; N=128 K-major B
     assert instr_descriptor("e4m3", 128, 128, False, False) == 0x0820_0010
     assert instr_descriptor("e5m2", 128, 128, False, True) == 0x0821_0490
-    assert [mma_kind(t) for t in ("f16", "bf16", "e4m3", "e5m2")] == ["f16", "f16", "f8f6f4",
-                                                                       "f8f6f4"]
+    # .kind::tf32: TF32 = 2 in both fields: 2<<7 = 0x100, 2<<10 = 0x800
+    assert instr_descriptor("tf32", 128, 128, False, True) == 0x0821_0910
+    assert [mma_kind(t) for t in ("f16", "bf16", "e4m3", "e5m2", "tf32")] == \
+        ["f16", "f16", "f8f6f4", "f8f6f4", "tf32"]
 
 
 def test_smem_descriptor_matches_table_40() -> None:
@@ -95,9 +100,10 @@ def _read_nmajor(start: int, lbo: int, sbo: int, n: int, elem: int) -> dict[tupl
 @pytest.mark.parametrize("n,k,b_kmajor,eb", [
     (128, 64, False, 2), (256, 64, False, 2), (64, 128, False, 2), (128, 64, True, 2),
     (16, 64, True, 2), (128, 128, True, 1), (256, 128, False, 1), (16, 256, True, 1),
+    (128, 32, False, 4), (64, 64, True, 4),
 ])
 def test_descriptors_read_the_ring_layout(n: int, k: int, b_kmajor: bool, eb: int) -> None:
-    """Every k-step (16 f16/bf16 or 32 fp8 elements) reads, through the
+    """Every k-step (16 f16/bf16, 32 fp8 or 8 tf32 elements) reads, through the
     LBO/SBO/start the lowering gives, exactly the bytes where `SwizzledTile`
     (what cp.async fills) put that element."""
     ta = SwizzledTile(128, k, eb)
@@ -171,6 +177,8 @@ def test_only_sm100_has_tcgen05() -> None:
     (_shape(128, 128, 128, 8, a="f8E4M3FN", kmajor=True), "tcgen05", None),
     (_shape(128, 128, 128, 4, a="f8E5M2"), "tcgen05", None),
     (_shape(128, 128, 64, 8, a="f8E4M3FN", kmajor=True), "mma_sync", "K a multiple of 128"),
+    (DotShape(128, 128, 32, "f32", "f32", 8, 32, "tf32", 16), "tcgen05", None),
+    (DotShape(128, 128, 16, "f32", "f32", 8, 32, "tf32", 16), "fma", "K a multiple of 32"),
     (_shape(64, 64, 32, 4, a="f32"), "fma", "not f32 -> f32"),
 ])
 def test_selection_on_sm100(shape: DotShape, kind: str, reason: str | None) -> None:
@@ -264,3 +272,33 @@ def test_register_operand_dot_without_pipeline() -> None:
     assert "tcgen05.st.sync.aligned.32x32b" in ptx and "tcgen05.dealloc" in ptx
     if k.asm.get("cubin"):
         assert k.metadata["spill_stores"] == 0, k.metadata
+
+
+@tilec.kernel
+def mm_f32(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+           P: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
+        acc = tl.dot(a, b, acc, input_precision=P)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+@pytest.mark.parametrize("precision,products", [("tf32", 1), ("tf32x3", 3), ("ieee", 0)])
+def test_tf32_dots_run_on_kind_tf32(precision: str, products: int) -> None:
+    """f32 dots asked for tf32 (operands already rounded by tile-dot-precision,
+    tf32x3 split into three) take .kind::tf32, 8 elements of K per
+    instruction; "ieee" stays exact on the FMA units."""
+    k: Any = mm_f32.compile(target="sm100", signature="*fp32:16,*fp32:16,*fp32:16,i32:16",
+                            num_warps=8, constexprs={"BM": 128, "BN": 128, "BK": 32,
+                                                     "P": precision})
+    ptx = k.asm["ptx"]
+    assert ptx.count("tcgen05.mma.cta_group::1.kind::tf32") == 4 * products
+    if products:
+        assert str(instr_descriptor("tf32", 128, 128, False, True)) in ptx
+    if k.asm.get("cubin"):
+        assert k.metadata["spill_stores"] == 0 and k.metadata["stack_bytes"] == 0, k.metadata

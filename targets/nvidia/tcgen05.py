@@ -27,7 +27,10 @@ Operands: `layouts.SwizzledTile` (128-byte swizzle, 1024-byte aligned), A
 [128, K] K-major with rows in order, B [K, N] N-major or (`b.T`, the ring's
 `tile.b_kmajor`) [N, K] K-major, the rings `tile-pipeline` fills with
 `cp.async`; f16/bf16 on `.kind::f16`, fp8 (`tile.mma_fp8`: the operands are
-raw bytes) on `.kind::f8f6f4`, 32 bytes of K per instruction either way.  The
+raw bytes) on `.kind::f8f6f4`, f32 with `input_precision = "tf32"` on
+`.kind::tf32` (register operands only: their tf32 rounding stands between
+the loads and the dot, so tile-pipeline leaves the loop alone), 32 bytes of
+K per instruction in every case.  The
 shared memory and instruction descriptors, the per-k-step starts and the
 TMEM columns per thread are computed in tcgen05_descriptors.py (PTX ISA
 9.7.16.4.1 Table 40, 9.7.16.4.2 Table 42); each descriptor is built once per
@@ -69,7 +72,7 @@ from tilec.passes.analysis.layouts import Distribution, SwizzledTile, tcgen05_ac
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
 from tilec.targets.nvidia.tcgen05_descriptors import (
-    K_STEP_BYTES, M, columns, instr_descriptor, k_step_offsets, mma_kind, smem_descriptor,
+    ELEM_BYTES, K_STEP_BYTES, M, columns, instr_descriptor, k_step_offsets, mma_kind, smem_descriptor,
     strides,
 )
 from tilec.targets.nvidia.wgmma import fence_async_shared, ring_tile, stage_registers
@@ -290,9 +293,13 @@ def _descriptor(L: FuncLowering, buf: ir.Value, off: ir.Value | int, lbo: int,
 
 def operand_type(op: ir.Operation, elem: ir.Type) -> str:
     """`e4m3`/`e5m2` for an fp8 product (`tile.mma_fp8`: its operands are raw
-    bytes), else `bf16`/`f16`."""
+    bytes), `tf32` for f32 operands (`input_precision = "tf32"`: tile-dot-precision
+    rounded them, so the tensor core's truncation to tf32 is exact), else
+    `bf16`/`f16`."""
     if "tile.mma_fp8" in op.attributes:
         return ir.StringAttr(op.attributes["tile.mma_fp8"]).value
+    if isinstance(elem, ir.F32Type):
+        return "tf32"
     return "bf16" if isinstance(elem, ir.BF16Type) else "f16"
 
 
@@ -424,7 +431,7 @@ def _dot(L: FuncLowering, op: ir.Operation) -> bool:
     res = op.results[0]
     (m, k), n = tuple(a.type.shape), tuple(b.type.shape)[1]
     atype = operand_type(op, L.scalar_type(a.type.element_type))
-    eb = 1 if atype in ("e4m3", "e5m2") else 2
+    eb = ELEM_BYTES[atype]
     ta, tb = SwizzledTile(m, k, eb), SwizzledTile(k, n, eb)
     i8 = ir.IntegerType.get_signless(8)
     buf_a = L.shared_buffer(i8, ta.nbytes, align=1024)

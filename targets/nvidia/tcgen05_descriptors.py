@@ -3,8 +3,8 @@ MLIR), so tests/test_tcgen05.py can check them against the PTX ISA tables and
 against the swizzled shared-memory layout (`layouts.SwizzledTile`).
 
 * `instr_descriptor`: the 32-bit instruction descriptor (PTX ISA 9.7.16.4.2,
-  Table 42) of a dense `.kind::f16` (f16/bf16) or `.kind::f8f6f4` (e4m3/e5m2)
-  product with an F32 accumulator.
+  Table 42) of a dense `.kind::f16` (f16/bf16), `.kind::f8f6f4` (e4m3/e5m2)
+  or `.kind::tf32` product with an F32 accumulator.
 * `smem_descriptor`: the 64-bit shared memory descriptor (9.7.16.4.1, Table
   40); it differs from sm90's wgmma descriptor by the fixed 0b001 in bits
   46-48 and the 3-bit swizzle mode in bits 61-63 (128-byte swizzle = 2, which
@@ -19,10 +19,13 @@ from __future__ import annotations
 from tilec.passes.analysis.layouts import SwizzledTile
 
 M = 128                   # rows of one cta_group::1 product (= TMEM lanes)
-K_STEP_BYTES = 32         # bytes of K per instruction: 16 f16/bf16, 32 fp8
+K_STEP_BYTES = 32         # bytes of K per instruction: 16 f16/bf16, 32 fp8, 8 tf32
 SWIZZLE_128B = 2          # Table 40, bits 61-63
 # Table 42: atype/btype codes (bits 7-9 / 10-12) and the .kind they belong to.
-_TYPES = {"f16": (0, "f16"), "bf16": (1, "f16"), "e4m3": (0, "f8f6f4"), "e5m2": (1, "f8f6f4")}
+_TYPES = {"f16": (0, "f16"), "bf16": (1, "f16"), "e4m3": (0, "f8f6f4"), "e5m2": (1, "f8f6f4"),
+          "tf32": (2, "tf32")}
+# Operand bytes per element of each type.
+ELEM_BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1, "tf32": 4}
 
 
 def mma_kind(atype: str) -> str:

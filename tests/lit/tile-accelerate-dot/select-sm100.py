@@ -45,7 +45,7 @@ def mm(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.conste
 
 # SPILL: tile.mma = "mma_sync", tile.mma_reason = "no tcgen05: 256 accumulator registers per thread in the epilogue would spill (at most 128): use 8 warps"
 
-# F32: tile.mma = "fma", tile.mma_reason = "no tcgen05: tcgen05 here takes f16/bf16/fp8 operands with an f32 accumulator, not f32 -> f32; no mma_sync:
+# F32: tile.mma = "fma", tile.mma_reason = "no tcgen05: tcgen05 here takes f16/bf16/fp8 operands (f32 with input_precision='tf32') with an f32 accumulator, not f32 -> f32; no mma_sync:
 
 # SM90: tile.mma = "wgmma"
 # SM90-NOT: tcgen05

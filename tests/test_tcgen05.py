@@ -302,3 +302,30 @@ def test_tf32_dots_run_on_kind_tf32(precision: str, products: int) -> None:
         assert str(instr_descriptor("tf32", 128, 128, False, True)) in ptx
     if k.asm.get("cubin"):
         assert k.metadata["spill_stores"] == 0 and k.metadata["stack_bytes"] == 0, k.metadata
+
+
+@tilec.kernel
+def mm_peek(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
+        acc = tl.dot(a, b, acc)
+        tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)    # read inside the loop
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+def test_accumulator_read_inside_the_pipelined_loop() -> None:
+    """A product used in the loop (not only carried) is waited for and loaded
+    from TMEM in that iteration; the accumulator stays in TMEM for the next."""
+    k: Any = mm_peek.compile(target="sm100", signature="*fp16:16,*fp16:16,*fp32:16,i32:16",
+                             num_warps=4, num_stages=3,
+                             constexprs={"BM": 128, "BN": 64, "BK": 64})
+    ptx = k.asm["ptx"]
+    assert '"tile.mma"' in k.asm["tiled"] and "cp.async.wait_group" in ptx
+    assert ptx.count("tcgen05.ld.sync.aligned.32x32b.x32.b32") == 4   # 2 in the loop, 2 after
+    if k.asm.get("cubin"):
+        assert k.metadata["spill_stores"] == 0, k.metadata

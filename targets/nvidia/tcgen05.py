@@ -246,12 +246,19 @@ def _tied(text: str, values: list[ir.Value]) -> list[ir.Value]:
     return [llvm.ExtractValueOp(_i32(), out, [j]).result for j in range(n)]
 
 
+def _converge() -> None:
+    """`bar.warp.sync -1`: the warp's threads leave their mbarrier wait loops
+    one by one; the `.sync.aligned` TMEM accesses need the whole warp."""
+    nvvm.SyncWarpOp(_c(-1))
+
+
 def load_accumulator(L: FuncLowering, st: _Tmem, d: Distribution, n: int) -> list[ir.Value]:
     """`tcgen05.ld.32x32b` of the thread's columns, `tcgen05.wait::ld`, and the
     fragment chunks of layout `d` (chunk order = column order)."""
     _check_layout(L, d, M, n)
     base, cols = _thread_columns(L, st, n)
     shape = ir.Attribute.parse("#nvvm.tcgen05_ldst_shape<shape_32x32b>")
+    _converge()
     raw: list[ir.Value] = []
     for c0 in range(0, cols, _LD_PIECE):
         w = min(_LD_PIECE, cols - c0)
@@ -274,6 +281,7 @@ def store_accumulator(L: FuncLowering, st: _Tmem, d: Distribution, n: int,
     flat = [L.extract(c, i) for c in chunks for i in range(d.vec_len)]
     bits = [arith.BitcastOp(_i32(), v).result for v in flat]
     shape = ir.Attribute.parse("#nvvm.tcgen05_ldst_shape<shape_32x32b>")
+    _converge()
     for c0 in range(0, cols, _LD_PIECE):
         w = min(_LD_PIECE, cols - c0)
         piece = vector.FromElementsOp(ir.VectorType.get([w], _i32()), bits[c0:c0 + w]).result

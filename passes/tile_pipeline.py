@@ -34,6 +34,9 @@ j + S - 1 into slot (j + S - 1) % S (the slot the product of iteration j - 1
 read, now finished) and a commit.  After the loop: `tile.mma_wait {pending =
 0}` on the result, `tile.async_wait {pending = 0}`, a barrier and
 `tile.local_dealloc` of both rings (the epilogue may reuse their memory).
+A tcgen05 dot is pipelined as a wgmma one, except that A's rows are not
+permuted (`row_permutation = "none"`: TMEM lane = row) and no barrier follows
+the wait (every thread waits on the product's mbarrier itself).
 For an mma_sync dot the rings are row-major with rows padded by 16 bytes
 (`swizzle = 0`, `row_permutation = "none"`: `layouts.PaddedTile`, A [M, K] and
 B [K, N] as loaded; a `b.T` operand is not taken) and the product is

@@ -15,8 +15,9 @@ destination is the element's byte offset in the ring slot's layout
 `layouts.PaddedTile`, the padded rows `ldmatrix` reads; `ring_tile`) and
 the source size is 0 where the mask is off, so the copy writes zeros and reads
 nothing (Triton's `other = 0`).  The fence after the wait makes the copied data
-visible to the async proxy that `wgmma` / `tcgen05.mma` read shared memory through (only on
-targets with `WGMMA` and in kernels with tcgen05 dots: the instruction needs sm_90, and `ldmatrix` reads through
+visible to the async proxy that `wgmma` / `tcgen05.mma` read shared memory
+through (only on targets with `WGMMA` and in kernels with tcgen05 dots: the
+instruction needs sm_90, and `ldmatrix` reads through
 the generic proxy, which `cp.async.wait_group` already covers).  The
 upstream ops are `nvvm.cp.async.shared.global`, `nvvm.cp.async.commit.group`
 and `nvvm.cp.async.wait.group`.

@@ -72,8 +72,8 @@ from tilec.passes.analysis.layouts import Distribution, SwizzledTile, tcgen05_ac
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
 from tilec.targets.nvidia.tcgen05_descriptors import (
-    ELEM_BYTES, K_STEP_BYTES, M, columns, instr_descriptor, k_step_offsets, mma_kind, smem_descriptor,
-    strides,
+    ELEM_BYTES, K_STEP_BYTES, M, columns, instr_descriptor, k_step_offsets, mma_kind,
+    smem_descriptor, strides,
 )
 from tilec.targets.nvidia.wgmma import fence_async_shared, ring_tile, stage_registers
 

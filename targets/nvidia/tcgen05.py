@@ -168,6 +168,7 @@ def _tmem(L: FuncLowering) -> _Tmem:
         with _then(arith.CmpIOp(arith.CmpIPredicate.ult, L.tid, _c(32)).result):
             nvvm.Tcgen05AllocOp(state, _c(ncols))
             nvvm.Tcgen05RelinquishAllocPermitOp()
+            nvvm.Tcgen05FenceOp(nvvm.Tcgen05FenceKind.BEFORE_THREAD_SYNC)
         gpu.BarrierOp()
         nvvm.Tcgen05FenceOp(nvvm.Tcgen05FenceKind.AFTER_THREAD_SYNC)
         taddr = llvm.LoadOp(_i32(), state).result

@@ -2,12 +2,13 @@
 
 Input: tile-level IR (before `tile-layout`), `tile.dot %a, %b, %acc` as the
 frontend builds it.  Output: the same IR; every `tile.dot` carries
-`tile.mma = "wgmma" | "mma_sync" | "mfma" | "wmma" | "fma"` (fp8 wgmma dots
+`tile.mma = "tcgen05" | "wgmma" | "mma_sync" | "mfma" | "wmma" | "fma"` (fp8 wgmma/tcgen05 dots
 also `tile.mma_fp8 = "e4m3" | "e5m2"`: `tile-expand-fp8` then leaves their
 operands as raw bytes) and, where the choice was not the
 target's best family, `tile.mma_reason` saying why (shown by `tilec ir`).
 `tile-layout` gives the accumulator the layout of the chosen family
-(`layouts.wgmma_accumulator_layout`, `layouts.mma_accumulator_layout`,
+(`layouts.tcgen05_accumulator_layout`, `layouts.wgmma_accumulator_layout`,
+`layouts.mma_accumulator_layout`,
 `matrix_tiling.MatrixTiling.layout` for AMD's MFMA/WMMA);
 `convert-tile-to-gpu` lowers the dot with the target hook of that family.
 
@@ -30,7 +31,9 @@ from tilec.dialects import tile
 from tilec.options import CompileOptions
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis import matrix_tiling
-from tilec.passes.analysis.layouts import mma_accumulator_layout, wgmma_accumulator_layout
+from tilec.passes.analysis.layouts import (
+    mma_accumulator_layout, tcgen05_accumulator_layout, wgmma_accumulator_layout,
+)
 from tilec.targets import Feature, MatrixInstr, Target
 
 NAME = "tile-accelerate-dot"
@@ -87,6 +90,29 @@ def _wgmma_misfit(d: DotShape) -> str | None:
     return None
 
 
+def _tcgen05_misfit(d: DotShape) -> str | None:
+    tf32 = d.a == "f32" and d.precision == "tf32"
+    if (d.a not in ("f16", "bf16", *FP8_TYPES) and not tf32) or d.acc != "f32":
+        return (f"tcgen05 here takes f16/bf16/fp8 operands (f32 with input_precision="
+                f"'tf32') with an f32 accumulator, not {d.a} -> {d.acc}")
+    if d.m != 128 or d.num_warps not in (4, 8):
+        return (f"tcgen05 here computes M = 128 rows per program with 4 or 8 warps (one "
+                f"TMEM lane per row), not M={d.m} with num_warps={d.num_warps}")
+    row = 128 if d.a in FP8_TYPES else 32 if tf32 else 64     # elements per 128-byte row
+    if d.k % row or (d.n % 16 if d.b_kmajor else d.n % row) or d.n > 256:
+        return (f"the 128-byte swizzled operands need K a multiple of {row} and N a multiple "
+                f"of {16 if d.b_kmajor else row} up to 256 (K={d.k}, N={d.n})")
+    if tcgen05_accumulator_layout(d.m, d.n, d.k, d.warp_size, d.num_warps) is None:
+        return f"a {d.m}x{d.n}x{d.k} dot does not fit tcgen05's 32x32b accumulator reads"
+    if d.operand_access < 8:
+        return (f"the operand loads move {d.operand_access} bytes per access (pointers or "
+                "strides not known to be 16-byte aligned)")
+    if d.m * d.n // (d.warp_size * d.num_warps) > _MAX_ACC_PER_THREAD:
+        return (f"{d.m * d.n // (d.warp_size * d.num_warps)} accumulator registers per thread "
+                f"in the epilogue would spill (at most {_MAX_ACC_PER_THREAD}): use 8 warps")
+    return None
+
+
 def _mma_sync_misfit(d: DotShape) -> str | None:
     # fp8 operands reach mma.sync widened to f16 (tile-expand-fp8).
     if d.a not in ("f16", "bf16", *FP8_TYPES) or d.acc != "f32":
@@ -118,6 +144,7 @@ def _amd_misfit(kind: str) -> Callable[[DotShape], str | None]:
 
 # Best first: (kind, feature that provides it, why the dot does not fit or None).
 FAMILIES: tuple[tuple[str, Feature, Callable[[DotShape], str | None]], ...] = (
+    ("tcgen05", Feature.TCGEN05, _tcgen05_misfit),
     ("wgmma", Feature.WGMMA, _wgmma_misfit),
     ("mma_sync", Feature.MMA_M16N8K16, _mma_sync_misfit),
     ("mfma", Feature.MFMA, _amd_misfit("mfma")),
@@ -192,7 +219,7 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
                 kind, why = select(shape, target)
             op.attributes["tile.mma"] = ir.StringAttr.get(kind)
             fp8 = FP8_TYPES.get(str(tile.element_type(op.operands[0].type)))
-            if kind == "wgmma" and fp8 is not None:
+            if kind in ("wgmma", "tcgen05") and fp8 is not None:
                 op.attributes["tile.mma_fp8"] = ir.StringAttr.get(fp8)
             if why is not None:
                 op.attributes["tile.mma_reason"] = ir.StringAttr.get(why)

@@ -49,7 +49,8 @@ from tilec.dialects.tile import Blocked, Layout, Slice
 from tilec.errors import CompilerBugError, TilecError
 from tilec.passes.analysis import axis_info, matrix_tiling
 from tilec.passes.analysis.layouts import (
-    log2, make_blocked, mma_accumulator_layout, wgmma_accumulator_layout,
+    log2, make_blocked, mma_accumulator_layout, tcgen05_accumulator_layout,
+    wgmma_accumulator_layout,
 )
 from tilec.options import CompileOptions
 from tilec.targets import Target
@@ -135,7 +136,7 @@ def default_layout(shape: tuple[int, ...], target: Target, num_warps: int) -> Bl
 def dot_result_layout(op: ir.Operation, target: Target, num_warps: int) -> Layout | None:
     """The layout a `tile.dot` needs for its accumulator and result: the
     accumulator fragment layout of the instruction family `tile-accelerate-dot`
-    chose (`tile.mma`: wgmma or mma.sync), else None (any layout; the FMA
+    chose (`tile.mma`: wgmma, tcgen05 or mma.sync), else None (any layout; the FMA
     lowering takes whatever the group gets)."""
     kind = ir.StringAttr(op.attributes["tile.mma"]).value if "tile.mma" in op.attributes \
         else None
@@ -147,6 +148,8 @@ def dot_result_layout(op: ir.Operation, target: Target, num_warps: int) -> Layou
         return wgmma_accumulator_layout(m, n, k, target.warp_size, num_warps)
     if kind == "mma_sync":
         return mma_accumulator_layout(m, n, k, target.warp_size, num_warps)
+    if kind == "tcgen05":
+        return tcgen05_accumulator_layout(m, n, k, target.warp_size, num_warps)
     if kind in ("mfma", "wmma"):
         tiling = matrix_tiling.choose(target, kind, m, n, k, str(tile.element_type(a)),
                                       str(tile.element_type(op.results[0].type)), num_warps)

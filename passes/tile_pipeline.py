@@ -34,6 +34,9 @@ j + S - 1 into slot (j + S - 1) % S (the slot the product of iteration j - 1
 read, now finished) and a commit.  After the loop: `tile.mma_wait {pending =
 0}` on the result, `tile.async_wait {pending = 0}`, a barrier and
 `tile.local_dealloc` of both rings (the epilogue may reuse their memory).
+A tcgen05 dot is pipelined as a wgmma one, except that A's rows are not
+permuted (`row_permutation = "none"`: TMEM lane = row) and no barrier follows
+the wait (every thread waits on the product's mbarrier itself).
 For an mma_sync dot the rings are row-major with rows padded by 16 bytes
 (`swizzle = 0`, `row_permutation = "none"`: `layouts.PaddedTile`, A [M, K] and
 B [K, N] as loaded; a `b.T` operand is not taken) and the product is
@@ -69,6 +72,9 @@ _PURE_PREFIXES = ("arith.",)
 _PURE = {"tensor.splat", "tile.range", "tile.broadcast", "tile.expand_dims", "tile.addptr",
          "tile.program_id", "tile.num_programs", "tile.convert_layout"}
 _SWIZZLE = 128
+# Families whose product reads swizzled rings asynchronously and is waited for
+# (`tile.mma_wait`); tcgen05's A rows are not permuted (TMEM lane = row).
+_ASYNC = ("wgmma", "tcgen05")
 # Shared memory left to the rest of the kernel (layout conversions, reductions)
 # when the rings are sized.
 _RESERVED_SHARED = 8192
@@ -122,7 +128,7 @@ def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
         return None
     dot = dots[0]
     kind = _kind(dot)
-    if kind not in ("wgmma", "mma_sync"):
+    if kind not in (*_ASYNC, "mma_sync"):
         return None
     if (_const_int(list(for_op.operands)[2]) or 0) <= 0:
         return None
@@ -135,7 +141,7 @@ def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
     b_trans: ir.Operation | None = None
     for idx, v in enumerate(list(dot.operands)[:2]):
         owner = v.owner
-        if idx == 1 and kind == "wgmma" and isinstance(owner, ir.OpView) and \
+        if idx == 1 and kind in _ASYNC and isinstance(owner, ir.OpView) and \
                 owner.operation.name == "tile.trans" \
                 and owner.operation.block == body and len(list(v.uses)) == 1:
             # b = x.T of an [N, K] load: the ring holds it K-major as loaded.
@@ -270,9 +276,9 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     loc = for_op.location
     a_t, b_t = (ld.results[0].type for ld in plan.loads)
     with loc, ir.InsertionPoint(for_op):
-        swizzle = _SWIZZLE if kind == "wgmma" else 0
+        swizzle = _SWIZZLE if kind in _ASYNC else 0
         rings = (tile_memory.local_alloc(stages, a_t.shape, a_t.element_type, swizzle=swizzle,
-                                         row_permutation="wgmma" if swizzle else "none",
+                                         row_permutation="wgmma" if kind == "wgmma" else "none",
                                          loc=loc),
                  tile_memory.local_alloc(stages, b_t.shape, b_t.element_type, swizzle=swizzle,
                                          row_permutation="none", loc=loc))
@@ -314,9 +320,9 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
         if "tile.mma_fp8" in dot.attributes:
             started.owner.attributes["tile.mma_fp8"] = dot.attributes["tile.mma_fp8"]
         done = started   # mma_sync: complete once issued
-        if kind == "wgmma":
+        if kind in _ASYNC:
             done = tile_memory.mma_wait(started, 1, loc=dot.location)
-            if num_warps > 4:
+            if num_warps > 4 and kind == "wgmma":
                 tile.barrier(loc=dot.location)
         write = arith.RemUIOp(arith.AddIOp(counter, _i32(ahead)).result, s).result
         iv_w = arith.AddIOp(new_args[0], arith.MulIOp(step, _i32(ahead)).result).result
@@ -343,7 +349,7 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     uses = [u for u in acc_out.uses]
     with loc, ir.InsertionPoint.after(new_for.operation) if hasattr(
             ir.InsertionPoint, "after") else ir.InsertionPoint(_next_op(new_for.operation)):
-        final = tile_memory.mma_wait(acc_out, 0, loc=loc) if kind == "wgmma" else acc_out
+        final = tile_memory.mma_wait(acc_out, 0, loc=loc) if kind in _ASYNC else acc_out
         tile_memory.async_wait(0, loc=loc)
         tile.barrier(loc=loc)
         tile_memory.local_dealloc(rings[1], loc=loc)

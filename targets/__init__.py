@@ -45,6 +45,10 @@ class Feature(str, Enum):
     # Warpgroup-wide asynchronous MMA (`wgmma.mma_async`, sm_90a): tl.dot's
     # operands are read from swizzled shared memory through matrix descriptors.
     WGMMA = "wgmma"
+    # Single-thread-issued asynchronous MMA with the accumulator in tensor
+    # memory (`tcgen05.mma` + `tcgen05.alloc`/`ld`/`st`, sm_100a): tl.dot's
+    # operands are read from swizzled shared memory through sm100 descriptors.
+    TCGEN05 = "tcgen05"
     # Asynchronous global -> shared copies (`cp.async`, sm80 and later): the
     # software pipeliner stages tl.dot operands without passing through registers.
     CP_ASYNC = "cp_async"
@@ -220,7 +224,7 @@ def _amd(chip: str, warp: int, lds: int,
 TARGETS: dict[str, Target] = {t.name: t for t in (
     _nvidia("sm80", "sm_80", 166912, "7.0", 8),
     _nvidia("sm90", "sm_90a", 232448, "8.0", 9, frozenset({F.WGMMA})),
-    _nvidia("sm100", "sm_100a", 232448, "8.6", 10),
+    _nvidia("sm100", "sm_100a", 232448, "8.6", 10, frozenset({F.TCGEN05})),
     _amd("gfx90a", 64, 65536, _MFMA_CDNA),
     _amd("gfx942", 64, 65536, _MFMA_CDNA),
     _amd("gfx950", 64, 163840, _MFMA_CDNA),

@@ -64,7 +64,7 @@ def test_selection_follows_the_target_features() -> None:
     sm90, sm80, sm100, gfx = TARGETS["sm90"], TARGETS["sm80"], TARGETS["sm100"], TARGETS["gfx942"]
     assert select(_shape(128, 256, 64, 8), sm90) == ("wgmma", None)
     assert select(_shape(128, 256, 64, 8), sm80)[0] == "mma_sync"
-    assert select(_shape(128, 128, 64, 8), sm100)[0] == "mma_sync"   # tcgen05: not yet
+    assert select(_shape(128, 128, 64, 8), sm100) == ("tcgen05", None)   # tests/test_tcgen05.py
     kind, why = select(_shape(128, 256, 64, 4), sm90)   # 256 accumulators per thread
     assert kind == "mma_sync" and why is not None and "spill" in why
     kind, why = select(_shape(64, 64, 32, 4), sm90)

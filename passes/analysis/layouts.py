@@ -103,6 +103,26 @@ def wgmma_register_a(a: ir.Type, result: ir.Type) -> bool:
     return la is not None and la == lr
 
 
+def tcgen05_accumulator_layout(m: int, n: int, k: int, warp_size: int,
+                               num_warps: int) -> Blocked | None:
+    """The blocked layout that *is* what `tcgen05.ld.32x32b` gives each thread
+    of an [m = 128, n] f32 accumulator in tensor memory (`tcgen05.mma`
+    cta_group::1, M = 128: row i of D is TMEM lane i).  Warp w may read only
+    lanes 32 (w % 4) .. 32 (w % 4) + 31, so thread t of warp w holds row
+    32 (w % 4) + t.  4 warps: every column, in chunks of 8 (order (1, 0), so
+    stores go out without a conversion); 8 warps: warps w and w + 4 share the
+    rows and split the columns in halves [n/2 (w // 4), n/2 (w // 4 + 1)),
+    which needs the warp id split row-fastest (order (0, 1)).  None when the
+    shape does not fit (32-lane warps, 4 or 8 warps, m = 128, n a multiple
+    of 16 up to 256, k of 16)."""
+    if warp_size != 32 or num_warps not in (4, 8) or m != 128 or n % 16 or not 16 <= n <= 256 \
+            or k % 16:
+        return None
+    if num_warps == 4:
+        return Blocked((1, 8), (32, 1), (4, 1), (1, 0))
+    return Blocked((1, n // 2), (32, 1), (4, 2), (0, 1))
+
+
 @dataclass(frozen=True)
 class SwizzledTile:
     """A [rows, cols] tile of `elem_bytes`-byte elements in shared memory in the

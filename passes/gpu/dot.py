@@ -4,11 +4,13 @@ or a target's matrix instructions through the hook `hook.dot-mma`.
 Input: `tile.dot %a, %b, %acc` at the tiled level: a [M, K] and b [K, N] with
 any encodings, acc and the result [M, N] with one encoding; element types as
 `tile-verify` allows (f16/bf16/f32 -> f32, f16 -> f16, f64 -> f64, int -> i32).
-`tile-accelerate-dot` chose the family (`tile.mma`).  "wgmma": the target hook
-`hook.dot-wgmma` lowers the whole dot (targets/nvidia/wgmma.py; the generic
-hook declines and the dot goes on as "mma_sync").  `tile.mma {kind}` (operands
+`tile-accelerate-dot` chose the family (`tile.mma`).  "wgmma" / "tcgen05": the
+target hook `hook.dot-wgmma` / `hook.dot-tcgen05` lowers the whole dot
+(targets/nvidia/wgmma.py, tcgen05.py; the generic hook declines and the dot
+goes on as "mma_sync").  `tile.mma {kind}` (operands
 already in `tile-pipeline`'s ring slots) goes to the target hook of its kind,
-`hook.mma-wgmma` or `hook.mma-sync` (targets/nvidia/mma_sync_ring.py).  Otherwise
+`hook.mma-wgmma`, `hook.mma-tcgen05` or `hook.mma-sync`
+(targets/nvidia/mma_sync_ring.py).  Otherwise
 a and b are stored row-major into workgroup memory by the threads that
 hold them (between `gpu.barrier`s; each row followed by the padding the target
 asks for).  Then either the target's matrix lowering (`hook.dot-mma` returns
@@ -76,7 +78,7 @@ def _stage_operands(L: FuncLowering, a: ir.Value, b: ir.Value, pad: int) -> Stag
     return (m_dim, k_dim, n_dim), elem, buf_a, buf_b
 
 
-@RULES.rule("hook.dot-wgmma")
+@RULES.rule("hook.dot-wgmma", "hook.dot-tcgen05")
 def no_wgmma(L: FuncLowering, op: ir.Operation) -> bool:
     """No warpgroup MMA: the dot takes the next family (False: not lowered)."""
     return False
@@ -85,7 +87,11 @@ def no_wgmma(L: FuncLowering, op: ir.Operation) -> bool:
 # The target hook that lowers the pipeliner's `tile.mma {kind}` (operands in
 # ring slots): one generic rule dispatching on the kind, so that a target with
 # several families (sm90: wgmma and mma.sync) never has two `tile.mma` rules.
-_MMA_HOOKS = {"wgmma": "hook.mma-wgmma", "mma_sync": "hook.mma-sync"}
+_MMA_HOOKS = {"wgmma": "hook.mma-wgmma", "mma_sync": "hook.mma-sync",
+              "tcgen05": "hook.mma-tcgen05"}
+# The target hook that lowers a whole register-operand dot of an asynchronous
+# family (False where the target declines: the dot goes on as mma_sync).
+_DOT_HOOKS = {"wgmma": "hook.dot-wgmma", "tcgen05": "hook.dot-tcgen05"}
 
 
 @RULES.rule("tile.mma")
@@ -101,7 +107,7 @@ def _kind(op: ir.Operation) -> str:
 @RULES.rule("tile.dot")
 def _dot(L: FuncLowering, op: ir.Operation) -> None:
     kind = _kind(op)
-    if kind == "wgmma" and L.hook("hook.dot-wgmma")(L, op):
+    if kind in _DOT_HOOKS and L.hook(_DOT_HOOKS[kind])(L, op):
         return
     mma = L.hook("hook.dot-mma")(L, op) if kind != "fma" else None
     a, b, acc = op.operands

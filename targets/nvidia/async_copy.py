@@ -5,7 +5,7 @@ the pipeliner's `tile.async_copy` / `tile.async_commit` / `tile.async_wait`.
 |---|---|---|
 | `tile.async_copy` | `CP_ASYNC` | per access of the pointer tile: `cp.async.{cg,ca}.shared.global [dst], [src], w, src_size` |
 | `tile.async_commit` | `CP_ASYNC` | `cp.async.commit_group` |
-| `tile.async_wait` | `CP_ASYNC` | `cp.async.wait_group N`, then `fence.proxy.async.shared::cta` where `WGMMA` holds |
+| `tile.async_wait` | `CP_ASYNC` | `cp.async.wait_group N`, then `fence.proxy.async.shared::cta` where `WGMMA` holds or the kernel has tcgen05 dots |
 
 Each thread copies its own elements of the tile: for every access of its
 fragment (w elements along the tile's contiguous dimension, as wide as the
@@ -15,8 +15,9 @@ destination is the element's byte offset in the ring slot's layout
 `layouts.PaddedTile`, the padded rows `ldmatrix` reads; `ring_tile`) and
 the source size is 0 where the mask is off, so the copy writes zeros and reads
 nothing (Triton's `other = 0`).  The fence after the wait makes the copied data
-visible to the async proxy that `wgmma` reads shared memory through (only on
-targets with `WGMMA`: the instruction needs sm_90, and `ldmatrix` reads through
+visible to the async proxy that `wgmma` / `tcgen05.mma` read shared memory
+through (only on targets with `WGMMA` and in kernels with tcgen05 dots: the
+instruction needs sm_90, and `ldmatrix` reads through
 the generic proxy, which `cp.async.wait_group` already covers).  The
 upstream ops are `nvvm.cp.async.shared.global`, `nvvm.cp.async.commit.group`
 and `nvvm.cp.async.wait.group`.
@@ -33,6 +34,7 @@ from mlir.dialects import arith, nvvm
 
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
+from tilec.targets.nvidia import tcgen05
 from tilec.targets.nvidia.wgmma import (
     byte_address, fence_async_shared, ring_tile, swizzled_offset,
 )
@@ -82,7 +84,8 @@ def _commit(L: FuncLowering, op: ir.Operation) -> None:
 def _wait(L: FuncLowering, op: ir.Operation) -> None:
     pending = int(ir.IntegerAttr(op.attributes["pending"]).value)
     nvvm.CpAsyncWaitGroupOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(32), pending))
-    if L.target.has(Feature.WGMMA):
+    if L.target.has(Feature.WGMMA) or (L.target.has(Feature.TCGEN05) and
+                                       tcgen05.kernel_columns(L)):
         fence_async_shared()
 
 

@@ -16,6 +16,14 @@ simple on purpose: a target pass may turn descriptor loads into TMA copies
 before `tile-lower-descriptors` (passes/tile_lower_descriptors.py) rewrites
 the rest into `tile.addptr` + masked `tile.load`/`tile.store`.
 
+Block pointers (Triton's `tl.make_block_ptr` / `tl.advance`) use the same ops:
+the frontend keeps the offsets itself and passes them to each access.  Their
+strides are arbitrary (the last one need not be 1), and an access may carry
+`boundary` (a `DenseI32ArrayAttr` of the dimensions to bounds-check; absent:
+all of them, as for descriptors; empty: none, the access is unmasked) and
+`padding` (`"zero"`, the default, or `"nan"`: what a checked element outside
+the tensor reads as).
+
 This module imports no other tilec module: dialects/tile.py takes IRDL_OPS
 into the dialect's IRDL text and PURE_OPS into its set of pure ops.
 """
@@ -87,16 +95,43 @@ def make_descriptor(base: ir.Value, shape: Sequence[ir.Value], strides: Sequence
                                ip=ip).result
 
 
+def _access_attrs(boundary: Sequence[int] | None, padding: str) -> dict[str, ir.Attribute]:
+    attrs: dict[str, ir.Attribute] = {}
+    if boundary is not None:
+        attrs["boundary"] = ir.DenseI32ArrayAttr.get(list(boundary))
+    if padding != "zero":
+        attrs["padding"] = ir.StringAttr.get(padding)
+    return attrs
+
+
 def descriptor_load(desc: ir.Value, offsets: Sequence[ir.Value], *, loc: ir.Location,
-                    ip: ir.InsertionPoint | None = None) -> ir.Value:
+                    ip: ir.InsertionPoint | None = None, boundary: Sequence[int] | None = None,
+                    padding: str = "zero") -> ir.Value:
     return ir.Operation.create("tile.descriptor_load", results=[block_type(desc.type)],
-                               operands=[desc, *offsets], loc=loc, ip=ip).result
+                               operands=[desc, *offsets], attributes=_access_attrs(boundary, padding),
+                               loc=loc, ip=ip).result
 
 
 def descriptor_store(desc: ir.Value, value: ir.Value, offsets: Sequence[ir.Value], *,
-                     loc: ir.Location, ip: ir.InsertionPoint | None = None) -> ir.Operation:
+                     loc: ir.Location, ip: ir.InsertionPoint | None = None,
+                     boundary: Sequence[int] | None = None) -> ir.Operation:
     return ir.Operation.create("tile.descriptor_store", results=[],
-                               operands=[desc, value, *offsets], loc=loc, ip=ip)
+                               operands=[desc, value, *offsets],
+                               attributes=_access_attrs(boundary, "zero"), loc=loc, ip=ip)
+
+
+def checked_dims(op: ir.Operation, rank: int) -> list[int]:
+    """The dimensions an access bounds-checks (all unless it says otherwise)."""
+    if "boundary" not in op.attributes:
+        return list(range(rank))
+    return list(ir.DenseI32ArrayAttr(op.attributes["boundary"]))
+
+
+def padding(op: ir.Operation) -> str:
+    """What a checked element outside the tensor reads as: "zero" or "nan"."""
+    if "padding" not in op.attributes:
+        return "zero"
+    return ir.StringAttr(op.attributes["padding"]).value
 
 
 def parts(make: ir.Operation) -> tuple[ir.Value, list[ir.Value], list[ir.Value]]:

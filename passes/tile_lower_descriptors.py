@@ -6,10 +6,13 @@ pointer, r shape values and r stride values, all i64; dialects/
 tile_descriptors.py), offsets i32, block shape B (the descriptor type's).
 Output: for each access, per dimension d the indices
 `idx_d = offset_d + [0, B_d)` in i64, the element offsets
-`sum_d idx_d * stride_d` (the last stride is 1, so the last dimension adds
-`idx_d` itself and stays contiguous for the axis analysis), the mask
-`0 <= idx_d < shape_d` for every d, then `tile.addptr` on the splat base
-and `tile.load` (masked, `other` 0) / `tile.store` (masked).  Offsets are
+`sum_d idx_d * stride_d` (a last stride that is the constant 1, as every
+descriptor's is, adds `idx_d` itself and stays contiguous for the axis
+analysis), the mask `0 <= idx_d < shape_d` for every checked d (the access's
+`boundary` dimensions, all by default; none: an unmasked access), then
+`tile.addptr` on the splat base and `tile.load` (masked, `other` 0 or NaN
+per `padding`) / `tile.store` (masked).  Block pointers
+(`tl.make_block_ptr`) arrive as these ops too.  Offsets are
 64-bit, so tensors past 2^31 elements address correctly.  The
 `tile.make_descriptor`s are erased once unused.  Every new op carries the
 location of the access it replaces.
@@ -71,28 +74,42 @@ def _full(v: ir.Value, block: tuple[int, ...], at: dict[str, Any]) -> ir.Value:
 
 
 def _pointers_and_mask(op: ir.Operation, make: ir.Operation,
-                       offsets: list[ir.Value]) -> tuple[ir.Value, ir.Value]:
+                       offsets: list[ir.Value]) -> tuple[ir.Value, ir.Value | None]:
     at = {"loc": op.location, "ip": ir.InsertionPoint(op)}
     base, shape, strides = desc.parts(make)
     block = tuple(desc.block_type(make.results[0].type).shape)
     i64 = ir.IntegerType.get_signless(64)
     offs: ir.Value | None = None
     mask: ir.Value | None = None
-    last = len(block) - 1
+    checked = desc.checked_dims(op, len(block))
     for d in range(len(block)):
         idx = _index_tile(offsets[d], d, block, at)
         sub_shape = tile.shape_of(idx.type)
-        zero = _splat(arith.constant(i64, 0, **at), sub_shape, at)
-        inside = arith.andi(arith.cmpi(arith.CmpIPredicate.sge, idx, zero, **at),
-                            arith.cmpi(arith.CmpIPredicate.slt, idx,
-                                       _splat(shape[d], sub_shape, at), **at), **at)
-        term = idx if d == last else arith.muli(idx, _splat(strides[d], sub_shape, at), **at)
-        term, inside = _full(term, block, at), _full(inside, block, at)
+        inside: ir.Value | None = None
+        if d in checked:
+            zero = _splat(arith.constant(i64, 0, **at), sub_shape, at)
+            inside = arith.andi(arith.cmpi(arith.CmpIPredicate.sge, idx, zero, **at),
+                                arith.cmpi(arith.CmpIPredicate.slt, idx,
+                                           _splat(shape[d], sub_shape, at), **at), **at)
+        term = idx if _is_one(strides[d]) else \
+            arith.muli(idx, _splat(strides[d], sub_shape, at), **at)
+        term = _full(term, block, at)
         offs = term if offs is None else arith.addi(offs, term, **at)
-        mask = inside if mask is None else arith.andi(mask, inside, **at)
-    assert offs is not None and mask is not None
+        if inside is not None:
+            inside = _full(inside, block, at)
+            mask = inside if mask is None else arith.andi(mask, inside, **at)
+    assert offs is not None
     ptrs = tile.addptr(_splat(base, block, at), offs, **at)
     return ptrs, mask
+
+
+def _is_one(v: ir.Value) -> bool:
+    """Whether `v` is the constant 1 (the contiguous last stride of a descriptor)."""
+    owner = v.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "arith.constant":
+        return False
+    attr = owner.operation.attributes["value"]
+    return isinstance(attr, ir.IntegerAttr) and ir.IntegerAttr(attr).value == 1
 
 
 def _make_of(op: ir.Operation) -> ir.Operation:
@@ -112,9 +129,9 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
                 ptrs, mask = _pointers_and_mask(op, _make_of(op), list(op.operands)[1:])
                 at = {"loc": op.location, "ip": ir.InsertionPoint(op)}
                 rt = op.results[0].type
-                zero = arith.constant(rt, ir.DenseElementsAttr.get_splat(
-                    rt, _zero_attr(tile.element_type(rt))), **at)
-                op.results[0].replace_all_uses_with(tile.load(ptrs, mask, zero, **at))
+                other = None if mask is None else arith.constant(rt, ir.DenseElementsAttr.get_splat(
+                    rt, _pad_attr(tile.element_type(rt), desc.padding(op))), **at)
+                op.results[0].replace_all_uses_with(tile.load(ptrs, mask, other, **at))
                 op.erase()
             elif op.name == "tile.descriptor_store":
                 ptrs, mask = _pointers_and_mask(op, _make_of(op), list(op.operands)[2:])
@@ -125,7 +142,7 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
                 make.erase()
 
 
-def _zero_attr(elem: ir.Type) -> ir.Attribute:
+def _pad_attr(elem: ir.Type, padding: str) -> ir.Attribute:
     if isinstance(elem, ir.IntegerType):
         return ir.IntegerAttr.get(elem, 0)
-    return ir.FloatAttr.get(elem, 0.0)
+    return ir.FloatAttr.get(elem, float("nan") if padding == "nan" else 0.0)

@@ -146,8 +146,8 @@ _CACHE_MODIFIERS = {"tl.load": ("", ".ca", ".cg", ".cv"),
 def check_hints(cg: CodeGen, node: Any, fn: str, cache_modifier: Any, eviction_policy: Any,
                 boundary_check: Any) -> None:
     """Triton's cache hints are accepted (checked, not yet used: every target
-    loads and stores with its default caching); boundary_check needs block
-    pointers, which tilec does not have yet."""
+    loads and stores with its default caching); boundary_check needs a block
+    pointer (builtins_blockptr.py)."""
     if cache_modifier not in _CACHE_MODIFIERS[fn]:
         cg.err(node, f"{fn}: cache_modifier must be one of "
                f"{', '.join(repr(c) for c in _CACHE_MODIFIERS[fn])}, got {cache_modifier!r}")
@@ -155,14 +155,19 @@ def check_hints(cg: CodeGen, node: Any, fn: str, cache_modifier: Any, eviction_p
         cg.err(node, f"{fn}: eviction_policy must be '', 'evict_first' or 'evict_last', got "
                f"{eviction_policy!r}")
     if boundary_check not in ((), [], None):
-        cg.err(node, f"{fn}: boundary_check needs a block pointer (tl.make_block_ptr), which "
-               "tilec does not support yet; use a mask")
+        cg.err(node, f"{fn}: boundary_check needs a block pointer (tl.make_block_ptr); "
+               "for a tile of pointers use a mask")
 
 
 @rule("load")
 def load(cg: CodeGen, node: Any, pointer: Any, mask: Any = None, other: Any = None,
          boundary_check: Any = (), padding_option: Any = "", cache_modifier: Any = "",
          eviction_policy: Any = "", volatile: Any = False) -> TValue:
+    if getattr(pointer, "is_block_pointer", False):   # builtins_blockptr.BlockPointer
+        check_hints(cg, node, "tl.load", cache_modifier, eviction_policy, ())
+        if mask is not None or other is not None:
+            cg.err(node, "tl.load of a block pointer takes boundary_check=, not mask/other")
+        return pointer.load(cg, node, boundary_check, padding_option)
     check_hints(cg, node, "tl.load", cache_modifier, eviction_policy, boundary_check)
     ptr = _pointer(cg, node, pointer, "tl.load")
     shape = ptr.shape
@@ -194,6 +199,12 @@ def load(cg: CodeGen, node: Any, pointer: Any, mask: Any = None, other: Any = No
 @rule("store")
 def store(cg: CodeGen, node: Any, pointer: Any, value: Any, mask: Any = None,
           boundary_check: Any = (), cache_modifier: Any = "", eviction_policy: Any = "") -> None:
+    if getattr(pointer, "is_block_pointer", False):   # builtins_blockptr.BlockPointer
+        check_hints(cg, node, "tl.store", cache_modifier, eviction_policy, ())
+        if mask is not None:
+            cg.err(node, "tl.store to a block pointer takes boundary_check=, not a mask")
+        pointer.store(cg, node, value, boundary_check)
+        return None
     check_hints(cg, node, "tl.store", cache_modifier, eviction_policy, boundary_check)
     ptr = _pointer(cg, node, pointer, "tl.store")
     assert isinstance(ptr.elem, tl.pointer_type)

@@ -5,7 +5,10 @@ cumprod/associative_scan` build `tile.scan`; both name a combine function
 (`func.func private`) that this module emits once per (combine, types) into
 the kernel's module.  Atomics build `tile.atomic_rmw` / `tile.atomic_cas`;
 `tl.debug_barrier`, `tl.warp_sync`, `tl.reshape` (`tl.trans`: builtins_lang.py),
-`tl.static_assert` and `tl.static_print` are here too.
+`tl.static_assert` and `tl.static_print` are here too.  Index reductions
+(`tl.argmax`, `max(..., return_indices=True)`) always resolve ties to the
+smallest index: Triton's `tie_break_left=True`, and one allowed answer when
+it is False (Triton leaves that order unspecified).
 """
 from __future__ import annotations
 
@@ -185,14 +188,14 @@ def _min_max(cg: CodeGen, node: Any, input: Any, axis: Any, keep_dims: Any, retu
 
 
 @rule("max")
-def max_(cg: CodeGen, node: Any, input: Any, axis: Any = None, keep_dims: Any = False,
-         return_indices: Any = False) -> Any:
+def max_(cg: CodeGen, node: Any, input: Any, axis: Any = None, return_indices: Any = False,
+         return_indices_tie_break_left: Any = True, keep_dims: Any = False) -> Any:
     return _min_max(cg, node, input, axis, keep_dims, return_indices, True)
 
 
 @rule("min")
-def min_(cg: CodeGen, node: Any, input: Any, axis: Any = None, keep_dims: Any = False,
-         return_indices: Any = False) -> Any:
+def min_(cg: CodeGen, node: Any, input: Any, axis: Any = None, return_indices: Any = False,
+         return_indices_tie_break_left: Any = True, keep_dims: Any = False) -> Any:
     return _min_max(cg, node, input, axis, keep_dims, return_indices, False)
 
 
@@ -211,12 +214,14 @@ def _arg_reduce(cg: CodeGen, node: Any, input: Any, axis: Any, keep_dims: Any, i
 
 
 @rule("argmax")
-def argmax(cg: CodeGen, node: Any, input: Any, axis: Any, keep_dims: Any = False) -> TValue:
+def argmax(cg: CodeGen, node: Any, input: Any, axis: Any, tie_break_left: Any = True,
+           keep_dims: Any = False) -> TValue:
     return _arg_reduce(cg, node, input, axis, keep_dims, True)[0]
 
 
 @rule("argmin")
-def argmin(cg: CodeGen, node: Any, input: Any, axis: Any, keep_dims: Any = False) -> TValue:
+def argmin(cg: CodeGen, node: Any, input: Any, axis: Any, tie_break_left: Any = True,
+           keep_dims: Any = False) -> TValue:
     return _arg_reduce(cg, node, input, axis, keep_dims, False)[0]
 
 
@@ -331,9 +336,11 @@ def warp_sync(cg: CodeGen, node: Any) -> None:
 
 
 @rule("reshape")
-def reshape(cg: CodeGen, node: Any, input: Any, shape: Any) -> TValue:
+def reshape(cg: CodeGen, node: Any, input: Any, *shape: Any, can_reorder: Any = False) -> TValue:
     x = _block(cg, node, input, "reshape")
-    shp = _shape(cg, node, shape)
+    if len(shape) == 1 and isinstance(shape[0], tl.constexpr):
+        shape = (shape[0].value,)
+    shp = _shape(cg, node, shape[0] if len(shape) == 1 else shape)
     if math.prod(shp) != math.prod(x.shape):
         cg.err(node, f"cannot reshape a tile of shape {list(x.shape)} to {list(shp)}")
     if shp == x.shape:

@@ -17,8 +17,8 @@ from lark import Tree
 
 from tilec.frontend import builtins as builtins_core
 from tilec.frontend import (
-    builtins_compat, builtins_extra, builtins_lang, builtins_random, builtins_reduce,
-    builtins_select, builtins_shape,
+    builtins_blockptr, builtins_compat, builtins_extra, builtins_lang, builtins_random,
+    builtins_reduce, builtins_select, builtins_shape,
 )
 from tilec.frontend.inline import inline_call
 from tilec.frontend.semantic import TValue
@@ -30,7 +30,8 @@ Rule = Callable[..., Any]
 BUILTIN_RULES: dict[str, Rule] = {**builtins_core.RULES, **builtins_extra.RULES,
                                   **builtins_reduce.RULES, **builtins_compat.RULES,
                                   **builtins_lang.RULES, **builtins_random.RULES,
-                                  **builtins_shape.RULES, **builtins_select.RULES}
+                                  **builtins_shape.RULES, **builtins_select.RULES,
+                                  **builtins_blockptr.RULES}
 METHODS: dict[str, Rule] = {**builtins_lang.METHODS, **builtins_shape.METHODS}
 
 _CONSTEXPR_BUILTINS = (py_builtins.float, py_builtins.int, py_builtins.bool, py_builtins.min,
@@ -55,7 +56,7 @@ class CallMixin(CodeGenBase):
         self.loc = self.location(node)
         if isinstance(callee, BoundMethod):
             if callee.name != "to":
-                method = METHODS[callee.name]
+                method = METHODS.get(callee.name) or self.builtins[callee.name]
                 if not _accepts(method, [callee.obj, *args], kwargs):
                     self._bad_call(node, callee.name, method, [callee.obj, *args], kwargs)
                 return method(self, node, callee.obj, *args, **kwargs)

@@ -17,10 +17,30 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from tilec.frontend.semantic import TValue, mlir_type
-from tilec.frontend.values import CodeGenBase, Node, Unassigned, is_number
+from tilec.frontend.values import CodeGenBase, Compound, Node, Unassigned, is_number
 from tilec.language import core as tl
 
 _MISSING = object()  # a name absent from one branch's scope
+
+
+def _flat(vals: list[Any]) -> list[TValue]:
+    """Carried values as the loop's operands: a `Compound` gives its parts."""
+    out: list[TValue] = []
+    for v in vals:
+        out.extend(v.parts() if isinstance(v, Compound) else [v])
+    return out
+
+
+def _rebuild(init: list[Any], values: Any) -> list[Any]:
+    """The carried values again, around `values` (block arguments or results)."""
+    it = iter(list(values))
+    out: list[Any] = []
+    for v in init:
+        if isinstance(v, Compound):
+            out.append(v.with_parts([TValue(next(it), p.elem, p.shape) for p in v.parts()]))
+        else:
+            out.append(TValue(next(it), v.elem, v.shape))
+    return out
 
 # tl.range's scheduling hints: recorded on the scf.for as `tile.<name>` (integers
 # as i32 attributes, true flags as unit attributes); the loop runs the same.
@@ -216,8 +236,8 @@ class ControlFlowMixin(CodeGenBase):
             lb, ub = lo, hi
             stp = self.cast(self.to_value(step, iter_node, ity), ity, iter_node)
         names, init = self._carried(body, st)
-        loop = scf.ForOp(lb.handle, ub.handle, stp.handle, [v.handle for v in init], loc=self.loc,
-                         ip=self.ip)
+        loop = scf.ForOp(lb.handle, ub.handle, stp.handle, [v.handle for v in _flat(init)],
+                         loc=self.loc, ip=self.ip)
         for k, attr in hints.items():
             loop.operation.attributes[k] = attr
         block = loop.body
@@ -228,8 +248,7 @@ class ControlFlowMixin(CodeGenBase):
         if neg:
             iv = self.binary("-", lo, self.binary("*", iv, -step, iter_node), iter_node)
         self.scope[str(target.children[0])] = iv
-        for n, v, arg in zip(names, init, list(block.arguments)[1:]):
-            self.scope[n] = TValue(arg, v.elem, v.shape)
+        self.scope.update(zip(names, _rebuild(init, list(block.arguments)[1:])))
         self.exec_suite(body)
         yields = self._loop_yields(names, init, st)
         self.loc = self.location(st)
@@ -238,8 +257,7 @@ class ControlFlowMixin(CodeGenBase):
         self.ip = ip_saved
         self.scope = before
         self._forget_loop_locals(body, names, before, after_body, st)
-        for n, v, r in zip(names, init, loop.results):
-            self.scope[n] = TValue(r, v.elem, v.shape)
+        self.scope.update(zip(names, _rebuild(init, loop.results)))
 
     def _unrolled(self, name: str, bounds: tuple[Any, Any, Any], body: Tree,
                   node: Node) -> None:
@@ -290,17 +308,16 @@ class ControlFlowMixin(CodeGenBase):
                          "compile-time constant")
             return
         names, init = self._carried(body, st)
-        types = [mlir_type(v.elem, v.shape) for v in init]
+        types = [mlir_type(v.elem, v.shape) for v in _flat(init)]
         loc = self.location(st)
-        loop = scf.WhileOp(types, [v.handle for v in init], loc=loc, ip=self.ip)
+        loop = scf.WhileOp(types, [v.handle for v in _flat(init)], loc=loc, ip=self.ip)
         before_blk = loop.before.blocks.append(*types)
         after_blk = loop.after.blocks.append(*types)
         outer, ip_saved = dict(self.scope), self.ip
         # before: evaluate the condition on the carried values
         self.scope = dict(outer)
         self.ip = ir.InsertionPoint(before_blk)
-        for n, v, a in zip(names, init, before_blk.arguments):
-            self.scope[n] = TValue(a, v.elem, v.shape)
+        self.scope.update(zip(names, _rebuild(init, before_blk.arguments)))
         cond = self.eval(cond_node)
         cond = self.to_value(cond, cond_node)
         if cond.is_block or cond.is_ptr:
@@ -310,8 +327,7 @@ class ControlFlowMixin(CodeGenBase):
         # after: the body
         self.scope = dict(outer)
         self.ip = ir.InsertionPoint(after_blk)
-        for n, v, a in zip(names, init, after_blk.arguments):
-            self.scope[n] = TValue(a, v.elem, v.shape)
+        self.scope.update(zip(names, _rebuild(init, after_blk.arguments)))
         self.exec_suite(body)
         yields = self._loop_yields(names, init, st)
         self.loc = loc
@@ -319,8 +335,7 @@ class ControlFlowMixin(CodeGenBase):
         after_body = self.scope
         self.ip, self.scope = ip_saved, outer
         self._forget_loop_locals(body, names, outer, after_body, st)
-        for n, v, r in zip(names, init, loop.results):
-            self.scope[n] = TValue(r, v.elem, v.shape)
+        self.scope.update(zip(names, _rebuild(init, loop.results)))
 
     def _probe(self, node: Node) -> Any:
         """The value of `node` evaluated into a scratch region that is then erased:
@@ -339,16 +354,20 @@ class ControlFlowMixin(CodeGenBase):
             true.erase()
         return value
 
-    def _carried(self, body: Tree, st: Tree) -> tuple[list[str], list[TValue]]:
+    def _carried(self, body: Tree, st: Tree) -> tuple[list[str], list[Any]]:
         """Names a loop body reassigns that exist before it, with their initial values."""
         names: list[str] = []
-        init: list[TValue] = []
+        init: list[Any] = []
         for n in _assigned_names(body):
             v = self.scope.get(n)
             if v is None or isinstance(v, Unassigned):
                 continue
             if isinstance(v, tl.constexpr):
                 v = v.value
+            if isinstance(v, Compound):
+                names.append(n)
+                init.append(v)
+                continue
             if not isinstance(v, TValue):
                 if not is_number(v):
                     continue
@@ -357,12 +376,18 @@ class ControlFlowMixin(CodeGenBase):
             init.append(v)
         return names, init
 
-    def _loop_yields(self, names: list[str], init: list[TValue], st: Tree) -> list[ir.Value]:
-        yields = []
+    def _loop_yields(self, names: list[str], init: list[Any], st: Tree) -> list[ir.Value]:
+        yields: list[ir.Value] = []
         for n, v in zip(names, init):
             new = self.scope.get(n)
             if isinstance(new, Unassigned) or new is None:
                 self.err(st, f"'{n}' is not defined at the end of the loop body")
+            if isinstance(v, Compound):
+                if not v.same_kind(new):
+                    self.err(st, f"loop-carried variable '{n}' must stay the same kind of value "
+                             "(a block pointer made before the loop, moved with tl.advance)")
+                yields.extend(p.handle for p in new.parts())
+                continue
             if not isinstance(new, TValue):
                 if not is_number(new):
                     self.err(st, f"loop-carried variable '{n}' must stay a number or a tile")

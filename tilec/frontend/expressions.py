@@ -23,6 +23,11 @@ from tilec.language import core as tl
 _PY_BUILTINS = {"range", "float", "int", "bool", "min", "max", "abs", "len", "print",
                 "isinstance", "tuple", "list"}
 
+# Triton's tensor member functions: `x.NAME(...)` is `tl.NAME(x, ...)`.
+TENSOR_MEMBERS = frozenset(
+    "cast broadcast_to expand_dims view ravel sum max min argmax argmin xor_sum reduce cumsum "
+    "cumprod associative_scan histogram sort topk gather sigmoid softmax umulhi exp exp2 log "
+    "log2 cos sin sqrt sqrt_rn rsqrt abs div_rn erf floor ceil fma".split())
 _CMP_SIGNED = {"==": arith.CmpIPredicate.eq, "!=": arith.CmpIPredicate.ne,
                "<": arith.CmpIPredicate.slt, "<=": arith.CmpIPredicate.sle,
                ">": arith.CmpIPredicate.sgt, ">=": arith.CmpIPredicate.sge}
@@ -105,6 +110,12 @@ class ExpressionMixin(CodeGenBase):
         builders = _BINARY.get(op)
         if builders is None:
             self.err(node, f"operator '{op}' is not supported")
+        if op == ">>":
+            # Triton picks the shift by the left operand's own signedness, then
+            # types the result by the promoted dtype: int8 >> uint16 sign-extends
+            # x to 16 bits, shifts arithmetically, and is a uint16.
+            signed = a.dtype.is_signed() if isinstance(a, TValue) and not a.is_ptr else True
+            return self.arith_op(arith.shrsi if signed else arith.shrui, av, bv)
         return self.arith_op(builders[0 if fl else 1 if dt.kind == "int" else 2], av, bv)
 
     def fold_constexpr(self, op: str, a: Any, b: Any, node: Node) -> Any:
@@ -233,6 +244,9 @@ class ExpressionMixin(CodeGenBase):
         return tuple(self.eval(c) for c in self._items(node))
 
     def expr_getattr(self, node: Tree) -> Any:
+        """`x.name`: a tile's dtype/shape, its methods (Triton's tensor member
+        functions: the `tl.*` function with the tile as first argument), or a
+        compile-time object's attribute."""
         base = self.eval(node.children[0])
         name = str(node.children[1])
         if name == "to" and isinstance(base, (int, float)) and not isinstance(base, bool):
@@ -246,10 +260,13 @@ class ExpressionMixin(CodeGenBase):
                 return base.shape
             if name in ("to", "permute", "trans", "reshape", "split", "flip", "join", "interleave"):
                 return BoundMethod(base, name)
+            if name in TENSOR_MEMBERS and name in self.builtins:
+                return BoundMethod(base, name)     # x.sum(axis=0) is tl.sum(x, axis=0)
             if name == "T":
                 return self.builtins["trans"](self, node, base)
             self.err(node, f"tiles have no attribute '{name}' (available: .to, .dtype, .shape, "
-                     ".T, .trans, .permute, .reshape, .split, .flip, .join, .interleave)")
+                     ".T, .trans, .permute, .reshape, .split, .flip, .join, .interleave, and the "
+                     "tl functions Triton makes tensor methods: .cast, .sum, .max, .exp, ...)")
         try:
             v = getattr(base, name)
         except AttributeError:

@@ -46,6 +46,21 @@ class BoundMethod:
     name: str
 
 
+class Compound:
+    """A compile-time object made of runtime values (a `tl.make_block_ptr`):
+    loops carry it part by part, rebuilt around the loop's block arguments."""
+
+    def parts(self) -> list[TValue]:
+        raise NotImplementedError
+
+    def with_parts(self, parts: list[TValue]) -> Compound:
+        raise NotImplementedError
+
+    def same_kind(self, other: Any) -> bool:
+        """Whether `other` can take this value's place in a loop (same static part)."""
+        raise NotImplementedError
+
+
 def is_number(v: Any) -> bool:
     return isinstance(v, (int, float, bool)) and not isinstance(v, TValue)
 

@@ -257,6 +257,19 @@ def make_tensor_descriptor(base: Any, shape: Any, strides: Any, block_shape: Any
 
 
 @_builtin
+def make_block_ptr(base: Any, shape: Any, strides: Any, offsets: Any, block_shape: Any,
+                   order: Any) -> Any:
+    """A block pointer: the `block_shape` window at `offsets` of a strided tensor at
+    `base`; `tl.load(p, boundary_check=dims, padding_option=...)` / `tl.store(p, v,
+    boundary_check=dims)` access it (only the listed dimensions are bounds-checked)."""
+
+
+@_builtin
+def advance(base: Any, offsets: Any) -> Any:
+    """The block pointer `base` moved by `offsets` (one per dimension)."""
+
+
+@_builtin
 def static_assert(cond: Any, msg: str = "") -> None:
     """A compile-time assertion on constexprs."""
 

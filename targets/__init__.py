@@ -58,6 +58,11 @@ class Feature(str, Enum):
     # RDNA3's wave32 matrix instructions (`v_wmma_*` through `amdgpu.wmma`),
     # shapes and dtypes in `matrix_instrs`.
     WMMA = "wmma"
+    # CDNA (GFX9-format) buffer resources: a tile access whose pointer is a
+    # scalar base plus lane offsets proven to lie in [0, 2^31) becomes a
+    # `buffer_load/store` with an SGPR resource and a 32-bit VGPR offset; a
+    # masked-off lane gets an out-of-range offset instead of a branch.
+    BUFFER_OPS = "buffer_ops"
 
 
 @dataclass(frozen=True)
@@ -212,6 +217,8 @@ def _amd(chip: str, warp: int, lds: int,
          instrs: tuple[MatrixInstr, ...] = ()) -> Target:
     kinds = {i.kind for i in instrs}
     extra = frozenset(f for f in (F.MFMA, F.WMMA) if f.value in kinds)
+    if F.MFMA in extra:          # the CDNA chips: GFX9 buffer resources
+        extra |= {F.BUFFER_OPS}
     return Target(chip, "amd", chip, warp, 16, lds, 1024, _AMD_COMMON | extra,
                   static_shared_bytes=lds, code_object_version=5, atomic_scope="agent",
                   max_grid=_AMD_GRID, matrix_instrs=instrs)

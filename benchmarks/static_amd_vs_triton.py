@@ -1,13 +1,17 @@
 """Static AMD code comparison with Triton 3.9 on gfx942 (no AMD GPU needed).
 
-The tutorial-03 matmul (benchmarks/matmul_kernels.py `mm_tutorial`, fp16,
-128x128x64 and 256x256x64 blocks, 8 warps, GROUP_M 8) and vector add (fp32,
-BLOCK 1024, 4 warps), compiled by tilec (`gfx942`) and by Triton 3.9
+The tutorial-03 matmul (benchmarks/matmul_kernels.py `mm_tutorial`, fp16 and
+OCP fp8 e4m3 operands, 128x128x64 and 256x256x64 blocks, 8 warps, GROUP_M 8),
+vector add (fp32, BLOCK 1024, 4 warps) and the row softmax of examples/softmax.py
+(fp32, BLOCK 1024, 4 warps), compiled by tilec (`gfx942`) and by Triton 3.9
 (`GPUTarget("hip", "gfx942", 64)`, 16-divisible integer arguments and pointers
 marked `tt.divisibility` 16 as a real launch would), printed side by side:
 MFMA instructions per K step (one BLOCK_K iteration of the main loop) and
 their kind, VGPR + AGPR, SGPR, LDS bytes, scratch bytes, code-object
-instruction count.  Triton runs in its own interpreter (it need not share
+instruction count, instructions of the main loop, global access widths, waves
+per SIMD (registers and LDS), and a roofline estimate at MI300X peaks
+(`roofline`: matrix-core vs LDS vs HBM cycles per CU per K step).  No attention
+example exists, so attention forward is not compared.  Triton runs in its own interpreter (it need not share
 tilec's environment), given with --triton-python.
 
     .venv/bin/python benchmarks/static_amd_vs_triton.py --triton-python /tmp/tv/bin/python \
@@ -31,18 +35,31 @@ import tilec.language as tl
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from matmul_kernels import mm_tutorial  # noqa: E402
+
+sys.path.insert(0, os.path.join(HERE, os.pardir, "examples"))
+from softmax import softmax_kernel  # noqa: E402
 # (name, kernel, types, constexprs, num_warps, 16-divisible argument indices)
 MM_TYPES = ["*fp16", "*fp16", "*fp16", "i32", "i32", "i32", "i32", "i32", "i32", "i32", "i32",
             "i32"]
 MM_DIV = [0, 1, 2, 3, 4, 5, 6, 8, 10]         # unit strides (7, 9, 11) are specialized to 1
+MM_FP8 = ["*fp8e4nv", "*fp8e4nv"] + MM_TYPES[2:]
+_MM128 = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}
+_MM256 = {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}
 CASES: list[tuple[str, str, list[str], dict[str, int], int, list[int]]] = [
-    ("matmul fp16 128x128x64", "mm", MM_TYPES,
-     {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}, 8, MM_DIV),
-    ("matmul fp16 256x256x64", "mm", MM_TYPES,
-     {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}, 8, MM_DIV),
+    ("matmul fp16 128x128x64", "mm", MM_TYPES, _MM128, 8, MM_DIV),
+    ("matmul fp16 256x256x64", "mm", MM_TYPES, _MM256, 8, MM_DIV),
+    # OCP e4m3 operands (torch.float8_e4m3fn): gfx942's fp8 MFMA takes FNUZ
+    # e4m3, so both compilers widen OCP fp8 to f16 there.
+    ("matmul fp8e4nv 128x128x64", "mm", MM_FP8, _MM128, 8, MM_DIV),
+    ("matmul fp8e4nv 256x256x64", "mm", MM_FP8, _MM256, 8, MM_DIV),
     ("vector add fp32 1024", "add", ["*fp32", "*fp32", "*fp32", "i32"], {"BLOCK": 1024}, 4,
      [0, 1, 2, 3]),
+    # Triton's fused-softmax tutorial kernel, one row per program.
+    ("softmax fp32 1024", "softmax", ["*fp32", "*fp32", "i32", "i32", "i32"],
+     {"BLOCK": 1024}, 4, [0, 1, 2, 3]),
 ]
+# No attention example exists in examples/ (nor a tilec twin in benchmarks/):
+# attention forward is not compared.
 
 
 def amdgcn_stats(asm: str) -> dict[str, Any]:
@@ -67,11 +84,30 @@ def amdgcn_stats(asm: str) -> dict[str, Any]:
         if back:
             seg = body[lab.end():lab.end() + back.start()]
             loop_mfma = max(loop_mfma, len(re.findall(r"^\s*v_(?:mfma|wmma)", seg, re.M)))
+    # The main loop: the block ending in the backward branch with the most MFMAs
+    # (else the longest loop), its instructions counted.
+    loop_len = 0
+    best = -1
+    for lab in labels:
+        back = re.search(rf"s_cbranch_\w+\s+{re.escape(lab.group(1))}\b", body[lab.end():])
+        if back:
+            seg = body[lab.end():lab.end() + back.start()]
+            n_mfma = len(re.findall(r"^\s*v_(?:mfma|wmma)", seg, re.M))
+            n = len([ln for ln in seg.splitlines() if re.match(r"\s*[a-z_][0-9a-z_]*\b", ln)
+                     and not ln.strip().startswith(".")])
+            if (n_mfma, n) > (best, loop_len):
+                best, loop_len = n_mfma, n
+    widths: dict[str, int] = {}
+    for ln in instrs:
+        m = re.match(r"((?:global|buffer)_(?:load|store)_\w+)", ln)
+        if m:
+            widths[m.group(1)] = widths.get(m.group(1), 0) + 1
     vgpr, agpr = meta("vgpr_count"), max(0, meta("agpr_count"))
     return {"mfma_kinds": mfma, "mfma_per_k_step": loop_mfma, "vgpr": vgpr, "agpr": agpr,
             "vgpr_plus_agpr": vgpr + agpr, "sgpr": meta("sgpr_count"),
             "lds_bytes": meta("group_segment_fixed_size"),
-            "scratch_bytes": meta("private_segment_fixed_size"), "instructions": len(instrs)}
+            "scratch_bytes": meta("private_segment_fixed_size"), "instructions": len(instrs),
+            "loop_instructions": loop_len, "global_accesses": widths}
 
 
 @tilec.kernel
@@ -83,7 +119,7 @@ def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 def tilec_asm(kind: str, types: list[str], cx: dict[str, int], warps: int,
               div: list[int]) -> str:
-    fn = mm_tutorial if kind == "mm" else add
+    fn = {"mm": mm_tutorial, "add": add, "softmax": softmax_kernel}[kind]
     names = fn.runtime_names()
     sig = {}
     for i, (n, t) in enumerate(zip(names, types)):
@@ -111,8 +147,20 @@ def t_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     m = offs < n
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
 
+@triton.jit
+def t_softmax(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(in_ptr + row * in_row_stride + cols, mask=mask, other=-float("inf"))
+    x = x.to(tl.float32)
+    z = x - tl.max(x, axis=0)
+    num = tl.exp(z)
+    den = tl.sum(num, axis=0)
+    tl.store(out_ptr + row * out_row_stride + cols, num / den, mask=mask)
+
 kind, types, cx, warps, div = json.loads(sys.argv[2])
-fn = t_mm_tutorial if kind == "mm" else t_add
+fn = {"mm": t_mm_tutorial, "add": t_add, "softmax": t_softmax}[kind]
 sig = {n: t for n, t in zip(fn.arg_names, types)}
 if kind == "mm":
     for i in (7, 9, 11):
@@ -157,6 +205,56 @@ def triton_asm(py: str, kind: str, types: list[str], cx: dict[str, int], warps: 
     return d["amdgcn"], d["version"], d["shared"]
 
 
+# MI300X (AMD CDNA3 white paper / instinct data sheet): 304 CUs at 2.1 GHz peak
+# engine clock, 1307.4 TFLOP/s dense fp16/bf16 matrix (2614.9 fp8), 5.3 TB/s HBM3,
+# LDS 64 KiB per CU at 128 bytes per clock, 512 VGPRs+AGPRs per SIMD lane.
+MI300X = {"cus": 304, "clock_hz": 2.1e9, "fp16_flops": 1307.4e12, "fp8_flops": 2614.9e12,
+          "hbm_bytes_s": 5.3e12, "lds_bytes_per_clk_cu": 128, "regs_per_simd_lane": 512,
+          "lds_per_cu": 65536}
+
+
+def occupancy(s: dict[str, Any], warps: int) -> int:
+    """Waves per SIMD the registers (granule 8) and the LDS allow (at most 8)."""
+    regs = max(8, -(-s["vgpr_plus_agpr"] // 8) * 8)
+    by_regs = min(8, MI300X["regs_per_simd_lane"] // regs)
+    lds = s["lds_bytes"]
+    by_lds = 8 if lds <= 0 else (MI300X["lds_per_cu"] // lds) * warps // 4
+    return max(0, min(by_regs, by_lds))
+
+
+def roofline(kind: str, cx: dict[str, int], warps: int, eb: int) -> dict[str, Any]:
+    """Cycles per CU for one K step (matmul) or one program (vector add, softmax)
+    at MI300X peaks: matrix math vs LDS vs HBM traffic (no cache reuse assumed:
+    an upper bound on HBM time), and which bounds."""
+    per_cu_clk = MI300X["cus"] * MI300X["clock_hz"]
+    if kind == "mm":
+        bm, bn, bk = cx["BLOCK_M"], cx["BLOCK_N"], cx["BLOCK_K"]
+        flops = 2 * bm * bn * bk
+        # fp8 operands are widened to f16 on gfx942 (OCP fp8): the f16 rate.
+        math_clk = flops / (MI300X["fp16_flops"] / per_cu_clk)
+        global_b = (bm * bk + bk * bn) * eb
+        from tilec.passes.analysis.matrix_tiling import choose
+        from tilec.targets import TARGETS
+        t = choose(TARGETS["gfx942"], "mfma", bm, bn, bk, "f16", "f32", warps)
+        assert t is not None
+        # LDS: the tiles written once (f16), each warp reads its rows of A and columns of B.
+        lds_b = (bm * bk + bk * bn) * 2 + warps * (bm // t.wm + bn // t.wn) * bk * 2
+        lds_clk = lds_b / MI300X["lds_bytes_per_clk_cu"]
+    else:
+        n = cx["BLOCK"]
+        global_b = n * (12 if kind == "add" else 8)
+        math_clk = lds_clk = 0.0
+        flops = 0
+    hbm_clk = global_b / (MI300X["hbm_bytes_s"] / per_cu_clk)
+    bounds = {"matrix": math_clk, "lds": lds_clk, "hbm": hbm_clk}
+    on_chip = {k: v for k, v in bounds.items() if k != "hbm"}
+    return {"flops": flops, "global_bytes": global_b, "cycles": {k: round(v, 1)
+            for k, v in bounds.items()}, "bound": max(bounds, key=lambda k: bounds[k]),
+            # With the operand tiles served from L2/MALL (GROUP_M reuse), HBM drops out.
+            "bound_with_cache_reuse": (max(on_chip, key=lambda k: on_chip[k])
+                                       if flops else "hbm")}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--triton-python", default=sys.executable)
@@ -169,17 +267,27 @@ def main() -> None:
         asm, version, shared = triton_asm(args.triton_python, kind, types, cx, warps, div)
         theirs = amdgcn_stats(asm)
         theirs["lds_bytes"] = max(theirs["lds_bytes"], shared)
-        rows.append({"kernel": name, "num_warps": warps, "tilec": ours, "triton": theirs})
+        for st in (ours, theirs):
+            st["waves_per_simd"] = occupancy(st, warps)
+        eb = 1 if "fp8" in types[0] else 4 if "fp32" in types[0] else 2
+        rows.append({"kernel": name, "num_warps": warps, "tilec": ours, "triton": theirs,
+                     "roofline_mi300x": roofline(kind, cx, warps, eb)})
     print(f"| kernel | metric | tilec | Triton {version} |")
     print("|---|---|---|---|")
     for r in rows:
         for metric in r["tilec"]:
             print(f"| {r['kernel']} | {metric} | {r['tilec'][metric]} | {r['triton'][metric]} |")
+        rl = r["roofline_mi300x"]
+        print(f"| {r['kernel']} | roofline (MI300X cycles/CU: {rl['cycles']}) | "
+              f"{rl['bound']}-bound ({rl['bound_with_cache_reuse']}-bound with cache reuse) "
+              "| (same work) |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"command": "python benchmarks/static_amd_vs_triton.py --triton-python "
                        f"<triton 3.9 python> --json {args.json}", "target": "gfx942",
-                       "triton": version, "rows": rows}, f, indent=2)
+                       "triton": version, "mi300x_peaks": MI300X,
+                       "not_compared": "attention forward: no attention example in examples/",
+                       "rows": rows}, f, indent=2)
         print(f"wrote {args.json}")
 
 

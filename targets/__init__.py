@@ -62,6 +62,11 @@ class Feature(str, Enum):
     # RDNA3's wave32 matrix instructions (`v_wmma_*` through `amdgpu.wmma`),
     # shapes and dtypes in `matrix_instrs`.
     WMMA = "wmma"
+    # CDNA (GFX9-format) buffer resources: a tile access whose pointer is a
+    # scalar base plus lane offsets proven to lie in [0, 2^31) becomes a
+    # `buffer_load/store` with an SGPR resource and a 32-bit VGPR offset; a
+    # masked-off lane gets an out-of-range offset instead of a branch.
+    BUFFER_OPS = "buffer_ops"
 
 
 @dataclass(frozen=True)
@@ -208,14 +213,24 @@ def _nvidia(name: str, chip: str, shared: int, ptx: str, cc: int,
 # bf16 forms are the `_1k` ones (4 bf16 per lane).
 _MFMA_CDNA = tuple(MatrixInstr("mfma", d, d, k, a, "f32", 4, 4)
                    for a in ("f16", "bf16") for d, k in ((32, 8), (16, 16)))
-# RDNA3 WMMA (wave32): 16 operand elements per lane, lanes 16-31 repeat 0-15.
-_WMMA_RDNA3 = tuple(MatrixInstr("wmma", 16, 16, 16, a, "f32", 16, 1) for a in ("f16", "bf16"))
+# int8 -> int32: CDNA2 passes 4 bytes per lane (v_mfma_i32_32x32x8_i8,
+# 16x16x16), CDNA3 8 (v_mfma_i32_32x32x16_i8, 16x16x32).
+_MFMA_I8_CDNA2 = tuple(MatrixInstr("mfma", d, d, k, "i8", "i32", 4, 4)
+                       for d, k in ((32, 8), (16, 16)))
+_MFMA_I8_CDNA3 = tuple(MatrixInstr("mfma", d, d, k, "i8", "i32", 8, 4)
+                       for d, k in ((32, 16), (16, 32)))
+# RDNA3 WMMA (wave32): 16 operand elements per lane, lanes 16-31 repeat 0-15
+# (v_wmma_f32_16x16x16_f16/bf16, v_wmma_i32_16x16x16_iu8 signed).
+_WMMA_RDNA3 = tuple(MatrixInstr("wmma", 16, 16, 16, a, acc, 16, 1)
+                    for a, acc in (("f16", "f32"), ("bf16", "f32"), ("i8", "i32")))
 
 
 def _amd(chip: str, warp: int, lds: int,
          instrs: tuple[MatrixInstr, ...] = ()) -> Target:
     kinds = {i.kind for i in instrs}
     extra = frozenset(f for f in (F.MFMA, F.WMMA) if f.value in kinds)
+    if F.MFMA in extra:          # the CDNA chips: GFX9 buffer resources
+        extra |= {F.BUFFER_OPS}
     return Target(chip, "amd", chip, warp, 16, lds, 1024, _AMD_COMMON | extra,
                   static_shared_bytes=lds, code_object_version=5, atomic_scope="agent",
                   max_grid=_AMD_GRID, matrix_instrs=instrs)
@@ -225,9 +240,9 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     _nvidia("sm80", "sm_80", 166912, "7.0", 8),
     _nvidia("sm90", "sm_90a", 232448, "8.0", 9, frozenset({F.WGMMA})),
     _nvidia("sm100", "sm_100a", 232448, "8.6", 10, frozenset({F.TCGEN05})),
-    _amd("gfx90a", 64, 65536, _MFMA_CDNA),
-    _amd("gfx942", 64, 65536, _MFMA_CDNA),
-    _amd("gfx950", 64, 163840, _MFMA_CDNA),
+    _amd("gfx90a", 64, 65536, _MFMA_CDNA + _MFMA_I8_CDNA2),
+    _amd("gfx942", 64, 65536, _MFMA_CDNA + _MFMA_I8_CDNA3),
+    _amd("gfx950", 64, 163840, _MFMA_CDNA + _MFMA_I8_CDNA3),
     _amd("gfx1100", 32, 65536, _WMMA_RDNA3),
     # The CPU: one "lane" per program instance; each program computes its whole
     # tile as vectors of the host's SIMD width (64 bytes: AVX-512), program ids

@@ -18,7 +18,11 @@ from tilec.targets import TARGETS, MatrixInstr
 DOTS = [("gfx942", 128, 128, 64, "f16", 8), ("gfx942", 256, 256, 64, "f16", 8),
         ("gfx942", 64, 64, 32, "bf16", 4), ("gfx90a", 32, 64, 16, "f16", 2),
         ("gfx942", 32, 32, 8, "f16", 1), ("gfx1100", 64, 64, 32, "f16", 4),
-        ("gfx1100", 128, 64, 16, "bf16", 8), ("gfx1100", 16, 16, 16, "f16", 1)]
+        ("gfx1100", 128, 64, 16, "bf16", 8), ("gfx1100", 16, 16, 16, "f16", 1),
+        # int8 -> int32: CDNA3 8 bytes per lane, CDNA2 4, RDNA3 iu8 16.
+        ("gfx942", 64, 64, 64, "i8", 4), ("gfx942", 16, 64, 64, "i8", 4),
+        ("gfx90a", 64, 32, 32, "i8", 2), ("gfx90a", 16, 32, 32, "i8", 2),
+        ("gfx1100", 32, 32, 32, "i8", 2)]
 
 
 def _tilings() -> list[MatrixTiling]:
@@ -26,7 +30,7 @@ def _tilings() -> list[MatrixTiling]:
     for target, m, n, k, a, w in DOTS:
         t = TARGETS[target]
         kind = "mfma" if t.warp_size == 64 else "wmma"
-        tiling = choose(t, kind, m, n, k, a, "f32", w)
+        tiling = choose(t, kind, m, n, k, a, "i32" if a == "i8" else "f32", w)
         assert tiling is not None, (target, m, n, k)
         out.append(tiling)
     # Both MFMA shapes, whatever the table prefers.
@@ -177,7 +181,7 @@ def _kernel_meta(asm: dict) -> dict:
 
 # (target, block M, N, K, warps, instruction, per K step per warp, spill-free)
 TUTORIAL = [("gfx942", 128, 128, 64, 8, "v_mfma_f32_32x32x8_f16", 16, True),
-            ("gfx942", 256, 256, 64, 8, "v_mfma_f32_32x32x8_f16", 64, False),
+            ("gfx942", 256, 256, 64, 8, "v_mfma_f32_32x32x8_f16", 64, True),
             ("gfx942", 64, 64, 32, 4, "v_mfma_f32_32x32x8_f16", 4, True),
             ("gfx90a", 128, 128, 64, 8, "v_mfma_f32_32x32x8f16", 16, True),
             ("gfx950", 128, 128, 64, 8, "v_mfma_f32_32x32x8_f16", 16, True),
@@ -221,3 +225,39 @@ def test_f32_dot_stays_on_the_vector_units() -> None:
     asm = dict(matmul.compile(target="gfx942", signature=SIG.format(t="fp32"), constexprs={
         "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16}).asm)
     assert asm["hsaco"] and "v_mfma" not in asm["amdgcn"] and "v_fma" in asm["amdgcn"]
+
+
+# (target, instruction, per K step of a 64x64x64 tile over 4 warps)
+INT8 = [("gfx90a", "v_mfma_i32_32x32x8i8", 8), ("gfx942", "v_mfma_i32_32x32x16_i8", 4),
+        ("gfx950", "v_mfma_i32_32x32x16_i8", 4), ("gfx1100", "v_wmma_i32_16x16x16_iu8", 16)]
+
+
+@pytest.mark.parametrize("target,instr,per_step", INT8)
+def test_int8_dot_uses_the_matrix_cores(target: str, instr: str, per_step: int) -> None:
+    """examples/matmul.py's int8 x int8 -> int32 dot: the record's i8 entry,
+    one instruction per (tile, k-step), linked, no scratch."""
+    from examples.matmul import matmul_i8
+    asm = dict(matmul_i8.compile(target=target, signature="*i8:16,*i8:16,*i32:16,i32:16,"
+                                 "i32:16,i32:16", num_warps=4,
+                                 constexprs={"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}).asm)
+    gcn = asm["amdgcn"]
+    assert asm["hsaco"] and gcn.count(instr) == per_step, (gcn.count(instr), per_step)
+    if "wmma" in instr:     # signed operands: the iu8 instruction's sign bits set
+        assert "v_wmma_i32_16x16x16_iu8" in gcn and "neg_lo:[1,1,0]" in gcn, gcn
+    meta = _kernel_meta(asm)
+    assert meta["scratch_bytes"] == 0 and meta["vgpr_spill_count"] == 0, meta
+
+
+def test_int8_dot_on_the_cpu_matches_numpy() -> None:
+    import numpy as np
+    from examples.matmul import matmul_i8
+
+    import tilec
+    rng = np.random.default_rng(3)
+    m, n, k = 37, 45, 70
+    a = rng.integers(-128, 128, (m, k), dtype=np.int8)
+    b = rng.integers(-128, 128, (k, n), dtype=np.int8)
+    c = np.zeros((m, n), np.int32)
+    matmul_i8[(tilec.cdiv(m, 16), tilec.cdiv(n, 16))](a, b, c, m, n, k, BLOCK_M=16,
+                                                        BLOCK_N=16, BLOCK_K=16)
+    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))

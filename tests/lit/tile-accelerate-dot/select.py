@@ -57,6 +57,6 @@ def mm(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.conste
 # WMMA: IR Dump After tile-layout
 # WMMA: tensor<64x64xf32, #tile.blocked<array<i32: 1, 2>, array<i32: 2, 16>, array<i32: 2, 2>, array<i32: 1, 0>>>
 
-# AMDF32: tile.mma = "fma", tile.mma_reason = "no mfma: mfma here takes bf16 -> f32, f16 -> f32, not f32 -> f32"
+# AMDF32: tile.mma = "fma", tile.mma_reason = "no mfma: mfma here takes bf16 -> f32, f16 -> f32, i8 -> i32, not f32 -> f32"
 
 # AMDSMALL: tile.mma = "fma", tile.mma_reason = "no mfma: a 16x16x16 dot does not split into whole 32x32x8, 16x16x16 tiles over num_warps=4 warps"

@@ -36,9 +36,9 @@ import attention as tl_attn  # noqa: E402  (tilec's example)
 SHAPES = [(4, 32, 4096, 128), (1, 32, 16384, 128), (16, 16, 1024, 64), (4, 32, 4096, 64)]
 DTYPES = ("float16", "bfloat16")
 # Forward (BLOCK_M, BLOCK_N, warps, stages) per head dimension, the same for both compilers.
-FWD_CONFIGS = {128: [(128, 64, 8, 2), (128, 64, 8, 3), (128, 128, 8, 2)],
-               64: [(128, 64, 4, 3), (128, 64, 8, 3), (128, 128, 8, 2)]}
-BWD_CONFIGS = {128: [((64, 128, 8), (128, 64, 8), 2)],
+FWD_CONFIGS = {128: [(128, 64, 8, 2), (128, 64, 8, 3), (128, 64, 8, 4), (128, 128, 8, 3)],
+               64: [(128, 64, 4, 3), (128, 64, 8, 3), (128, 64, 8, 4), (128, 128, 8, 3)]}
+BWD_CONFIGS = {128: [((64, 128, 8), (128, 64, 8), 2), ((64, 128, 8), (128, 64, 8), 3)],
                64: [((64, 128, 8), (128, 64, 8), 2), ((64, 128, 8), (128, 64, 8), 3)]}
 # Small ragged cases for the correctness check (N not a multiple of any block).
 CHECKS = [(1, 2, 200, 64, "float16", False), (1, 2, 333, 128, "float16", True),

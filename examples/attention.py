@@ -197,8 +197,8 @@ def _attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA, sm_scale, N_CTX, HEAD_DIM: tl.cons
 # BLOCK_M, BLOCK_N, warps), num_stages).  A wgmma tile of 8 warps is 128 rows:
 # the key block of the dk/dv kernel and the query block of the dq kernel.
 # The CPU takes small blocks (its programs run on worker threads).
-FWD_CONFIG = {64: (128, 64, 4, 3), 128: (128, 64, 8, 2)}
-BWD_CONFIG = {64: ((64, 128, 8), (128, 64, 8), 2), 128: ((64, 128, 8), (128, 64, 8), 2)}
+FWD_CONFIG = {64: (128, 64, 8, 4), 128: (128, 64, 8, 4)}
+BWD_CONFIG = {64: ((64, 128, 8), (128, 64, 8), 3), 128: ((64, 128, 8), (128, 64, 8), 3)}
 CPU_FWD = (32, 32, 4, 1)
 CPU_BWD = ((32, 32, 4), (32, 32, 4), 1)
 

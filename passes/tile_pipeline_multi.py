@@ -249,7 +249,22 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
     args = list(body.arguments)
     lb, ub, step = list(for_op.operands)[:3]
     inits = list(for_op.operands)[3:]
-    ahead = stages - 1
+    # A product whose result only feeds the next iteration (attention's
+    # acc = P @ V) stays in flight across the loop's back edge when there are
+    # >= 3 slots: its wait moves to that iteration's first use of the
+    # accumulator (after the next S = Q @ K.T has been waited for, so it costs
+    # nothing), and the copies then run S - 2 iterations ahead, into the slot
+    # of iteration j - 2 (iteration j - 1's product may still be reading its own).
+    yld_ops = list(_ops(body)[-1].operands)
+    lazy: dict[ir.Operation, int] = {}
+    if stages >= 3:
+        for u in p.uses:
+            res = u.dot.results[0]
+            users = list(res.uses)
+            if len(users) == 1 and isinstance(users[0].owner, ir.OpView) and \
+                    users[0].owner.operation.name == "scf.yield":
+                lazy[u.dot] = yld_ops.index(res)
+    ahead = stages - 2 if lazy else stages - 1
     loc = for_op.location
     with loc, ir.InsertionPoint(for_op):
         for t in p.tiles:
@@ -309,7 +324,7 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
                                       loc=d.location)
             if u.kmajor:
                 started.owner.attributes["tile.b_kmajor"] = ir.UnitAttr.get()
-            done = tile_memory.mma_wait(started, 0, loc=d.location)
+            done = started if d in lazy else tile_memory.mma_wait(started, 0, loc=d.location)
         d.results[0].replace_all_uses_with(done)
         d.erase()
     for tr in p.trans:
@@ -325,10 +340,18 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
                     [nxt])
     old_yield.erase()
     dce(new_body)
+    for idx in lazy.values():
+        _wait_before_first_use(new_args[idx + 1], new_body)
     for old, new in zip(for_op.results, list(new_for.results)[:-1]):
         old.replace_all_uses_with(new)
     nxt_op = _ops(for_op.block)[_ops(for_op.block).index(new_for.operation) + 1]
     with loc, ir.InsertionPoint(nxt_op):
+        for idx in lazy.values():
+            out = new_for.results[idx]
+            uses = list(out.uses)
+            final = tile_memory.mma_wait(out, 0, loc=loc)
+            for use in uses:
+                use.owner.operands[use.operand_number] = final
         tile_memory.async_wait(0, loc=loc)
         tile.barrier(loc=loc)
         for t in reversed(p.tiles):
@@ -336,3 +359,18 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
             tile_memory.local_dealloc(t.ring, loc=loc)
     for_op.erase()
     return True
+
+
+def _wait_before_first_use(arg: ir.Value, body: ir.Block) -> None:
+    """`tile.mma_wait {pending = 0}` on the in-flight accumulator `arg` right
+    before its first user in `body`; every user then reads the waited value."""
+    uses = list(arg.uses)
+    if not uses:
+        return
+    order = _ops(body)
+    users = [u.owner.operation if isinstance(u.owner, ir.OpView) else u.owner for u in uses]
+    first = min(users, key=order.index)
+    with first.location, ir.InsertionPoint(first):
+        waited = tile_memory.mma_wait(arg, 0, loc=first.location)
+    for use in uses:
+        use.owner.operands[use.operand_number] = waited

@@ -21,7 +21,7 @@ The target's `vector_bytes` (its SIMD register width) sets the strip-mining
 width, where reduction trees stop, the scan chunk and the alignment of stack
 buffers.  Each op is lowered by the rule `RULES` finds for it on the target
 (rule files: memory, math, shape, control_flow, reduce, scan, atomic, dot,
-elements);
+elements, debug);
 an op without one is a CompilerBugError naming the op, the target and the
 user's line.  Bodies that are 1-D elementwise work, or 1-D rows with
 reductions, are strip-mined first (rows.py).
@@ -36,7 +36,7 @@ from mlir.dialects import arith, func, llvm, scf
 from tilec.options import CompileOptions
 from tilec.passes.analysis import axis_info as ai
 from tilec.passes.cpu import (
-    atomic, control_flow, dot, elements, math, memory, reduce, rows, scan, shape,
+    atomic, control_flow, debug, dot, elements, math, memory, reduce, rows, scan, shape,
 )
 from tilec.passes.cpu.context import NAME, Lowering, Rule, const_int, int_t
 from tilec.passes.rules import RuleTable
@@ -46,7 +46,7 @@ __all__ = ["NAME", "RULES", "run"]
 
 RULES: RuleTable[Rule] = RuleTable([memory.RULES, math.RULES, shape.RULES, control_flow.RULES,
                                     reduce.RULES, scan.RULES, atomic.RULES, dot.RULES,
-                                    elements.RULES])
+                                    elements.RULES, debug.RULES])
 
 
 def run(module: ir.Module, target: Target, options: CompileOptions) -> None:

@@ -20,8 +20,11 @@ loop-carried values), the active elements (those its mask keeps) are checked
 against [lo_i, hi_i); the first program that finds one outside writes the
 record (an atomic compare-and-swap on err[0] picks one writer) and executes
 `tile.debug_trap` (GPUs print and trap; the CPU continues).  The access itself
-then uses the scratch word for every element outside the extent, so the
-checked kernel never touches memory it does not own.  Each `tile.assert`
+then leaves out every element outside the extent (its mask, added where it had
+none, is and-ed with the check; its pointers stay as they were, so contiguous
+accesses stay vector accesses; `tile.atomic_cas`, which has no mask, sends
+those elements to the scratch word), so the checked kernel never touches
+memory it does not own.  Each `tile.assert`
 becomes the same record (offset: the flat index of the first false element).
 Every inserted op carries the location of the access or assert it checks.
 The module gets `tile.debug_sites`, a JSON list of the sites (file, line,
@@ -219,10 +222,16 @@ class _Instrument:
             base = ptr_to_int(self.args[root], loc=op.location)
             off = arith.divsi(arith.subi(addr, _splat(base, shape)), _const(shape, esize))
             self._report(op, site, bad, off, shape)
-            scratch = arith.addi(ptr_to_int(self.err, loc=op.location),
-                                 _const((), SCRATCH_WORD * 8))
-            safe = arith.select(ok, addr, _splat(scratch, shape))
-            op.operands[0] = int_to_ptr(safe, tile.element_type(ptr.type), loc=op.location)
+            if op.name == "tile.atomic_cas":
+                # No mask to narrow: the elements outside use the scratch word.
+                scratch = arith.addi(ptr_to_int(self.err, loc=op.location),
+                                     _const((), SCRATCH_WORD * 8))
+                safe = arith.select(ok, addr, _splat(scratch, shape))
+                op.operands[0] = int_to_ptr(safe, tile.element_type(ptr.type), loc=op.location)
+                return
+            # The access keeps its pointers (contiguous accesses stay vector
+            # accesses) and leaves out the elements outside.
+            _set_mask(op, ok if mask is None else arith.andi(mask, ok))
 
     def _check_assert(self, op: ir.Operation) -> None:
         message = ir.StringAttr(op.attributes["message"]).value
@@ -293,6 +302,25 @@ def _mask_of(op: ir.Operation) -> ir.Value | None:
     if op.name == "tile.load":
         return op.operands[1] if seg[1] else None
     return op.operands[2] if len(seg) > 2 and seg[2] else None
+
+
+def _set_mask(op: ir.Operation, mask: ir.Value) -> None:
+    """Give a load, store or atomic_rmw the mask `mask` (replacing its own)."""
+    seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    at = 1 if op.name == "tile.load" else 2
+    if seg[at]:
+        op.operands[at] = mask
+        return
+    operands = list(op.operands)
+    operands.insert(at, mask)
+    seg[at] = 1
+    attrs = {name: op.attributes[name] for name in op.attributes}
+    attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get(seg)
+    new = ir.Operation.create(op.name, results=[r.type for r in op.results], operands=operands,
+                              attributes=attrs, loc=op.location, ip=ir.InsertionPoint(op))
+    for old, res in zip(op.results, new.results):
+        old.replace_all_uses_with(res)
+    op.erase()
 
 
 def _byte_size(t: ir.Type) -> int:

@@ -42,10 +42,13 @@ class CompileOptions:
 
     @classmethod
     def from_launch(cls, options: Mapping[str, Any]) -> CompileOptions:
-        """From a launch's keyword options (`num_warps=8, num_stages=3`); others are ignored."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
-                      for k, v in options.items() if k in names})
+        """From a launch's keyword options (`num_warps=8, num_stages=3`); others are ignored
+        (`debug` is the kernel's, not the launch's)."""
+        names = {f.name for f in fields(cls)} - {"debug"}
+        given: dict[str, Any] = {
+            k: int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+            for k, v in options.items() if k in names}
+        return cls(**given)
 
     def as_dict(self) -> dict[str, Any]:
         """The options; those added after the first release only when not at

@@ -313,7 +313,7 @@ def device_assert(cg: CodeGen, node: Any, cond: Any, msg: Any = "", mask: Any = 
             cg.err(node, f"tl.device_assert's mask must be boolean, got {cg.describe(mask)}")
         cond = cg.binary("|", cond, cg.compare("==", mask, False, node), node)
     from tilec.dialects.tile_debug import assert_
-    assert_(cond.handle, str(msg), loc=cg.location(node))
+    assert_(cond.handle, str(msg), loc=cg.location(node), ip=cg.ip)
 
 
 __all__ = ["RULES"]

@@ -127,6 +127,12 @@ class AotKernel:
             (tuple(grid) if isinstance(grid, (tuple, list)) else (grid,))
         dims = [int(d) for d in g] + [1] * (3 - len(g))
         get_target(lk.target).check_grid((dims[0], dims[1], dims[2]))
+        if lk.debug_sites is not None:  # compiled with --debug: extents and an error record
+            from tilec.runtime.debug import launch_checked
+            arrays = [a for a, p in zip(args, lk.spec.args) if isinstance(p.type, tl.pointer_type)]
+            launch_checked(self.name, lk.launch, (dims[0], dims[1], dims[2]), raw, arrays,
+                           lk.debug_sites, lk.device)
+            return
         lk.launch((dims[0], dims[1], dims[2]), raw)
         if type(grid) is tuple:
             self._add_native_entry(grid, args)

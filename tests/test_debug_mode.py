@@ -317,3 +317,32 @@ def test_gpu_debug_mode_compiles_and_assembles(target: str) -> None:
                            CompileOptions())
     text = plain.asm.get("ptx") or plain.asm["amdgcn"]
     assert "trap" not in text and "vprintf" not in text
+
+
+def test_ahead_of_time_debug_kernel(tmp_path: "os.PathLike[str]") -> None:
+    """`tilec compile --debug` writes a checked kernel; `tilec.load` launches it
+    with the extents and raises the located error."""
+    src = os.path.join(str(tmp_path), "kern.py")
+    with open(src, "w") as f:
+        f.write(textwrap.dedent('''
+            import tilec
+            import tilec.language as tl
+
+            @tilec.kernel
+            def twice(x_ptr, out_ptr, BLOCK: tl.constexpr):
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2)
+        '''))
+    out = os.path.join(str(tmp_path), "out")
+    r = subprocess.run([sys.executable, "-m", "tilec.cli", "compile", src, "--target", "cpu",
+                        "--signature", "*fp32,*fp32", "--constexpr", "BLOCK=64", "--debug",
+                        "-o", out], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    k = tilec.load(os.path.join(out, "twice"))
+    x = np.arange(128, dtype=np.float32)
+    y = np.zeros(128, np.float32)
+    k[(2,)](x, y)
+    np.testing.assert_array_equal(y, 2 * x)
+    with pytest.raises(tilec.TilecError, match=r"kern.py:8:30(.|\n)*out-of-bounds load of "
+                                               r"'x_ptr' in kernel 'twice', program \(1, 0, 0\)"):
+        k[(2,)](np.arange(100, dtype=np.float32), y)

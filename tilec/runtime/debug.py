@@ -89,7 +89,12 @@ def launch_checked(kernel: str, launch: Callable[[tuple[int, int, int], Sequence
     for a in arrays:
         extra += list(extent(a))
     launch(grid, [*raw, *extra, record.address])
-    words = record.words()
+    try:
+        words = record.words()
+    except Exception as e:  # noqa: BLE001 - a trapped GPU kernel ends its CUDA context
+        raise TilecError(f"kernel '{kernel}' stopped at a failed debug-mode check (the GPU "
+                         f"trapped: {str(e).splitlines()[0] if str(e) else type(e).__name__}); "
+                         "the kernel printed which check failed above") from None
     if words[0] != 0:
         raise failure(kernel, words, sites, arrays)
 

@@ -16,7 +16,8 @@ the failed site's index + 1; [1..3] the program id; [4] the element offset;
 [6] a scratch word).  Before every `tile.load`, `tile.store`,
 `tile.atomic_rmw` and `tile.atomic_cas` whose pointer is derived from
 argument i (through `tile.addptr`, splats, broadcasts, shape ops, selects and
-loop-carried values), the active elements (those its mask keeps) are checked
+loop-carried values; a pointer chosen between two arguments by a scalar
+select is checked against the chosen one's extent), the active elements (those its mask keeps) are checked
 against [lo_i, hi_i); the first program that finds one outside writes the
 record (an atomic compare-and-swap on err[0] picks one writer) and executes
 `tile.debug_trap` (GPUs print and trap; the CPU continues).  The access itself
@@ -169,6 +170,22 @@ class _Instrument:
                                 if len(r.blocks) > 0], seen)
         return None
 
+    def _chosen(self, v: ir.Value) -> tuple[ir.Value, int, int] | None:
+        """(cond, a, b) when `v` comes from `arith.select(cond, p, q)` on a scalar
+        condition, p derived from argument a and q from argument b; else None."""
+        while isinstance(v, ir.OpResult):
+            op = v.owner.operation if hasattr(v.owner, "operation") else v.owner
+            if op.name in _THROUGH:
+                v = op.operands[0]
+                continue
+            if op.name != "arith.select" or isinstance(op.operands[0].type, ir.RankedTensorType):
+                return None
+            a, b = self._root(op.operands[1]), self._root(op.operands[2])
+            if a is None or b is None or a < 0 or b < 0:
+                return None
+            return op.operands[0], a, b
+        return None
+
     def _block_arg_root(self, v: ir.BlockArgument, seen: set[Any]) -> int | None:
         block = v.owner
         if block == self.entry:
@@ -201,17 +218,30 @@ class _Instrument:
 
     def _check_access(self, op: ir.Operation) -> None:
         root = self._root(op.operands[0])
-        if root is None or root < 0:
+        chosen = self._chosen(op.operands[0]) if root is None else None
+        if (root is None or root < 0) and chosen is None:
             return
         what = ACCESS_OPS[op.name]
         ptr = op.operands[0]
         shape = tile.shape_of(ptr.type)
         mask = _mask_of(op)
         esize = _byte_size(tile.pointee(tile.element_type(ptr.type)))
-        site = self._site(op, what, f"out-of-bounds {what} of '{self._arg_name(root)}'",
-                          root, esize)
-        lo, hi = self.extent[root]
         with op.location, ir.InsertionPoint(op):
+            if chosen is None:
+                assert root is not None
+                site = self._site(op, what, f"out-of-bounds {what} of '{self._arg_name(root)}'",
+                                  root, esize)
+                lo, hi = self.extent[root]
+                base = ptr_to_int(self.args[root], loc=op.location)
+            else:
+                # A pointer chosen between two arguments: so are its extent and base.
+                cond, a, b = chosen
+                names = f"'{self._arg_name(a)}' or '{self._arg_name(b)}'"
+                site = self._site(op, what, f"out-of-bounds {what} of {names}", None, esize)
+                self.sites[-1]["arg"] = f"{self._arg_name(a)}' or '{self._arg_name(b)}"
+                lo, hi = (arith.select(cond, x, y) for x, y in zip(self.extent[a], self.extent[b]))
+                base = arith.select(cond, ptr_to_int(self.args[a], loc=op.location),
+                                    ptr_to_int(self.args[b], loc=op.location))
             addr = ptr_to_int(ptr, loc=op.location)
             end = arith.addi(addr, _const(shape, esize))
             ok = arith.andi(arith.cmpi(arith.CmpIPredicate.sge, addr, _splat(lo, shape)),
@@ -219,7 +249,6 @@ class _Instrument:
             bad = arith.xori(ok, _const(shape, 1, 1))
             if mask is not None:
                 bad = arith.andi(bad, mask)
-            base = ptr_to_int(self.args[root], loc=op.location)
             off = arith.divsi(arith.subi(addr, _splat(base, shape)), _const(shape, esize))
             self._report(op, site, bad, off, shape)
             if op.name == "tile.atomic_cas":

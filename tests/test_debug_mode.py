@@ -346,3 +346,23 @@ def test_ahead_of_time_debug_kernel(tmp_path: "os.PathLike[str]") -> None:
     with pytest.raises(tilec.TilecError, match=r"kern.py:8:30(.|\n)*out-of-bounds load of "
                                                r"'x_ptr' in kernel 'twice', program \(1, 0, 0\)"):
         k[(2,)](np.arange(100, dtype=np.float32), y)
+
+
+@tilec.kernel(debug=True)
+def pick(x_ptr, y_ptr, out_ptr, flag):
+    pid = tl.program_id(0)
+    p = x_ptr
+    if flag > 0:
+        p = y_ptr
+    tl.store(out_ptr + pid, tl.load(p + pid))  # the chosen pointer
+
+
+def test_pointer_chosen_between_arguments_is_checked_against_the_chosen_one() -> None:
+    x = np.arange(8, dtype=np.float32)
+    y = -np.arange(4, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    pick[(8,)](x, y, out, 0)
+    np.testing.assert_array_equal(out, x)
+    with pytest.raises(tilec.TilecError, match=r"'y_ptr' or 'x_ptr' in kernel 'pick', program "
+                                               r"\(4, 0, 0\): element offset 4 "):
+        pick[(5,)](x, y, out, 2)     # y holds 4: program 4 reads past it

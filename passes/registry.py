@@ -29,6 +29,7 @@ PASSES: dict[str, str] = {
     "tile-verify": "tilec.passes.tile_verify",
     "tile-dce": "tilec.passes.tile_dce",
     "tile-lower-descriptors": "tilec.passes.tile_lower_descriptors",
+    "tile-debug-checks": "tilec.passes.tile_debug_checks",
     "tile-dot-precision": "tilec.passes.tile_dot_precision",
     "tile-expand-fp8": "tilec.passes.tile_expand_fp8",
     "tile-accelerate-dot": "tilec.passes.tile_accelerate_dot",

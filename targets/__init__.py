@@ -27,6 +27,9 @@ class Feature(str, Enum):
     WARP_SYNC_INSTR = "warp_sync_instr"
     # A device math library is linked (NVIDIA's libdevice is embedded by MLIR).
     DEVICE_LIBM = "device_libm"
+    # Kernels can print (`gpu.printf` -> NVIDIA's vprintf): a failed debug-mode
+    # check prints its message before it traps.
+    DEVICE_PRINTF = "device_printf"
     # tl.exp uses the hardware 2^x unit.
     FAST_EXP2 = "fast_exp2"
     # float32 division may use the approximate (full-range) divide, as Triton does.
@@ -191,9 +194,9 @@ STAGES: dict[str, tuple[str, ...]] = {
 }
 
 F = Feature
-_NV_COMMON = frozenset({F.WARP_SYNC_INSTR, F.DEVICE_LIBM, F.FAST_EXP2, F.FP_CONTRACT,
-                        F.PTX_PREDICATED_MEM, F.FAST_FDIV, F.DYNAMIC_SHARED, F.MMA_M16N8K16,
-                        F.CP_ASYNC})
+_NV_COMMON = frozenset({F.WARP_SYNC_INSTR, F.DEVICE_LIBM, F.DEVICE_PRINTF, F.FAST_EXP2,
+                        F.FP_CONTRACT, F.PTX_PREDICATED_MEM, F.FAST_FDIV, F.DYNAMIC_SHARED,
+                        F.MMA_M16N8K16, F.CP_ASYNC})
 _AMD_COMMON = frozenset({F.FAST_EXP2, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT})
 # CUDA's default cap on static shared memory per block.
 _NV_STATIC_SHARED = 48 * 1024

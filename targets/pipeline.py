@@ -112,13 +112,29 @@ def check_num_warps(target: Target, options: CompileOptions) -> None:
 # integer bit operations on i8 storage.  A target-specific pass that wants the
 # original ops (TMA for descriptor loads, tensor cores for tf32/fp8 dots) runs
 # before them.
-LANGUAGE_PASSES = ("tile-lower-descriptors", "tile-dot-precision", "tile-expand-fp8")
+# tile-debug-checks (after the descriptors are pointer tiles) bounds-checks the
+# accesses in debug mode and only drops `tile.assert` otherwise.
+LANGUAGE_PASSES = ("tile-lower-descriptors", "tile-debug-checks", "tile-dot-precision",
+                   "tile-expand-fp8")
 
 
 def language_steps() -> Stages:
     """The LANGUAGE_PASSES as steps (each leaves the IR unchanged where its
     feature is not used)."""
-    return {name: pass_step(name) for name in LANGUAGE_PASSES}
+    steps = {name: pass_step(name) for name in LANGUAGE_PASSES}
+    steps["tile-debug-checks"] = Step(_debug_checks, (), "tile-debug-checks")
+    return steps
+
+
+def _debug_checks(c: Compilation) -> None:
+    """tile-debug-checks; the sites it records move into the metadata (the
+    launcher names them when a check fails)."""
+    registry.run("tile-debug-checks", c.module, c.target, c.options)
+    attrs = c.module.operation.attributes
+    if "tile.debug_sites" in attrs:
+        import json
+        c.metadata["debug_sites"] = json.loads(ir.StringAttr(attrs["tile.debug_sites"]).value)
+        del attrs["tile.debug_sites"]
 
 
 def tile_to_gpu_steps() -> Stages:

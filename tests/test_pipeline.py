@@ -31,7 +31,7 @@ def test_registry_lists_every_pass_module() -> None:
             found[module.NAME] = info.name
     assert found == registry.PASSES
     assert registry.names() == ["tile-verify", "tile-dce", "tile-lower-descriptors",
-                                "tile-dot-precision", "tile-expand-fp8", "tile-accelerate-dot",
+                                "tile-debug-checks", "tile-dot-precision", "tile-expand-fp8", "tile-accelerate-dot",
                                 "tile-layout", "tile-pipeline", "tile-prefetch",
                                 "tile-loop-pointers", "convert-tile-to-gpu",
                                 "convert-tile-to-cpu"]
@@ -65,7 +65,8 @@ def test_stage_lists_match_target_stages() -> None:
         assert list(steps)[:3] == list(tile_steps())
         from tilec.targets.pipeline import LANGUAGE_PASSES
         # On GPUs the dot selection runs before the fp8 expansion (fp8 tensor cores).
-        gpu = ["tile-lower-descriptors", "tile-dot-precision", "tile-accelerate-dot",
+        gpu = ["tile-lower-descriptors", "tile-debug-checks", "tile-dot-precision",
+               "tile-accelerate-dot",
                "tile-expand-fp8", "tile-layout", "tile-pipeline", "convert-tile-to-gpu"]
         assert list(backend_stages(target, CompileOptions())) == {
             "nvidia": gpu + ["convert-gpu-to-nvvm", "llir", "ptx", "cubin"],

@@ -1,8 +1,9 @@
 """Triton's top-level names, so that `import tilec as triton` ports a kernel.
 
 `jit` is `tilec.kernel` taking Triton's keywords (`do_not_specialize` by name
-or index, `do_not_specialize_on_alignment`, `noinline`, `debug`, `repr`,
-`launch_metadata`, `version`: accepted; a helper is always inlined), plus
+or index, `do_not_specialize_on_alignment`, `debug` (tilec's debug mode, as
+`@tilec.kernel(debug=True)`), `noinline`, `repr`, `launch_metadata`,
+`version`: accepted; a helper is always inlined), plus
 `src=` for a function made by `exec` (its source text).  `CompiledHandle` is
 what `kernel.warmup(...)` returns: the compiled kernel's register and spill
 counts and its shared memory, under Triton's names.
@@ -38,7 +39,7 @@ def jit(fn: Callable[..., Any] | None = None, *, version: Any = None, repr: Any 
         sig = inspect.signature(f)
         runtime = [n for n in names if n in sig.parameters
                    and not _parse_annotation(f, n, sig.parameters[n].annotation)[0]]
-        return Kernel(f, runtime)
+        return Kernel(f, runtime, debug=None if debug is None else bool(debug))
     if fn is None:
         return _user_api(make)
     return make(fn)

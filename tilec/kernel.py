@@ -29,8 +29,14 @@ class Kernel(KernelLauncher):
     __tilec_kernel__ = True
 
     def __init__(self, fn: Callable[..., Any], do_not_specialize: Sequence[str] = (),
-                 allow_overlap: Sequence[str] = ()) -> None:
+                 allow_overlap: Sequence[str] = (), debug: bool | None = None) -> None:
         self.fn = fn
+        # The debug mode (bounds checks, active tl.device_assert): the
+        # decorator's `debug=`, else TILEC_DEBUG when the kernel is defined.
+        from tilec.runtime.debug import env_debug
+        if debug is not None and not isinstance(debug, bool):
+            raise TilecError(f"debug must be True or False, got {debug!r}")
+        self.debug: bool = env_debug() if debug is None else debug
         self.name = fn.__name__
         functools.update_wrapper(self, fn)
         self.plan = Params(fn, do_not_specialize, allow_overlap)
@@ -157,7 +163,8 @@ class Kernel(KernelLauncher):
         `.metadata["from_cache"]` names the entry)."""
         from tilec.driver import compile_cached
         return compile_cached(self, target, signature, constexprs,
-                              CompileOptions(num_warps=num_warps, num_stages=num_stages))
+                              CompileOptions(num_warps=num_warps, num_stages=num_stages,
+                                             debug=self.debug))
 
     @_user_api
     def ir(self, target: str = "cpu", signature: Any = None,
@@ -166,7 +173,8 @@ class Kernel(KernelLauncher):
         """The IR (or assembly text) of one stage of one specialization."""
         from tilec.driver import compile_kernel
         ck = compile_kernel(self, target, signature, constexprs,
-                            CompileOptions(num_warps=num_warps, num_stages=num_stages),
+                            CompileOptions(num_warps=num_warps, num_stages=num_stages,
+                                           debug=self.debug),
                             stop_after=stage)
         if stage not in ck.asm:
             raise TilecError(f"unknown stage '{stage}' for target '{target}'; stages: "
@@ -187,7 +195,7 @@ class Kernel(KernelLauncher):
         from tilec.targets import get_target
         get_target(target)
         entry = self._cached_entry(Specialization.of(self.plan, infos, constexprs, target,
-                                                     CompileOptions.from_launch(options),
+                                                     self.compile_options(options),
                                                      self.used_globals()))
         from tilec.compiled import CompiledHandle
         run_opts = {k: v for k, v in options.items() if k not in self.plan._index}
@@ -224,7 +232,8 @@ def _function_text(fn: Callable[..., Any]) -> str | None:
 
 @_user_api
 def kernel(fn: Callable[..., Any] | None = None, *,
-           do_not_specialize: Sequence[str] = (), allow_overlap: Sequence[str] = ()) -> Any:
+           do_not_specialize: Sequence[str] = (), allow_overlap: Sequence[str] = (),
+           debug: bool | None = None) -> Any:
     """Decorator: turn a Python function written in tilec's language into a kernel.
 
     `@tilec.kernel` or `@tilec.kernel(do_not_specialize=["n"])`: the named
@@ -232,7 +241,12 @@ def kernel(fn: Callable[..., Any] | None = None, *,
     16-divisibility or being 1, a pointer's 16-byte alignment), so changing
     them never compiles another specialization (as Triton's option).
     `allow_overlap=["x"]`: tensor parameters that may get tensors whose
-    elements share memory (an `expand`ed tensor, stride 0); others refuse them."""
+    elements share memory (an `expand`ed tensor, stride 0); others refuse them.
+    `debug=True` (or `TILEC_DEBUG=1` when the kernel is defined): every load,
+    store and atomic is checked against the array its pointer came from and
+    `tl.device_assert` is active; a failure raises a TilecError at the
+    kernel's line naming the program id and the offset (CPU), or prints and
+    traps (GPUs).  Part of the cache key; `debug=False` overrides TILEC_DEBUG."""
     if fn is None:
-        return _user_api(lambda f: Kernel(f, do_not_specialize, allow_overlap))
-    return Kernel(fn, do_not_specialize, allow_overlap)
+        return _user_api(lambda f: Kernel(f, do_not_specialize, allow_overlap, debug))
+    return Kernel(fn, do_not_specialize, allow_overlap, debug)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import abc
 import sys
+from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
 from tilec.errors import TilecError
@@ -149,7 +150,15 @@ class KernelLauncher(abc.ABC):
             c.add(entry)
 
     # ------------------------------------------------------------ launching
+    def compile_options(self, options: Mapping[str, Any]) -> CompileOptions:
+        """The CompileOptions of a launch's keyword options (and the kernel's debug mode)."""
+        opts = CompileOptions.from_launch(options)
+        return replace(opts, debug=True) if getattr(self, "debug", False) else opts
+
     def run(self, grid: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+        if getattr(self, "debug", False):
+            self._run_checked(grid, args, kwargs)
+            return
         shape = (len(args), tuple(kwargs))
         keyfn = self._keyfns.get(shape)
         if keyfn is None:
@@ -179,7 +188,7 @@ class KernelLauncher(abc.ABC):
         # The globals the kernel reads are compiled in (like constexprs): a changed
         # global value is another specialization.
         spec = Specialization.of(self.plan, infos, constexprs, target,
-                                 CompileOptions.from_launch(options), self.used_globals())
+                                 self.compile_options(options), self.used_globals())
         g = self._grid(grid, values)
         from tilec.targets import get_target
         get_target(target).check_grid(g)
@@ -191,6 +200,27 @@ class KernelLauncher(abc.ABC):
         if fast is not None:
             self._fast[fast[0]] = loaded  # this key's devices and access were checked above
             self._add_native_entry(grid, args, kwargs, spec, loaded)
+
+    def _run_checked(self, grid: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+        """A debug-mode launch (tilec/runtime/debug.py): the general path, every
+        time, with the arrays' extents and an error record passed to the kernel."""
+        values, options = self.plan.bind(args, kwargs)
+        infos, constexprs = self.plan.classify(values)
+        target = self._target_for(infos)
+        spec = Specialization.of(self.plan, infos, constexprs, target,
+                                 self.compile_options(options), self.used_globals())
+        g = self._grid(grid, values)
+        from tilec.targets import get_target
+        get_target(target).check_grid(g)
+        loaded = self._memory.get(spec)
+        if loaded is None:
+            loaded = self._memory[spec] = self._load_or_compile(spec)
+        spec.check_launch(self.name, infos, loaded.stored_args)
+        runtime = [v for p, v in zip(self.plan.params, values) if not p.constexpr]
+        arrays = [v for v, i in zip(runtime, infos) if isinstance(i.type, tl.pointer_type)]
+        from tilec.runtime.debug import launch_checked
+        launch_checked(self.name, loaded.launch, g, [i.raw for i in infos], arrays,
+                       loaded.debug_sites or [], loaded.device)
 
     def _target_for(self, infos: Sequence[ArgInfo]) -> str:
         """The target a launch runs on: where its arrays live."""

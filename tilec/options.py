@@ -17,29 +17,40 @@ class CompileOptions:
     loops that feed `tl.dot` (read by the pipeliner; part of the key already);
     num_ctas: programs per thread-block cluster (Triton's option: only 1, the
     check is at compile time where the target is known); maxnreg: the most
-    registers per thread ptxas may use (None: ptxas decides; NVIDIA only)."""
+    registers per thread ptxas may use (None: ptxas decides; NVIDIA only);
+    debug: the debug mode (bounds-checked memory accesses, active
+    `tl.device_assert`: passes/tile_debug_checks.py), from
+    `@tilec.kernel(debug=True)` or `TILEC_DEBUG=1`."""
 
     num_warps: int = 4
     num_stages: int = 3
     num_ctas: int = 1
     maxnreg: int | None = None
+    debug: bool = False
 
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
             if f.name == "maxnreg" and v is None:
                 continue
+            if f.name == "debug":
+                if not isinstance(v, bool):
+                    raise TilecError(f"debug must be True or False, got {v!r}")
+                continue
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise TilecError(f"{f.name} must be a positive int, got {v!r}")
 
     @classmethod
     def from_launch(cls, options: Mapping[str, Any]) -> CompileOptions:
-        """From a launch's keyword options (`num_warps=8, num_stages=3`); others are ignored."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
-                      for k, v in options.items() if k in names})
+        """From a launch's keyword options (`num_warps=8, num_stages=3`); others are ignored
+        (`debug` is the kernel's, not the launch's)."""
+        names = {f.name for f in fields(cls)} - {"debug"}
+        given: dict[str, Any] = {
+            k: int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+            for k, v in options.items() if k in names}
+        return cls(**given)
 
-    def as_dict(self) -> dict[str, int]:
+    def as_dict(self) -> dict[str, Any]:
         """The options; those added after the first release only when not at
         their default, so existing cache keys and manifests stay the same."""
         d = asdict(self)
@@ -53,4 +64,4 @@ class CompileOptions:
         return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
 
-_LATER_DEFAULTS: dict[str, Any] = {"num_ctas": 1, "maxnreg": None}
+_LATER_DEFAULTS: dict[str, Any] = {"num_ctas": 1, "maxnreg": None, "debug": False}

@@ -39,6 +39,9 @@ def add_kernel_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--num-stages", type=int, default=3, metavar="S",
                    help="software-pipelining depth of tl.dot loops; accepted and recorded in "
                         "the compile options, read by no pass yet (the pipeliner comes later)")
+    p.add_argument("--debug", action="store_true",
+                   help="the debug mode: bounds-checked loads/stores/atomics, active "
+                        "tl.device_assert (GPUs print and trap)")
 
 
 def load_kernel_file(path: str) -> ModuleType:
@@ -205,13 +208,13 @@ def check_signature(kernels: list[Kernel], signature: str | dict[str, str] | Non
                 "e.g. --signature '*fp32,fp32,i32'")
 
 
-def make_options(num_warps: int, num_stages: int) -> CompileOptions:
-    """The `CompileOptions` of `--num-warps` and `--num-stages`."""
+def make_options(num_warps: int, num_stages: int, debug: bool = False) -> CompileOptions:
+    """The `CompileOptions` of `--num-warps`, `--num-stages` and `--debug`."""
     if num_warps < 1 or num_warps & (num_warps - 1):
         raise TilecError(f"--num-warps must be a power of two >= 1, got {num_warps}")
     if num_stages < 1:
         raise TilecError(f"--num-stages must be >= 1, got {num_stages}")
-    return CompileOptions(num_warps=num_warps, num_stages=num_stages)
+    return CompileOptions(num_warps=num_warps, num_stages=num_stages, debug=debug)
 
 
 @dataclass
@@ -231,7 +234,7 @@ def make_request(args: argparse.Namespace, need_one: bool) -> Request:
     target = get_target(args.target)     # an unknown target fails before any work
     signature = parse_signature(args.signature)
     constexprs = parse_constexprs(args.constexpr)
-    options = make_options(args.num_warps, args.num_stages)
+    options = make_options(args.num_warps, args.num_stages, getattr(args, "debug", False))
     kernels = select_kernels(find_kernels(load_kernel_file(args.file)), args.kernel,
                              args.file, need_one)
     check_constexprs(kernels, constexprs)

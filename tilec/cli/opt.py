@@ -163,7 +163,7 @@ def _read_text(path: str) -> str:
 def cmd_opt(args: argparse.Namespace) -> int:
     from tilec.targets import get_target
     target = get_target(args.target)
-    options = make_options(args.num_warps, args.num_stages)
+    options = make_options(args.num_warps, args.num_stages, args.debug)
     names = [n for spec in (args.passes or []) for n in split_pipeline(spec)]
     text = sys.stdin.read() if args.file == "-" else _read_text(args.file)
     outputs, failed = [], False
@@ -193,4 +193,6 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     o.add_argument("--num-stages", type=int, default=3, metavar="S",
                    help="recorded in the compile options; no pass reads it yet")
     o.add_argument("--debug-info", action="store_true", help="print locations")
+    o.add_argument("--debug", action="store_true",
+                   help="the debug mode's compile options (tile-debug-checks adds its checks)")
     return o

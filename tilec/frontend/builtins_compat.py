@@ -289,10 +289,31 @@ def assume(cg: CodeGen, node: Any, cond: Any) -> None:
 
 @rule("device_assert")
 def device_assert(cg: CodeGen, node: Any, cond: Any, msg: Any = "", mask: Any = None) -> None:
-    """Checked at compile time when the condition is; a runtime condition is
-    not checked (as Triton without TRITON_DEBUG)."""
-    if not isinstance(cond, TValue) and not cond:
-        cg.err(node, f"tl.device_assert failed at compile time: {msg}")
+    """Checked at compile time when the condition is; a run-time condition
+    becomes `tile.assert`, which `tile-debug-checks` checks in debug mode and
+    erases otherwise (as Triton without TRITON_DEBUG).  A non-boolean
+    condition means `cond != 0`; `mask` limits the check to its true elements."""
+    if isinstance(cond, tl.constexpr):
+        cond = cond.value
+    if isinstance(msg, tl.constexpr):
+        msg = msg.value
+    if not isinstance(cond, TValue):
+        if not cond:
+            cg.err(node, f"tl.device_assert failed at compile time: {msg}")
+        return
+    if cond.is_ptr:
+        cg.err(node, f"tl.device_assert needs a boolean or numeric condition, got "
+               f"{cond.type_str()}")
+    if not cond.dtype.is_bool():
+        cond = cg.compare("!=", cond, 0, node)
+    if isinstance(mask, tl.constexpr):
+        mask = mask.value
+    if mask is not None and mask is not True:
+        if not isinstance(mask, TValue) or mask.is_ptr or not mask.dtype.is_bool():
+            cg.err(node, f"tl.device_assert's mask must be boolean, got {cg.describe(mask)}")
+        cond = cg.binary("|", cond, cg.compare("==", mask, False, node), node)
+    from tilec.dialects.tile_debug import assert_
+    assert_(cond.handle, str(msg), loc=cg.location(node), ip=cg.ip)
 
 
 __all__ = ["RULES"]

@@ -23,8 +23,10 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_ENTRIES 8
 #define ANY_VALUE 2       /* `aligned` of a parameter not specialized on its value */
@@ -62,6 +64,7 @@ typedef struct {
     launch_fn_t launch;   /* CUDA: cuLaunchKernel */
     cpu_fn_t cpu_fn;      /* non-NULL: a CPU kernel, called here when the grid is small */
     long long cpu_max;    /* ... smaller than this many programs */
+    char *name;           /* CPU: the kernel's name, for the crash handler */
     uint64_t *storage;
     void **params;
 } Entry;
@@ -76,6 +79,51 @@ typedef struct {
     PyObject *name_dtype, *name_is_cuda, *name_data_ptr, *name_is_contiguous;
 } Launcher;
 
+/* The CPU kernel running now (set around each launch, here and by
+ * tilec/runtime/cpu.py through `running_slot()`), named by the fatal-signal
+ * handler: a crash inside a kernel says which kernel it was, then the
+ * previous handler (faulthandler's, or the default) runs as before. */
+static const char *volatile tilec_running = NULL;
+static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+static struct sigaction previous[4];
+static int hook_installed = 0;
+
+static void say(const char *text) {
+    ssize_t n = write(2, text, strlen(text));
+    (void)n;
+}
+
+static void crash_handler(int sig) {
+    const char *name = tilec_running;
+    int k = 0;
+    while (k < 3 && crash_signals[k] != sig) k++;
+    if (name != NULL) {
+        say("\ntilec: fatal signal ");
+        say(sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE"
+                                                                               : "SIGILL");
+        say(" while the CPU kernel '");
+        say(name);
+        say("' was running (an out-of-bounds access? rerun with TILEC_DEBUG=1 or "
+            "@tilec.kernel(debug=True) to have it checked)\n");
+    }
+    /* On to the previous handler (faulthandler's dump, or the default: death). */
+    sigaction(sig, &previous[k], NULL);
+    raise(sig);
+}
+
+static PyObject *install_crash_hook(PyObject *mod, PyObject *unused) {
+    if (!hook_installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = crash_handler;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_NODEFER;
+        for (int k = 0; k < 4; k++) sigaction(crash_signals[k], &sa, &previous[k]);
+        hook_installed = 1;
+    }
+    return PyLong_FromVoidPtr((void *)&tilec_running);
+}
+
 static void entry_free(Entry *e) {
     if (e == NULL) return;
     for (Py_ssize_t i = 0; i < e->nchecks; i++) {
@@ -86,7 +134,7 @@ static void entry_free(Entry *e) {
         Py_XDECREF(e->global_names[i]); Py_XDECREF(e->global_values[i]);
     }
     PyMem_Free(e->checks); PyMem_Free(e->global_names); PyMem_Free(e->global_values);
-    PyMem_Free(e->storage); PyMem_Free(e->params); PyMem_Free(e);
+    PyMem_Free(e->storage); PyMem_Free(e->params); PyMem_Free(e->name); PyMem_Free(e);
 }
 
 /* The value a check reads: borrowed, NULL when absent (no match). */
@@ -251,8 +299,11 @@ static PyObject *Launcher_call(Launcher *self, PyObject *args, PyObject *kwargs)
             if (total >= e->cpu_max) { self->busy = 0; break; }  /* the thread pool's job */
             if (total > 0) {
                 Py_BEGIN_ALLOW_THREADS  /* `busy` keeps other threads on the Python path */
+                const char *before = tilec_running;
+                tilec_running = e->name;
                 e->cpu_fn(e->params, (int32_t)self->grid[0], (int32_t)self->grid[1],
                           (int32_t)self->grid[2], 0, (int64_t)total);
+                tilec_running = before;
                 Py_END_ALLOW_THREADS
             }
             self->busy = 0;
@@ -274,8 +325,9 @@ static PyObject *Launcher_call(Launcher *self, PyObject *args, PyObject *kwargs)
 }
 
 /* Launcher.add((nargs, nkw, checks, globals, function, threads, shared, nslots, launch,
- *               cpu_fn, cpu_max)): `launch` (cuLaunchKernel) for a CUDA kernel, `cpu_fn`
- *               (its packed entry) for a CPU kernel, 0 for the other
+ *               cpu_fn, cpu_max[, name])): `launch` (cuLaunchKernel) for a CUDA kernel,
+ *               `cpu_fn` (its packed entry) and `name` (bytes) for a CPU kernel, 0 for
+ *               the other
  * checks: ((pos or name, kind, expect, dtype, is_cuda, aligned, slot), ...)
  * globals: ((name, value), ...) */
 static PyObject *Launcher_add(Launcher *self, PyObject *spec) {
@@ -284,15 +336,16 @@ static PyObject *Launcher_add(Launcher *self, PyObject *spec) {
     unsigned long long function, launch, cpu_fn;
     unsigned threads, shared;
     long long cpu_max;
+    const char *name = NULL;
     if (!initialized(self)) return NULL;
     if (self->busy) Py_RETURN_NONE;  /* called from inside a match: leave the entries be */
     if (!PyTuple_Check(spec)) {
         PyErr_SetString(PyExc_TypeError, "a launcher entry is a tuple");
         return NULL;
     }
-    if (!PyArg_ParseTuple(spec, "nnO!O!KIInKKL", &nargs, &nkw, &PyTuple_Type, &checks,
+    if (!PyArg_ParseTuple(spec, "nnO!O!KIInKKL|y", &nargs, &nkw, &PyTuple_Type, &checks,
                           &PyTuple_Type, &globals, &function, &threads, &shared, &nslots,
-                          &launch, &cpu_fn, &cpu_max))
+                          &launch, &cpu_fn, &cpu_max, &name))
         return NULL;
     if (nargs < 0 || nkw < 0 || nslots < 0 || nslots > 4096) {
         PyErr_SetString(PyExc_ValueError, "bad launcher entry sizes");
@@ -304,6 +357,11 @@ static PyObject *Launcher_add(Launcher *self, PyObject *spec) {
     e->function = (void *)(uintptr_t)function; e->threads = threads; e->shared = shared;
     e->launch = (launch_fn_t)(uintptr_t)launch;
     e->cpu_fn = (cpu_fn_t)(uintptr_t)cpu_fn; e->cpu_max = cpu_max;
+    if (name != NULL) {
+        e->name = PyMem_Malloc(strlen(name) + 1);
+        if (e->name == NULL) { entry_free(e); return PyErr_NoMemory(); }
+        memcpy(e->name, name, strlen(name) + 1);
+    }
     Py_ssize_t nc = PyTuple_GET_SIZE(checks), ng = PyTuple_GET_SIZE(globals);
     e->checks = PyMem_Calloc(nc ? nc : 1, sizeof(Check));
     e->global_names = PyMem_Calloc(ng ? ng : 1, sizeof(PyObject *));
@@ -469,8 +527,14 @@ static PyTypeObject LauncherType = {
     .tp_getset = Launcher_getset,
 };
 
+static PyMethodDef module_methods[] = {
+    {"install_crash_hook", install_crash_hook, METH_NOARGS,
+     "Install the fatal-signal handler (once); the address of the running kernel's name."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef launch_module = {
-    PyModuleDef_HEAD_INIT, "_tilec_launch", "tilec's launch fast path.", -1, NULL,
+    PyModuleDef_HEAD_INIT, "_tilec_launch", "tilec's launch fast path.", -1, module_methods,
     NULL, NULL, NULL, NULL,
 };
 

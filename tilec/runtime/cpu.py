@@ -3,7 +3,9 @@
 The shared object exports `tilec_<name>(args..., g0, g1, g2, start, end)`,
 which runs the programs with linear ids [start, end).  ctypes releases the GIL
 during the call, so the programs of one launch run in parallel on the
-machine's cores (`TILEC_NUM_THREADS` caps the number of threads).  No MLIR is
+machine's cores (`TILEC_NUM_THREADS` caps the number of threads).  While a
+launch runs, the C extension's crash handler knows the kernel's name
+(native.running_slot): a fault inside the kernel prints it.  No MLIR is
 imported here.
 """
 from __future__ import annotations
@@ -119,8 +121,26 @@ class CpuKernel:
         self.fn.restype = None
         self._to_bits = [(i, _TO_BITS[t.short]) for i, t in enumerate(arg_types)
                          if not isinstance(t, tl.pointer_type) and t.short in _TO_BITS]
+        # The kernel's name where the crash handler reads it during a launch.
+        from tilec.runtime.native import running_slot
+        self.name = name.encode()
+        self._name = ctypes.create_string_buffer(self.name)
+        self._name_address = ctypes.addressof(self._name)
+        self._running = running_slot()
 
     def launch(self, grid: tuple[int, int, int], raw_args: Sequence[Any]) -> None:
+        running = self._running
+        if running is None:
+            self._launch(grid, raw_args)
+            return
+        before = running.value
+        running.value = self._name_address
+        try:
+            self._launch(grid, raw_args)
+        finally:
+            running.value = before
+
+    def _launch(self, grid: tuple[int, int, int], raw_args: Sequence[Any]) -> None:
         g0, g1, g2 = grid
         total = g0 * g1 * g2
         if total <= 0:

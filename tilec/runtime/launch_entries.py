@@ -47,6 +47,7 @@ class NativeTarget:
     shared: int = 0
     cpu_fn: int = 0                # CPU: address of tilec_<name>_packed
     cpu_max: int = 0               # CPU: grids with fewer programs run on the caller's thread
+    cpu_name: bytes = b""          # CPU: the kernel's name (for the crash handler)
 
 
 def native_target(launcher: Any) -> NativeTarget | None:
@@ -55,7 +56,8 @@ def native_target(launcher: Any) -> NativeTarget | None:
     if packed:
         from tilec.runtime.cpu import _PARALLEL_MIN_PROGRAMS
         return NativeTarget(tuple(launcher.arg_ctypes), cpu_fn=packed,
-                            cpu_max=_PARALLEL_MIN_PROGRAMS if _threads() > 1 else 2 ** 62)
+                            cpu_max=_PARALLEL_MIN_PROGRAMS if _threads() > 1 else 2 ** 62,
+                            cpu_name=getattr(launcher, "name", b""))
     raw = getattr(launcher, "_raw_launch", None)
     if raw is not None:
         return NativeTarget(tuple(type(s) for s in launcher._slots),
@@ -157,7 +159,7 @@ def entry_for(spec: Specialization, order: Sequence[str], args: Sequence[Any],
             checks.append((opt, K_CONST, kwargs[opt], None, None, False, -1))
     return (len(args), len(kwargs), tuple(checks), tuple(globals_read), native.function,
             native.threads, native.shared, len(slots), native.launch, native.cpu_fn,
-            native.cpu_max)
+            native.cpu_max, native.cpu_name)
 
 
 def static_grid(grid: tuple[Any, ...]) -> tuple[int, int, int] | None:

@@ -26,6 +26,8 @@ class LoadedKernel:
         self.target: str = manifest["target"]
         self.spec = Specialization.from_manifest(manifest)
         self.stored_args = set(manifest.get("metadata", {}).get("stored_args", []))
+        self.debug_sites: list[Any] | None = (manifest.get("metadata", {}).get("debug_sites", [])
+                                              if manifest.get("debug") else None)
         self.device = "cpu" if self.target == "cpu" else "cuda"
         self._launcher = launcher
         self.launch = launcher.launch  # type: ignore[method-assign]  # one call less per launch
@@ -37,6 +39,9 @@ class LoadedKernel:
 def _load(manifest: dict[str, Any], path_of: Callable[[str], Path]) -> LoadedKernel:
     target = get_target(manifest["target"])
     types = [tl.parse_type(p["type"]) for p in manifest["params"]]  # also what the C path fills
+    if manifest.get("debug"):  # the debug mode's extents and error record (runtime/debug.py)
+        from tilec.runtime.debug import hidden_types
+        types += hidden_types(types)
     files: dict[str, str] = manifest.get("artifacts", {})
     if target.vendor == "cpu":
         from tilec.runtime.cpu import CpuKernel
@@ -122,6 +127,12 @@ class AotKernel:
             (tuple(grid) if isinstance(grid, (tuple, list)) else (grid,))
         dims = [int(d) for d in g] + [1] * (3 - len(g))
         get_target(lk.target).check_grid((dims[0], dims[1], dims[2]))
+        if lk.debug_sites is not None:  # compiled with --debug: extents and an error record
+            from tilec.runtime.debug import launch_checked
+            arrays = [a for a, p in zip(args, lk.spec.args) if isinstance(p.type, tl.pointer_type)]
+            launch_checked(self.name, lk.launch, (dims[0], dims[1], dims[2]), raw, arrays,
+                           lk.debug_sites, lk.device)
+            return
         lk.launch((dims[0], dims[1], dims[2]), raw)
         if type(grid) is tuple:
             self._add_native_entry(grid, args)

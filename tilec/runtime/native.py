@@ -6,10 +6,11 @@ source version and Python ABI, atomically (concurrent processes each build into
 a private folder and the first rename wins).  Where there is no C compiler or
 no Python headers, `launch_module()` returns None and tilec launches through
 the equivalent Python path; `status()` says why.  `TILEC_NATIVE_LAUNCH=0`
-turns the C path off.
+turns the C path off (the extension's crash handler, `running_slot()`, stays).
 """
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -83,6 +84,25 @@ def _load(path: Path) -> ModuleType:
     return module
 
 
+def _extension() -> tuple[ModuleType | None, str]:
+    """The built extension (or None) and 'built' or why not, made once."""
+    if "extension" in _STATE:
+        return _STATE["extension"]  # type: ignore[return-value]
+    module: ModuleType | None = None
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    try:
+        target = _build_dir() / f"_tilec_launch{suffix}"
+        reason = None if target.exists() else _build(target)
+        if reason is None:
+            module = _load(target)
+            if getattr(module, "ABI", None) != 1:
+                module, reason = None, "the built extension has another ABI"
+    except (OSError, ImportError) as e:
+        module, reason = None, f"cannot build or load the extension: {e}"
+    _STATE["extension"] = (module, reason or "built")
+    return module, reason or "built"
+
+
 def launch_module() -> ModuleType | None:
     """The built `_tilec_launch` module, or None (see `status()`)."""
     if "module" in _STATE:
@@ -91,19 +111,21 @@ def launch_module() -> ModuleType | None:
     if os.environ.get("TILEC_NATIVE_LAUNCH", "1") == "0":
         _STATE["reason"] = "turned off by TILEC_NATIVE_LAUNCH=0"
     else:
-        suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-        try:
-            target = _build_dir() / f"_tilec_launch{suffix}"
-            reason = None if target.exists() else _build(target)
-            if reason is None:
-                module = _load(target)
-                if getattr(module, "ABI", None) != 1:
-                    module, reason = None, "the built extension has another ABI"
-        except (OSError, ImportError) as e:
-            module, reason = None, f"cannot build or load the extension: {e}"
-        _STATE["reason"] = reason or "built"
+        module, _STATE["reason"] = _extension()
     _STATE["module"] = module
     return module
+
+
+def running_slot() -> ctypes.c_void_p | None:
+    """The C global naming the CPU kernel that runs now, read by the extension's
+    fatal-signal handler (installed by the first call): a crash inside a kernel
+    prints the kernel's name before the previous handler (faulthandler's or the
+    default) runs.  None where the extension cannot be built."""
+    if "slot" not in _STATE:
+        module, _ = _extension()
+        hook = getattr(module, "install_crash_hook", None)
+        _STATE["slot"] = ctypes.c_void_p.from_address(hook()) if hook is not None else None
+    return _STATE["slot"]  # type: ignore[return-value]
 
 
 def status() -> str:

@@ -1,5 +1,6 @@
 """The debug mode on a real NVIDIA GPU: checked kernels that pass give torch's
-answer; a failed check prints its message (vprintf) and traps.
+answer; a failed check prints its message (vprintf) and the launch raises a
+located TilecError from the error record.
 
 Two phases, as scripts/gpu_suite.py (the GPU machine has no compiler):
 
@@ -95,7 +96,7 @@ def run() -> int:
                            text=True, env=dict(os.environ), timeout=300)
         text = r.stdout + r.stderr
         print(f"--- {case}: exit {r.returncode}\n{text[-1500:]}")
-        check(f"{case} prints and traps", want in text and r.returncode != 0
+        check(f"{case} prints and raises", want in text and r.returncode != 0
               and "TilecError" in text)
         if case == "wild":
             check("wild names the program and offset",

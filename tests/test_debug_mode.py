@@ -298,18 +298,18 @@ def test_torch_tensor_extent_is_its_storage() -> None:
 
 @pytest.mark.parametrize("target", ["sm90", "gfx942"])
 def test_gpu_debug_mode_compiles_and_assembles(target: str) -> None:
-    """A debug-mode kernel for the GPUs: NVIDIA prints through vprintf and
-    traps; AMD traps; the code assembles (ptxas / ld.lld)."""
+    """A debug-mode kernel for the GPUs: NVIDIA prints through vprintf, neither
+    traps (the host raises from the error record); the code assembles (ptxas / ld.lld)."""
     ck = compile_kernel(store_unmasked, target, "*fp32,*fp32,i32", {"BLOCK": 256},
                         CompileOptions(debug=True))
     if target == "sm90":
         ptx = ck.asm["ptx"]
-        assert "vprintf" in ptx and "trap;" in ptx
+        assert "vprintf" in ptx and "trap;" not in ptx   # reported by the host, no trap
         if toolchain.find_ptxas() is None:
             pytest.skip("ptxas not found")
         assert ck.asm.get("cubin")
     else:
-        assert "s_trap" in ck.asm["amdgcn"]
+        assert "s_trap" not in ck.asm["amdgcn"]   # the record is reported by the host
         if toolchain.find_lld() is None:
             pytest.skip("ld.lld not found")
         assert ck.asm.get("hsaco")

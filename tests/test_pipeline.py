@@ -70,7 +70,7 @@ def test_stage_lists_match_target_stages() -> None:
                "tile-expand-fp8", "tile-layout", "tile-pipeline", "convert-tile-to-gpu"]
         assert list(backend_stages(target, CompileOptions())) == {
             "nvidia": gpu + ["convert-gpu-to-nvvm", "llir", "ptx", "cubin"],
-            "amd": gpu[:4] + ["tile-loop-pointers"] + gpu[4:]
+            "amd": gpu[:5] + ["tile-loop-pointers"] + gpu[5:]
             + ["convert-gpu-to-rocdl", "llir", "amdgcn", "hsaco"],
             "cpu": list(LANGUAGE_PASSES) + ["convert-tile-to-cpu", "lower-to-llvm", "llir",
                                             "llvm-opt", "asm", "so"],

@@ -1,11 +1,16 @@
 """`convert-tile-to-gpu` rules for the debug mode's `tile.debug_trap`
 (dialects/tile_debug.py; made by passes/tile_debug_checks.py).
 
-  * generic: `llvm.intr.trap` (AMD: `s_trap 2`; the error record in device
-    memory says what failed, the trap stops the kernel).
-  * `Feature.DEVICE_PRINTF` (NVIDIA's `vprintf`): thread 0 of the program first
+  * generic: nothing more (AMD): the error record in device memory says what
+    failed, and the host raises a located `TilecError` from it after the
+    launch (tilec/runtime/debug.py), as on the CPU.
+  * `Feature.DEVICE_PRINTF` (NVIDIA's `vprintf`): thread 0 of the program also
     prints `tilec debug: <message> at file:line:col, program (x, y, z),
-    element offset N` through `gpu.printf`, then every thread traps.
+    element offset N` through `gpu.printf`.
+No trap: measured on the H200, a trapping kernel loses its printf buffer and
+ends the CUDA context, so neither the message nor the record reached the user;
+the failed access itself is already masked off (or sent to the record's spare
+word), so the kernel runs to its end without touching memory out of bounds.
 
 The op is reached by the threads of one program together (its condition is a
 reduction over the program's tile), so the print happens once per failing
@@ -17,7 +22,7 @@ Nearest upstream analogue: Triton's `tl.device_assert` lowering
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, gpu, llvm, scf
+from mlir.dialects import arith, gpu, scf
 
 from tilec.errors import source_loc
 from tilec.passes.gpu.context import FuncLowering, Rule
@@ -28,12 +33,12 @@ RULES: RuleSet[Rule] = RuleSet("gpu.debug")
 
 
 @RULES.rule("tile.debug_trap")
-def _trap(L: FuncLowering, op: ir.Operation) -> None:
-    llvm.intr_trap()
+def _record_only(L: FuncLowering, op: ir.Operation) -> None:
+    """The record is written; the host reports it."""
 
 
 @RULES.rule("tile.debug_trap", feature=Feature.DEVICE_PRINTF)
-def _print_and_trap(L: FuncLowering, op: ir.Operation) -> None:
+def _print(L: FuncLowering, op: ir.Operation) -> None:
     message = ir.StringAttr(op.attributes["message"]).value.replace("%", "%%")
     loc = source_loc(op.location)
     where = f" at {loc}" if loc else ""
@@ -44,4 +49,3 @@ def _print_and_trap(L: FuncLowering, op: ir.Operation) -> None:
     with ir.InsertionPoint(if_op.then_block):
         gpu.printf(fmt, *[L.get(v) for v in op.operands])
         scf.YieldOp([])
-    llvm.intr_trap()

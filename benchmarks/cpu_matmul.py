@@ -128,6 +128,10 @@ def main() -> None:
         f()
     for _ in range(args.reps):
         for name, f in fns.items():
+            # The previous library's worker threads spin-wait after their call
+            # (OpenMP / OpenBLAS) and take the cores from whoever runs next:
+            # let them go idle first.
+            time.sleep(0.3)
             t0 = time.perf_counter()
             f()
             final[name].append(time.perf_counter() - t0)

@@ -77,6 +77,21 @@ def histogram(x_ptr, bins_ptr, n, n_bins, BLOCK: tl.constexpr):
 
 
 @tilec.kernel
+def locked_update(acc_ptr, lock_ptr, count_ptr, order_ptr, BLOCK: tl.constexpr):
+    """Every program adds 1 to a shared row under a spin lock (Triton tutorial
+    05's pattern) and draws a ticket with a scalar atomic_add: each must run
+    once per program, not once per thread."""
+    cols = tl.arange(0, BLOCK)
+    while tl.atomic_cas(lock_ptr, 0, 1) == 1:
+        pass
+    row = tl.load(acc_ptr + cols)
+    tl.store(acc_ptr + cols, row + 1)
+    tl.atomic_xchg(lock_ptr, 0)
+    ticket = tl.atomic_add(count_ptr, 1)
+    tl.store(order_ptr + tl.program_id(0), ticket)
+
+
+@tilec.kernel
 def col_sums(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
     cols = tl.program_id(0) * BN + tl.arange(0, BN)
     acc = tl.zeros((BN,), tl.float32)
@@ -206,6 +221,7 @@ def _reductions(torch: Any, device: str, launch: bool) -> None:
         cumsum_rows.warmup(xi, cs, N, BLOCK=1024, target="sm90")
         histogram.warmup(data, bins, data.numel(), 97, BLOCK=1024, target="sm90")
         col_sums.warmup(a, s, 333, 250, BM=32, BN=64, target="sm90")
+        locked_update.warmup(bins, bins, bins, bins, BLOCK=256, target="sm90")
         return
     argmax_rows[(M,)](x, idx, N, BLOCK=1024)
     assert torch.equal(idx.long(), x.argmax(dim=1)), "argmax (first index on ties)"
@@ -215,6 +231,16 @@ def _reductions(torch: Any, device: str, launch: bool) -> None:
     assert torch.equal(bins.long(), torch.bincount((data % 97).long(), minlength=97)), "histogram"
     col_sums[(tilec.cdiv(250, 64),)](a, s, 333, 250, BM=32, BN=64)
     torch.testing.assert_close(s, a.sum(0), rtol=1e-5, atol=1e-4)
+    programs = 300
+    acc = torch.zeros(256, device=device, dtype=torch.int32)
+    lock = torch.zeros(1, device=device, dtype=torch.int32)
+    count = torch.zeros(1, device=device, dtype=torch.int32)
+    order = torch.full((programs,), -1, device=device, dtype=torch.int32)
+    locked_update[(programs,)](acc, lock, count, order, BLOCK=256)
+    assert torch.equal(acc, torch.full_like(acc, programs)), f"spin lock: {acc[:4].tolist()}"
+    assert int(count) == programs and int(lock) == 0, (int(count), int(lock))
+    assert torch.equal(order.sort().values.long(), torch.arange(programs, device=device)), \
+        "scalar atomic_add tickets"
 
 
 def _shapes(torch: Any, device: str, launch: bool) -> None:
@@ -430,7 +456,8 @@ def _more_examples(torch: Any, device: str, launch: bool) -> None:
 CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
          Case("examples: vector_add, saxpy, elementwise_2d (strided view)", _examples),
          Case("softmax, layernorm, rmsnorm, cross-entropy", _norms),
-         Case("argmax ties, cumsum, atomic histogram, 2-D column sums", _reductions),
+         Case("argmax ties, cumsum, atomic histogram, 2-D column sums, spin lock + scalar atomics",
+              _reductions),
          Case("tl.trans and tl.reshape through workgroup memory", _shapes),
          Case("CUDA graph capture and replay; DLPack-only arrays", _graph_and_dlpack),
          Case("C launch path: alternating specializations on fresh tensors", _c_launch_path),

@@ -8,7 +8,9 @@ through same-width integers, which is all cmpxchg accepts) on `!llvm.ptr<1>`,
 ordering acq_rel (cmpxchg failure: acquire) at device scope, under an `scf.if`
 when the element is masked off or the thread only holds a replica of it (a
 layout that covers more than the tile would otherwise apply the operation
-several times).  Lanes that do nothing get 0 as their old value.
+several times).  Lanes that do nothing get 0 as their old value.  A scalar
+atomic runs once per program (thread 0; Triton's semantics), and its old
+value reaches every thread through workgroup memory.
 Unsupported kind/type/target combinations raise a `TilecError` naming the op
 and the target.
 
@@ -21,7 +23,7 @@ import functools
 from typing import Callable
 
 from mlir import ir
-from mlir.dialects import arith, llvm, scf, vector
+from mlir.dialects import arith, gpu, llvm, scf, vector
 
 from tilec.dialects import tile
 from tilec.errors import TilecError, source_loc
@@ -68,6 +70,29 @@ def _guarded(L: FuncLowering, pred: ir.Value | None, t: ir.Type,
     return if_op.results[0]
 
 
+def _once_per_program(L: FuncLowering, pred: ir.Value | None, t: ir.Type,
+                      build: Callable[[], ir.Value]) -> ir.Value:
+    """A scalar atomic, as Triton runs it: once per program (thread 0), its old
+    value broadcast to every thread through workgroup memory, so a spin lock
+    (`while tl.atomic_cas(lock, 0, 1) == 1`) takes the lock once and every
+    thread sees the same answer.  Scalar code is uniform across the program,
+    so the barriers are reached by all threads."""
+    assert L.tid is not None
+    first = arith.CmpIOp(arith.CmpIPredicate.eq, L.tid, L.const_i32(0)).result
+    slot = L.shared_buffer(t, 1)
+    # Every thread's earlier accesses happen before the atomic (a lock's
+    # release covers the whole program's stores), and earlier readers of the
+    # slot are done; the second barrier publishes the old value (and a lock's
+    # acquire to the whole program).
+    gpu.BarrierOp()
+    only = scf.IfOp(first, [], has_else=False)
+    with ir.InsertionPoint(only.then_block):
+        llvm.StoreOp(_guarded(L, pred, t, build), slot)
+        scf.YieldOp([])
+    gpu.BarrierOp()
+    return llvm.LoadOp(t, slot).result
+
+
 def _and(a: ir.Value | None, b: ir.Value | None) -> ir.Value | None:
     if a is None:
         return b
@@ -81,8 +106,8 @@ def _per_element(L: FuncLowering, op: ir.Operation, ptr: ir.Value, args: list[ir
                  emit: Callable[[ir.Value, list[ir.Value]], ir.Value]) -> None:
     res = op.results[0]
     if not is_tile(ptr.type):
-        pred = L.get(mask) if mask is not None else None
-        L.values[res] = _guarded(L, pred, elem, lambda: emit(L.get(ptr), [L.get(a) for a in args]))
+        L.values[res] = _once_per_program(L, L.get(mask) if mask is not None else None, elem,
+                                          lambda: emit(L.get(ptr), [L.get(a) for a in args]))
         return
     d = L.dist(ptr.type)
     canon = canonical_thread(L, d)

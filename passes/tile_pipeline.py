@@ -58,50 +58,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, scf, tensor
+from mlir.dialects import arith, scf
 
 from tilec.dialects import tile, tile_memory
 from tilec.options import CompileOptions
+from tilec.passes import pipeline_support as ps
 from tilec.passes import tile_pipeline_multi
 from tilec.passes.analysis import axis_info
-from tilec.passes.analysis.layouts import Distribution
 from tilec.targets import Target
 
 NAME = "tile-pipeline"
-_PURE_PREFIXES = ("arith.",)
-_PURE = {"tensor.splat", "tile.range", "tile.broadcast", "tile.expand_dims", "tile.addptr",
-         "tile.program_id", "tile.num_programs", "tile.convert_layout"}
-_SWIZZLE = 128
 # Families whose product reads swizzled rings asynchronously and is waited for
 # (`tile.mma_wait`); tcgen05's A rows are not permuted (TMEM lane = row).
 _ASYNC = ("wgmma", "tcgen05")
-# Shared memory left to the rest of the kernel (layout conversions, reductions)
-# when the rings are sized.
-_RESERVED_SHARED = 8192
-
-
-def _ops(block: ir.Block) -> list[ir.Operation]:
-    return [v.operation for v in block.operations]
-
-
-def _const_int(v: ir.Value) -> int | None:
-    owner = v.owner
-    if isinstance(owner, ir.OpView) and owner.operation.name == "arith.constant":
-        attr = owner.attributes["value"]
-        if isinstance(attr, ir.IntegerAttr):
-            return int(attr.value)
-    return None
-
-
-def _is_zero(v: ir.Value) -> bool:
-    owner = v.owner
-    if not (isinstance(owner, ir.OpView) and owner.operation.name == "arith.constant"):
-        return False
-    attr = owner.attributes["value"]
-    if not (isinstance(attr, ir.DenseElementsAttr) and attr.is_splat):
-        return False
-    s = attr.get_splat_value()
-    return float(s.value) == 0.0 if isinstance(s, (ir.FloatAttr, ir.IntegerAttr)) else False
 
 
 @dataclass
@@ -114,23 +83,17 @@ class _Plan:
     b_trans: ir.Operation | None = None   # b = tile.trans(load): B is K-major in its ring
 
 
-def _load_parts(load: ir.Operation) -> tuple[ir.Value, ir.Value | None, ir.Value | None]:
-    seg = list(ir.DenseI32ArrayAttr(load.attributes["operandSegmentSizes"]))
-    ops = list(load.operands)
-    return ops[0], ops[1] if seg[1] else None, ops[1 + seg[1]] if seg[2] else None
-
-
 def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
     body = for_op.regions[0].blocks[0]
-    ops = _ops(body)
+    ops = ps.ops(body)
     dots = [op for op in ops if op.name == "tile.dot"]
     if len(dots) != 1 or any(op.regions for op in ops):
         return None
     dot = dots[0]
-    kind = _kind(dot)
+    kind = ps.kind(dot)
     if kind not in (*_ASYNC, "mma_sync"):
         return None
-    if (_const_int(list(for_op.operands)[2]) or 0) <= 0:
+    if (ps.const_int(list(for_op.operands)[2]) or 0) <= 0:
         return None
     args = list(body.arguments)
     acc = dot.operands[2]
@@ -151,72 +114,17 @@ def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
         if not isinstance(owner, ir.OpView) or owner.operation.name != "tile.load" or \
                 owner.operation.block != body or len(list(v.uses)) != 1:
             return None
-        ptr, mask, other = _load_parts(owner.operation)
-        if other is not None and not _is_zero(other):
+        ptr, mask, other = ps.load_parts(owner.operation)
+        if other is not None and not ps.is_zero(other):
             return None
-        if not _copyable(ptr, mask, info):
+        if not ps.copyable(ptr, mask, info):
             return None
         loads.append(owner.operation)
-    side: set[ir.Operation] = set()
-    carried: set[int] = set()
-    stack = [o for ld in loads for o in ld.operands]
-    while stack:
-        v = stack.pop()
-        owner = v.owner
-        if isinstance(owner, ir.Block):
-            if owner == body and v != args[0]:
-                idx = args.index(v) - 1
-                if idx == acc_index:
-                    return None
-                if idx not in carried:
-                    carried.add(idx)
-                    stack.append(ops[-1].operands[idx])
-            continue
-        op = owner.operation
-        if op.block != body or op in side:
-            continue
-        if op.regions or not (op.name.startswith(_PURE_PREFIXES) or op.name in _PURE):
-            return None
-        side.add(op)
-        stack.extend(op.operands)
-    # Carried values run ahead: nothing but the load side may read them.
-    for idx in carried:
-        for use in args[idx + 1].uses:
-            if use.owner not in side and use.owner not in loads:
-                return None
-    return _Plan(dot, (loads[0], loads[1]), acc_index, [op for op in ops if op in side],
-                 sorted(carried), b_trans)
-
-
-def _kind(dot: ir.Operation) -> str:
-    """The dot's family (`tile-accelerate-dot`'s `tile.mma`)."""
-    return ir.StringAttr(dot.attributes["tile.mma"]).value if "tile.mma" in dot.attributes \
-        else "fma"
-
-
-def _copyable(ptr: ir.Value, mask: ir.Value | None, info: axis_info.AxisInfoMap) -> bool:
-    """Whether `cp.async` can copy the tile `ptr` points at: the layout's fast
-    dimension is the last (contiguous) one and each access moves >= 4 bytes."""
-    t = ptr.type
-    layout = tile.layout_of(t)
-    if layout is None or len(t.shape) != 2:
-        return False
-    d = Distribution.of(layout, tuple(t.shape))
-    if d.sliced_dim is not None or d.fast != 1:
-        return False
-    eb = axis_info.type_bytes(tile.pointee(t.element_type))
-    pi = info.get(ptr)
-    w = min(d.vec_len, 16 // eb, pi.contiguity[1], max(1, pi.divisibility[1] // eb))
-    if mask is not None and isinstance(mask.type, ir.RankedTensorType):
-        w = min(w, info.get(mask).constancy[1])
-    return w * eb >= 4
-
-
-def _live_mask(mask: ir.Value | None, ptr: ir.Value, live: ir.Value) -> ir.Value:
-    t = ptr.type
-    mt = ir.RankedTensorType.get(list(t.shape), ir.IntegerType.get_signless(1), t.encoding)
-    s = tensor.SplatOp(mt, live, []).result
-    return s if mask is None else arith.AndIOp(mask, s).result
+    found = ps.load_side(body, loads, forbidden=acc_index)
+    if found is None:
+        return None
+    side, carried = found
+    return _Plan(dot, (loads[0], loads[1]), acc_index, side, carried, b_trans)
 
 
 def _issue(plan: _Plan, rings: tuple[ir.Value, ir.Value], slot: ir.Value, iv: ir.Value,
@@ -224,43 +132,32 @@ def _issue(plan: _Plan, rings: tuple[ir.Value, ir.Value], slot: ir.Value, iv: ir
     """Clone the load side at the current insertion point with `mapping`
     (induction variable and carried arguments of the iteration wanted), then
     copy both tiles into `slot` and commit.  Returns the extended mapping."""
-    for op in plan.side:
-        new = op.clone(ip=ir.InsertionPoint.current)
-        for i, o in enumerate(op.operands):
-            if o in mapping:
-                new.operands[i] = mapping[o]
-        for old, r in zip(op.results, new.results):
-            mapping[old] = r
+    ps.clone_side(plan.side, mapping)
     for load, ring in zip(plan.loads, rings):
         ptr, mask, _other = (mapping.get(v, v) if v is not None else None
-                             for v in _load_parts(load))
+                             for v in ps.load_parts(load))
         assert ptr is not None
         with load.location:
             live = arith.CmpIOp(arith.CmpIPredicate.slt, iv, ub).result
-            tile_memory.async_copy(ring, slot, ptr, _live_mask(mask, ptr, live),
+            tile_memory.async_copy(ring, slot, ptr, ps.live_mask(mask, ptr, live),
                                    loc=load.location)
     tile_memory.async_commit(loc=plan.dot.location)
     return mapping
-
-
-def _i32(v: int) -> ir.Value:
-    return arith.ConstantOp(ir.IntegerType.get_signless(32), v).result
 
 
 def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: int,
               info: axis_info.AxisInfoMap) -> bool:
     plan = _plan(for_op, info)
     if plan is None:
-        multi = tile_pipeline_multi.plan(for_op, info, _copyable, _load_parts, _kind, _is_zero,
-                                         _pure)
+        multi = tile_pipeline_multi.plan(for_op, info)
         return multi is not None and tile_pipeline_multi.transform(
-            for_op, multi, stages, shared_bytes, _live_mask, _load_parts, _dce)
-    kind = _kind(plan.dot)
+            for_op, multi, stages, shared_bytes)
+    kind = ps.kind(plan.dot)
     pad = 16 if kind == "mma_sync" else 0   # bytes after each row (PaddedTile)
     per_stage = sum((axis_info.type_bytes(ld.results[0].type.element_type) *
                      ld.results[0].type.shape[1] + pad) * ld.results[0].type.shape[0]
                     for ld in plan.loads)
-    fit = (shared_bytes - _RESERVED_SHARED) // per_stage
+    fit = (shared_bytes - ps.RESERVED_SHARED) // per_stage
     if fit < 2:
         return False
     if fit < stages:
@@ -270,31 +167,19 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
         stages = fit
     body = for_op.regions[0].blocks[0]
     args = list(body.arguments)
-    lb, ub, step = list(for_op.operands)[:3]
-    inits = list(for_op.operands)[3:]
+    ub, step = list(for_op.operands)[1:3]
     ahead = stages - 1
     loc = for_op.location
     a_t, b_t = (ld.results[0].type for ld in plan.loads)
     with loc, ir.InsertionPoint(for_op):
-        swizzle = _SWIZZLE if kind in _ASYNC else 0
+        swizzle = ps.SWIZZLE if kind in _ASYNC else 0
         rings = (tile_memory.local_alloc(stages, a_t.shape, a_t.element_type, swizzle=swizzle,
                                          row_permutation="wgmma" if kind == "wgmma" else "none",
                                          loc=loc),
                  tile_memory.local_alloc(stages, b_t.shape, b_t.element_type, swizzle=swizzle,
                                          row_permutation="none", loc=loc))
-        carried_now = {args[i + 1]: inits[i] for i in plan.carried}
-        for p in range(ahead):
-            iv_p = arith.AddIOp(lb, arith.MulIOp(step, _i32(p)).result).result
-            m = _issue(plan, rings, _i32(p), iv_p, ub, {args[0]: iv_p, **carried_now})
-            yld = _ops(body)[-1]
-            carried_now = {args[i + 1]: m.get(yld.operands[i], yld.operands[i])
-                           for i in plan.carried}
-        new_inits = [carried_now[args[i + 1]] if i in plan.carried else v
-                     for i, v in enumerate(inits)] + [_i32(0)]
-        new_for = scf.ForOp(lb, ub, step, new_inits)
-    for name in ("tile.num_stages", "tile.num_stages_note"):
-        if name in for_op.attributes:
-            new_for.operation.attributes[name] = for_op.attributes[name]
+        new_for = ps.prologue_loop(for_op, plan.carried, ahead,
+                                   lambda slot, iv, m: _issue(plan, rings, slot, iv, ub, m))
     new_body = new_for.body
     new_args = list(new_body.arguments)
     counter = new_args[-1]
@@ -303,7 +188,7 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
         first = tile.barrier(loc=loc)
         sentinel = scf.YieldOp([])
     prev = first
-    for op in _ops(body):
+    for op in ps.ops(body):
         op.move_after(prev)
         prev = op
     sentinel.operation.erase()
@@ -311,7 +196,7 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
         old.replace_all_uses_with(new)
     dot = plan.dot
     with dot.location, ir.InsertionPoint(dot):
-        s = _i32(stages)
+        s = ps.i32(stages)
         read = arith.RemUIOp(counter, s).result
         started = tile_memory.mma(rings[0], read, rings[1], read, dot.operands[2], kind,
                                   loc=dot.location)
@@ -324,8 +209,8 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
             done = tile_memory.mma_wait(started, 1, loc=dot.location)
             if num_warps > 4 and kind == "wgmma":
                 tile.barrier(loc=dot.location)
-        write = arith.RemUIOp(arith.AddIOp(counter, _i32(ahead)).result, s).result
-        iv_w = arith.AddIOp(new_args[0], arith.MulIOp(step, _i32(ahead)).result).result
+        write = arith.RemUIOp(arith.AddIOp(counter, ps.i32(ahead)).result, s).result
+        iv_w = arith.AddIOp(new_args[0], arith.MulIOp(step, ps.i32(ahead)).result).result
         m = _issue(plan, rings, write, iv_w, ub,
                    {new_args[0]: iv_w, **{new_args[i + 1]: new_args[i + 1]
                                          for i in plan.carried}})
@@ -335,20 +220,20 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
         plan.b_trans.erase()
     for ld in plan.loads:
         ld.erase()
-    old_yield = _ops(new_body)[-1]
+    old_yield = ps.ops(new_body)[-1]
     outs = list(old_yield.operands)
     with loc, ir.InsertionPoint(old_yield):
-        nxt = arith.AddIOp(counter, _i32(1)).result
+        nxt = arith.AddIOp(counter, ps.i32(1)).result
         scf.YieldOp([m.get(v, v) if i in plan.carried else v for i, v in enumerate(outs)] +
                     [nxt])
     old_yield.erase()
-    _dce(new_body)
+    ps.dce(new_body)
     for old, new in zip(for_op.results, list(new_for.results)[:-1]):
         old.replace_all_uses_with(new)
     acc_out = new_for.results[plan.acc_index]
     uses = [u for u in acc_out.uses]
     with loc, ir.InsertionPoint.after(new_for.operation) if hasattr(
-            ir.InsertionPoint, "after") else ir.InsertionPoint(_next_op(new_for.operation)):
+            ir.InsertionPoint, "after") else ir.InsertionPoint(ps.next_op(new_for.operation)):
         final = tile_memory.mma_wait(acc_out, 0, loc=loc) if kind in _ASYNC else acc_out
         tile_memory.async_wait(0, loc=loc)
         tile.barrier(loc=loc)
@@ -358,27 +243,6 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
         u.owner.operands[u.operand_number] = final
     for_op.erase()
     return True
-
-
-def _next_op(op: ir.Operation) -> ir.Operation:
-    ops = _ops(op.block)
-    return ops[ops.index(op) + 1]
-
-
-def _pure(op: ir.Operation) -> bool:
-    return op.name.startswith(_PURE_PREFIXES) or op.name in _PURE
-
-
-def _dce(block: ir.Block) -> None:
-    """Erase the pure ops of `block` nobody uses any more (the originals of
-    the load side)."""
-    changed = True
-    while changed:
-        changed = False
-        for op in reversed(_ops(block)):
-            if _pure(op) and all(len(list(r.uses)) == 0 for r in op.results):
-                op.erase()
-                changed = True
 
 
 def _loops(op: ir.Operation, out: list[ir.Operation]) -> None:

@@ -36,22 +36,14 @@ into shared memory by the dot-operand conversion).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
 
 from mlir import ir
 from mlir.dialects import arith, scf
 
 from tilec.dialects import tile, tile_memory
+from tilec.passes import pipeline_support as ps
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import wgmma_register_a
-
-_SWIZZLE = 128
-_RESERVED_SHARED = 8192
-
-
-def _ops(block: ir.Block) -> list[ir.Operation]:
-    return [v.operation for v in block.operations]
-
 
 @dataclass
 class _Tile:
@@ -100,19 +92,14 @@ def _users_ok(v: ir.Value, body: ir.Block, allowed: set[ir.Operation]) -> bool:
     return True
 
 
-def plan(for_op: ir.Operation, info: axis_info.AxisInfoMap,
-         copyable: Callable[..., bool],
-         load_parts: Callable[..., tuple[ir.Value, ir.Value | None, ir.Value | None]],
-         kind_of: Callable[[ir.Operation], str], is_zero: Callable[[ir.Value], bool],
-         pure: Callable[[ir.Operation], bool]) -> _Plan | None:
-    """The multi-dot plan of `for_op`, or None when it does not qualify
-    (helpers from tile_pipeline passed in, so both modules judge alike)."""
+def plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
+    """The multi-dot plan of `for_op`, or None when it does not qualify."""
     body = for_op.regions[0].blocks[0]
-    ops = _ops(body)
+    ops = ps.ops(body)
     dots = [op for op in ops if op.name == "tile.dot"]
     if not dots or any(op.regions for op in ops):
         return None
-    if any(kind_of(d) != "wgmma" or "tile.mma_fp8" in d.attributes for d in dots):
+    if any(ps.kind(d) != "wgmma" or "tile.mma_fp8" in d.attributes for d in dots):
         return None
     p = _Plan()
     index: dict[ir.Operation, int] = {}
@@ -124,8 +111,8 @@ def plan(for_op: ir.Operation, info: axis_info.AxisInfoMap,
         if load in index:
             t = p.tiles[index[load]]
             return index[load] if t.role == role else None
-        ptr, mask, other = load_parts(load)
-        if other is not None and not is_zero(other) or not copyable(ptr, mask, info):
+        ptr, mask, other = ps.load_parts(load)
+        if other is not None and not ps.is_zero(other) or not ps.copyable(ptr, mask, info):
             return None
         index[load] = len(p.tiles)
         p.tiles.append(_Tile(load, _in(load, body), role))
@@ -162,40 +149,11 @@ def plan(for_op: ir.Operation, info: axis_info.AxisInfoMap,
             return None
     if not any(t.inside for t in p.tiles):
         return None
-    # The load side of the body's loads (tile_pipeline's rules).
-    args = list(body.arguments)
-    side: set[ir.Operation] = set()
-    carried: set[int] = set()
-    inside = [t.load for t in p.tiles if t.inside]
-    stack = [o for ld in inside for o in ld.operands]
-    while stack:
-        v = stack.pop()
-        owner = v.owner
-        if isinstance(owner, ir.Block):
-            if owner == body and v != args[0]:
-                idx = args.index(v) - 1
-                if idx not in carried:
-                    carried.add(idx)
-                    stack.append(ops[-1].operands[idx])
-            continue
-        op = owner.operation
-        if op.block != body or op in side:
-            continue
-        if op.regions or not pure(op):
-            return None
-        side.add(op)
-        stack.extend(op.operands)
-    for idx in carried:
-        for use in args[idx + 1].uses:
-            if use.owner not in side and use.owner not in inside:
-                return None
-    p.side = [op for op in ops if op in side]
-    p.carried = sorted(carried)
+    found = ps.load_side(body, [t.load for t in p.tiles if t.inside])
+    if found is None:
+        return None
+    p.side, p.carried = found
     return p
-
-
-def _i32(v: int) -> ir.Value:
-    return arith.ConstantOp(ir.IntegerType.get_signless(32), v).result
 
 
 def _bytes(t: _Tile) -> int:
@@ -204,40 +162,29 @@ def _bytes(t: _Tile) -> int:
 
 
 def _copies(p: _Plan, slot: ir.Value, iv: ir.Value, ub: ir.Value,
-            mapping: dict[ir.Value, ir.Value], live_mask: Callable[..., ir.Value],
-            load_parts: Callable[..., tuple[ir.Value, ir.Value | None, ir.Value | None]],
-            ) -> dict[ir.Value, ir.Value]:
+            mapping: ps.Mapping) -> ps.Mapping:
     """The load side cloned with `mapping`, then a copy of every tile loaded
     in the body into `slot`, and a commit."""
-    for op in p.side:
-        new = op.clone(ip=ir.InsertionPoint.current)
-        for i, o in enumerate(op.operands):
-            if o in mapping:
-                new.operands[i] = mapping[o]
-        for old, r in zip(op.results, new.results):
-            mapping[old] = r
+    ps.clone_side(p.side, mapping)
     for t in p.tiles:
         if not t.inside:
             continue
         ptr, mask, _ = (mapping.get(v, v) if v is not None else None
-                        for v in load_parts(t.load))
+                        for v in ps.load_parts(t.load))
         assert ptr is not None and t.ring is not None
         with t.load.location:
             live = arith.CmpIOp(arith.CmpIPredicate.slt, iv, ub).result
-            tile_memory.async_copy(t.ring, slot, ptr, live_mask(mask, ptr, live),
+            tile_memory.async_copy(t.ring, slot, ptr, ps.live_mask(mask, ptr, live),
                                    loc=t.load.location)
     tile_memory.async_commit(loc=p.uses[0].dot.location)
     return mapping
 
 
-def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
-              live_mask: Callable[..., ir.Value],
-              load_parts: Callable[..., tuple[ir.Value, ir.Value | None, ir.Value | None]],
-              dce: Callable[[ir.Block], None]) -> bool:
+def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int) -> bool:
     """Pipeline `for_op` by plan `p` (see the module docstring)."""
     fixed = sum(_bytes(t) for t in p.tiles if not t.inside)
     per_stage = sum(_bytes(t) for t in p.tiles if t.inside)
-    fit = (shared_bytes - _RESERVED_SHARED - fixed) // per_stage
+    fit = (shared_bytes - ps.RESERVED_SHARED - fixed) // per_stage
     if fit < 2:
         return False
     if fit < stages:
@@ -247,15 +194,14 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
         stages = fit
     body = for_op.regions[0].blocks[0]
     args = list(body.arguments)
-    lb, ub, step = list(for_op.operands)[:3]
-    inits = list(for_op.operands)[3:]
+    ub, step = list(for_op.operands)[1:3]
     # A product whose result only feeds the next iteration (attention's
     # acc = P @ V) stays in flight across the loop's back edge when there are
     # >= 3 slots: its wait moves to that iteration's first use of the
     # accumulator (after the next S = Q @ K.T has been waited for, so it costs
     # nothing), and the copies then run S - 2 iterations ahead, into the slot
     # of iteration j - 2 (iteration j - 1's product may still be reading its own).
-    yld_ops = list(_ops(body)[-1].operands)
+    yld_ops = list(ps.ops(body)[-1].operands)
     lazy: dict[ir.Operation, int] = {}
     if stages >= 3:
         for u in p.uses:
@@ -270,41 +216,29 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
         for t in p.tiles:
             rt = t.load.results[0].type
             t.ring = tile_memory.local_alloc(stages if t.inside else 1, rt.shape,
-                                             rt.element_type, swizzle=_SWIZZLE,
+                                             rt.element_type, swizzle=ps.SWIZZLE,
                                              row_permutation="wgmma" if t.role == "a"
                                              else "none", loc=loc)
         for t in p.tiles:   # loaded before the loop: copied once, in the first group
             if not t.inside:
-                ptr, mask, _ = load_parts(t.load)
-                tile_memory.async_copy(t.ring, _i32(0), ptr, mask, loc=t.load.location)
-        carried_now = {args[i + 1]: inits[i] for i in p.carried}
-        for s in range(ahead):
-            iv_s = arith.AddIOp(lb, arith.MulIOp(step, _i32(s)).result).result
-            m = _copies(p, _i32(s), iv_s, ub, {args[0]: iv_s, **carried_now}, live_mask, load_parts)
-            yld = _ops(body)[-1]
-            carried_now = {args[i + 1]: m.get(yld.operands[i], yld.operands[i])
-                           for i in p.carried}
-        new_inits = [carried_now[args[i + 1]] if i in p.carried else v
-                     for i, v in enumerate(inits)] + [_i32(0)]
-        new_for = scf.ForOp(lb, ub, step, new_inits)
-    for name in ("tile.num_stages", "tile.num_stages_note"):
-        if name in for_op.attributes:
-            new_for.operation.attributes[name] = for_op.attributes[name]
+                ptr, mask, _ = ps.load_parts(t.load)
+                tile_memory.async_copy(t.ring, ps.i32(0), ptr, mask, loc=t.load.location)
+        new_for = ps.prologue_loop(for_op, p.carried, ahead,
+                                   lambda slot, iv, m: _copies(p, slot, iv, ub, m))
     new_body = new_for.body
     new_args = list(new_body.arguments)
     counter = new_args[-1]
     with loc, ir.InsertionPoint(new_body):
         tile_memory.async_wait(ahead - 1, loc=loc)
         tile.barrier(loc=loc)
-        s_c = _i32(stages)
+        s_c = ps.i32(stages)
         read = arith.RemUIOp(counter, s_c).result
-        write = arith.RemUIOp(arith.AddIOp(counter, _i32(ahead)).result, s_c).result
-        iv_w = arith.AddIOp(new_args[0], arith.MulIOp(step, _i32(ahead)).result).result
+        write = arith.RemUIOp(arith.AddIOp(counter, ps.i32(ahead)).result, s_c).result
+        iv_w = arith.AddIOp(new_args[0], arith.MulIOp(step, ps.i32(ahead)).result).result
         m = _copies(p, write, iv_w, ub,
-                    {args[0]: iv_w, **{args[i + 1]: new_args[i + 1] for i in p.carried}},
-                    live_mask, load_parts)
+                    {args[0]: iv_w, **{args[i + 1]: new_args[i + 1] for i in p.carried}})
         sentinel = scf.YieldOp([])
-    for op in _ops(body):
+    for op in ps.ops(body):
         op.move_before(sentinel.operation)
     sentinel.operation.erase()
     for old, new in zip(args, new_args[:-1]):
@@ -314,7 +248,7 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
         d = u.dot
         with d.location, ir.InsertionPoint(d):
             if zero is None:
-                zero = _i32(0)
+                zero = ps.i32(0)
             bt = p.tiles[u.b]
             a_src = d.operands[0] if u.a is None else p.tiles[u.a].ring
             a_slot = read if u.a is not None and p.tiles[u.a].inside else zero
@@ -332,19 +266,19 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
     for t in p.tiles:
         if t.inside or not list(t.load.results[0].uses):
             t.load.erase()
-    old_yield = _ops(new_body)[-1]
+    old_yield = ps.ops(new_body)[-1]
     outs = list(old_yield.operands)
     with loc, ir.InsertionPoint(old_yield):
-        nxt = arith.AddIOp(counter, _i32(1)).result
+        nxt = arith.AddIOp(counter, ps.i32(1)).result
         scf.YieldOp([m.get(v, v) if i in p.carried else v for i, v in enumerate(outs)] +
                     [nxt])
     old_yield.erase()
-    dce(new_body)
+    ps.dce(new_body)
     for idx in lazy.values():
         _wait_before_first_use(new_args[idx + 1], new_body)
     for old, new in zip(for_op.results, list(new_for.results)[:-1]):
         old.replace_all_uses_with(new)
-    nxt_op = _ops(for_op.block)[_ops(for_op.block).index(new_for.operation) + 1]
+    nxt_op = ps.next_op(new_for.operation)
     with loc, ir.InsertionPoint(nxt_op):
         for idx in lazy.values():
             out = new_for.results[idx]
@@ -367,7 +301,7 @@ def _wait_before_first_use(arg: ir.Value, body: ir.Block) -> None:
     uses = list(arg.uses)
     if not uses:
         return
-    order = _ops(body)
+    order = ps.ops(body)
     users = [u.owner.operation if isinstance(u.owner, ir.OpView) else u.owner for u in uses]
     first = min(users, key=order.index)
     with first.location, ir.InsertionPoint(first):

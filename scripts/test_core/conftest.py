@@ -23,11 +23,6 @@ for name in ["TritonError", "CompilationError"]:
     if not hasattr(tilec, name):
         setattr(tilec, name, tilec.TilecError)
         _PLACEHOLDERS.append("triton." + name)
-if not hasattr(tilec, "reinterpret"):
-    def _reinterp(t, dt):
-        raise NotImplementedError("triton.reinterpret is missing")
-    tilec.reinterpret = _reinterp
-    _PLACEHOLDERS.append("triton.reinterpret")
 errors = types.ModuleType("triton.runtime.errors")
 errors.InterpreterError = getattr(tilec, "InterpreterError", tilec.TilecError)
 sys.modules["triton.runtime.errors"] = errors

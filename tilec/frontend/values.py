@@ -10,6 +10,7 @@ The expression, call, statement and control-flow parts (`expressions.py`,
 """
 from __future__ import annotations
 
+
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, NoReturn
@@ -46,19 +47,21 @@ class BoundMethod:
     name: str
 
 
-class Compound:
+class Compound(ABC):
     """A compile-time object made of runtime values (a `tl.make_block_ptr`):
     loops carry it part by part, rebuilt around the loop's block arguments."""
 
+    @abstractmethod
     def parts(self) -> list[TValue]:
-        raise NotImplementedError
+        """The runtime values, in a fixed order."""
 
+    @abstractmethod
     def with_parts(self, parts: list[TValue]) -> Compound:
-        raise NotImplementedError
+        """The same object over other runtime values (the loop's arguments)."""
 
+    @abstractmethod
     def same_kind(self, other: Any) -> bool:
         """Whether `other` can take this value's place in a loop (same static part)."""
-        raise NotImplementedError
 
 
 def is_number(v: Any) -> bool:

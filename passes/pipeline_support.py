@@ -1,0 +1,189 @@
+"""What both halves of `tile-pipeline` share (passes/tile_pipeline.py: one-dot
+K loops; passes/tile_pipeline_multi.py: loops with several wgmma dots): the
+load side of a loop's tile loads, its cloning for a later iteration, the
+prologue and the rebuilt loop with its slot counter, and small IR queries.
+Not a pass of its own.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from mlir import ir
+from mlir.dialects import arith, scf, tensor
+
+from tilec.dialects import tile
+from tilec.passes.analysis import axis_info
+from tilec.passes.analysis.layouts import Distribution
+
+PURE_PREFIXES = ("arith.",)
+PURE = {"tensor.splat", "tile.range", "tile.broadcast", "tile.expand_dims", "tile.addptr",
+        "tile.program_id", "tile.num_programs", "tile.convert_layout"}
+SWIZZLE = 128
+# Shared memory left to the rest of the kernel (layout conversions, reductions)
+# when the rings are sized.
+RESERVED_SHARED = 8192
+Mapping = dict[ir.Value, ir.Value]
+
+
+def ops(block: ir.Block) -> list[ir.Operation]:
+    return [v.operation for v in block.operations]
+
+
+def const_int(v: ir.Value) -> int | None:
+    owner = v.owner
+    if isinstance(owner, ir.OpView) and owner.operation.name == "arith.constant":
+        attr = owner.attributes["value"]
+        if isinstance(attr, ir.IntegerAttr):
+            return int(attr.value)
+    return None
+
+
+def is_zero(v: ir.Value) -> bool:
+    owner = v.owner
+    if not (isinstance(owner, ir.OpView) and owner.operation.name == "arith.constant"):
+        return False
+    attr = owner.attributes["value"]
+    if not (isinstance(attr, ir.DenseElementsAttr) and attr.is_splat):
+        return False
+    s = attr.get_splat_value()
+    return float(s.value) == 0.0 if isinstance(s, (ir.FloatAttr, ir.IntegerAttr)) else False
+
+
+def load_parts(load: ir.Operation) -> tuple[ir.Value, ir.Value | None, ir.Value | None]:
+    seg = list(ir.DenseI32ArrayAttr(load.attributes["operandSegmentSizes"]))
+    operands = list(load.operands)
+    return (operands[0], operands[1] if seg[1] else None,
+            operands[1 + seg[1]] if seg[2] else None)
+
+
+def kind(dot: ir.Operation) -> str:
+    """The dot's family (`tile-accelerate-dot`'s `tile.mma`)."""
+    return ir.StringAttr(dot.attributes["tile.mma"]).value if "tile.mma" in dot.attributes \
+        else "fma"
+
+
+def copyable(ptr: ir.Value, mask: ir.Value | None, info: axis_info.AxisInfoMap) -> bool:
+    """Whether `cp.async` can copy the tile `ptr` points at: the layout's fast
+    dimension is the last (contiguous) one and each access moves >= 4 bytes."""
+    t = ptr.type
+    layout = tile.layout_of(t)
+    if layout is None or len(t.shape) != 2:
+        return False
+    d = Distribution.of(layout, tuple(t.shape))
+    if d.sliced_dim is not None or d.fast != 1:
+        return False
+    eb = axis_info.type_bytes(tile.pointee(t.element_type))
+    pi = info.get(ptr)
+    w = min(d.vec_len, 16 // eb, pi.contiguity[1], max(1, pi.divisibility[1] // eb))
+    if mask is not None and isinstance(mask.type, ir.RankedTensorType):
+        w = min(w, info.get(mask).constancy[1])
+    return w * eb >= 4
+
+
+def live_mask(mask: ir.Value | None, ptr: ir.Value, live: ir.Value) -> ir.Value:
+    t = ptr.type
+    mt = ir.RankedTensorType.get(list(t.shape), ir.IntegerType.get_signless(1), t.encoding)
+    s = tensor.SplatOp(mt, live, []).result
+    return s if mask is None else arith.AndIOp(mask, s).result
+
+
+def i32(v: int) -> ir.Value:
+    return arith.ConstantOp(ir.IntegerType.get_signless(32), v).result
+
+
+def next_op(op: ir.Operation) -> ir.Operation:
+    siblings = ops(op.block)
+    return siblings[siblings.index(op) + 1]
+
+
+def pure(op: ir.Operation) -> bool:
+    return op.name.startswith(PURE_PREFIXES) or op.name in PURE
+
+
+def dce(block: ir.Block) -> None:
+    """Erase the pure ops of `block` nobody uses any more (the originals of
+    the load side)."""
+    changed = True
+    while changed:
+        changed = False
+        for op in reversed(ops(block)):
+            if pure(op) and all(len(list(r.uses)) == 0 for r in op.results):
+                op.erase()
+                changed = True
+
+
+def clone_side(side: list[ir.Operation], mapping: Mapping) -> Mapping:
+    """Clone the load side at the current insertion point, operands looked up
+    in `mapping` (the induction variable and carried arguments of the
+    iteration wanted); returns `mapping` extended by the clones' results."""
+    for op in side:
+        new = op.clone(ip=ir.InsertionPoint.current)
+        for i, o in enumerate(op.operands):
+            if o in mapping:
+                new.operands[i] = mapping[o]
+        for old, r in zip(op.results, new.results):
+            mapping[old] = r
+    return mapping
+
+
+def load_side(body: ir.Block, loads: list[ir.Operation], forbidden: int | None = None
+              ) -> tuple[list[ir.Operation], list[int]] | None:
+    """(the ops computing the operands of `loads`, in body order; the
+    iteration-argument indices they carry), or None when that is not a pure,
+    region-free computation from the induction variable, values from outside
+    and arguments only it uses and updates (never argument `forbidden`)."""
+    args = list(body.arguments)
+    body_ops = ops(body)
+    side: set[ir.Operation] = set()
+    carried: set[int] = set()
+    stack = [o for ld in loads for o in ld.operands]
+    while stack:
+        v = stack.pop()
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            if owner == body and v != args[0]:
+                idx = args.index(v) - 1
+                if idx == forbidden:
+                    return None
+                if idx not in carried:
+                    carried.add(idx)
+                    stack.append(body_ops[-1].operands[idx])
+            continue
+        op = owner.operation
+        if op.block != body or op in side:
+            continue
+        if op.regions or not pure(op):
+            return None
+        side.add(op)
+        stack.extend(op.operands)
+    # Carried values run ahead: nothing but the load side may read them.
+    for idx in carried:
+        for use in args[idx + 1].uses:
+            if use.owner not in side and use.owner not in loads:
+                return None
+    return [op for op in body_ops if op in side], sorted(carried)
+
+
+def prologue_loop(for_op: ir.Operation, carried: list[int], ahead: int,
+                  issue: Callable[[ir.Value, ir.Value, Mapping], Mapping]) -> scf.ForOp:
+    """At the current insertion point (before `for_op`): iterations 0 .. ahead-1
+    issued (`issue(slot, iv, mapping)` clones the load side with `mapping` and
+    starts its copies), then the new loop, whose iteration arguments are the
+    old ones with the carried ones `ahead` iterations on, plus a slot counter
+    from 0 (the last).  Returns the new `scf.for` (its body still empty)."""
+    body = for_op.regions[0].blocks[0]
+    args = list(body.arguments)
+    lb, ub, step = list(for_op.operands)[:3]
+    inits = list(for_op.operands)[3:]
+    now = {args[i + 1]: inits[i] for i in carried}
+    for s in range(ahead):
+        iv = arith.AddIOp(lb, arith.MulIOp(step, i32(s)).result).result
+        m = issue(i32(s), iv, {args[0]: iv, **now})
+        yld = ops(body)[-1]
+        now = {args[i + 1]: m.get(yld.operands[i], yld.operands[i]) for i in carried}
+    new_inits = [now[args[i + 1]] if i in carried else v for i, v in enumerate(inits)] + [i32(0)]
+    new_for = scf.ForOp(lb, ub, step, new_inits)
+    for name in ("tile.num_stages", "tile.num_stages_note"):
+        if name in for_op.attributes:
+            new_for.operation.attributes[name] = for_op.attributes[name]
+    return new_for

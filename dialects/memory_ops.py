@@ -15,6 +15,27 @@ dialect by dialects/tile.py; their typed builders are in dialects/tile_memory.py
   acc + A @ B on the matrix units, operands read from the slots.
 `tile.mma_wait(acc) {pending}` -> acc type: wait until at most `pending` groups
   of `tile.mma` are in flight; its result is `acc` once complete.
+
+Tensor-memory-accelerator (TMA) copies of descriptor loads (NVIDIA sm90+):
+`tile.tma_coords(c0, .., cr-1) {tma}`: the block coordinates (i32) of the
+  `tile.load` tagged `tile.tma` with the same id, which a tensor map (the
+  kernel's `tile.tensormaps` entry `tma`) can copy; no effect of its own (the
+  pipeliner reads it; the GPU lowering drops it).
+`tile.mbarrier_alloc {slots}` -> `memref<S x i64, 3>`: S transaction barriers in
+  shared memory, initialized (arrival count 1) before any thread uses them.
+`tile.mbarrier_inval(bars)`: the barriers are dead (every copy has completed).
+`tile.tma_expect(bars, slot, live) {bytes}`: where `live`, one thread arrives on
+  barrier `slot` expecting `bytes` of copies.
+`tile.tma_copy(ring, slot, bars, live, c0, ..) {tma}`: where `live`, one thread
+  starts the copy of the block at coordinates c into ring slot `slot` (in the
+  ring's layout), completing on barrier `slot`; elements outside the tensor
+  are zeros.
+`tile.mbarrier_wait(bars, slot, phase)`: every thread waits until barrier
+  `slot` has completed phase `phase` (0/1, i32).
+`tile.row_exchange(acc) {permutation = "wgmma"}` -> acc type: the accumulator
+  of a wgmma loop whose A ring kept A's rows in order (one TMA box) holds, where
+  its layout says row l, row `row_position(l)` of the product; the result has
+  the rows where the layout says (an exchange through workgroup memory).
 """
 
 IRDL_MEMORY_OPS = """\
@@ -51,6 +72,53 @@ IRDL_MEMORY_OPS = """\
     %k = irdl.any
     irdl.attributes {"kind" = %k}
     irdl.operands(a: %ba, a_slot: %sa, b: %bb, b_slot: %sb, acc: %c)
+    irdl.results(result: %c)
+  }
+  irdl.operation @tma_coords {
+    %c = irdl.any
+    %t = irdl.any
+    irdl.attributes {"tma" = %t}
+    irdl.operands(coords: variadic %c)
+  }
+  irdl.operation @mbarrier_alloc {
+    %s = irdl.any
+    %r = irdl.any
+    irdl.attributes {"slots" = %s}
+    irdl.results(result: %r)
+  }
+  irdl.operation @mbarrier_inval {
+    %b = irdl.any
+    irdl.operands(bars: %b)
+  }
+  irdl.operation @tma_expect {
+    %b = irdl.any
+    %i = irdl.any
+    %l = irdl.any
+    %n = irdl.any
+    irdl.attributes {"bytes" = %n}
+    irdl.operands(bars: %b, slot: %i, live: %l)
+  }
+  irdl.operation @tma_copy {
+    %r = irdl.any
+    %i = irdl.any
+    %b = irdl.any
+    %l = irdl.any
+    %c = irdl.any
+    %t = irdl.any
+    irdl.attributes {"tma" = %t}
+    irdl.operands(ring: %r, slot: %i, bars: %b, live: %l, coords: variadic %c)
+  }
+  irdl.operation @mbarrier_wait {
+    %b = irdl.any
+    %i = irdl.any
+    %p = irdl.any
+    irdl.operands(bars: %b, slot: %i, phase: %p)
+  }
+  irdl.operation @row_exchange {
+    %c = irdl.any
+    %p = irdl.any
+    irdl.attributes {"permutation" = %p}
+    irdl.operands(acc: %c)
     irdl.results(result: %c)
   }
   irdl.operation @mma_wait {

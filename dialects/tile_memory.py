@@ -57,3 +57,46 @@ def mma_wait(acc: ir.Value, pending: int, *, loc: ir.Location, ip: IP = None) ->
     return _create("tile.mma_wait", [acc.type], [acc],
                    {"pending": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), pending)},
                    loc, ip).result
+
+
+def _i32_attr(v: int) -> ir.IntegerAttr:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), v)
+
+
+def tma_coords(coords: Sequence[ir.Value], tma: int, *, loc: ir.Location,
+               ip: IP = None) -> ir.Operation:
+    return _create("tile.tma_coords", [], list(coords), {"tma": _i32_attr(tma)}, loc, ip)
+
+
+def mbarrier_alloc(slots: int, *, loc: ir.Location, ip: IP = None) -> ir.Value:
+    t = ir.MemRefType.get([slots], ir.IntegerType.get_signless(64),
+                          memory_space=ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                          SHARED_MEMORY_SPACE))
+    return _create("tile.mbarrier_alloc", [t], [], {"slots": _i32_attr(slots)}, loc, ip).result
+
+
+def mbarrier_inval(bars: ir.Value, *, loc: ir.Location, ip: IP = None) -> ir.Operation:
+    return _create("tile.mbarrier_inval", [], [bars], None, loc, ip)
+
+
+def tma_expect(bars: ir.Value, slot: ir.Value, live: ir.Value, nbytes: int, *,
+               loc: ir.Location, ip: IP = None) -> ir.Operation:
+    return _create("tile.tma_expect", [], [bars, slot, live], {"bytes": _i32_attr(nbytes)},
+                   loc, ip)
+
+
+def tma_copy(ring: ir.Value, slot: ir.Value, bars: ir.Value, live: ir.Value,
+             coords: Sequence[ir.Value], tma: int, *, loc: ir.Location,
+             ip: IP = None) -> ir.Operation:
+    return _create("tile.tma_copy", [], [ring, slot, bars, live, *coords],
+                   {"tma": _i32_attr(tma)}, loc, ip)
+
+
+def mbarrier_wait(bars: ir.Value, slot: ir.Value, phase: ir.Value, *, loc: ir.Location,
+                  ip: IP = None) -> ir.Operation:
+    return _create("tile.mbarrier_wait", [], [bars, slot, phase], None, loc, ip)
+
+
+def row_exchange(acc: ir.Value, *, loc: ir.Location, ip: IP = None) -> ir.Value:
+    return _create("tile.row_exchange", [acc.type], [acc],
+                   {"permutation": ir.StringAttr.get("wgmma")}, loc, ip).result

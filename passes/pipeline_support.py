@@ -159,7 +159,8 @@ def load_side(body: ir.Block, loads: list[ir.Operation], forbidden: int | None =
     # Carried values run ahead: nothing but the load side may read them.
     for idx in carried:
         for use in args[idx + 1].uses:
-            if use.owner not in side and use.owner not in loads:
+            user = use.owner
+            if user not in side and user not in loads and user.name != "tile.tma_coords":
                 return None
     return [op for op in body_ops if op in side], sorted(carried)
 

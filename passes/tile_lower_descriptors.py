@@ -17,8 +17,9 @@ per `padding`) / `tile.store` (masked).  Block pointers
 `tile.make_descriptor`s are erased once unused.  Every new op carries the
 location of the access it replaces.
 
-A target pass that maps descriptor loads to TMA copies runs before this one
-and leaves the accesses it does not take.
+On targets with TMA, `tile-tma-descriptors` runs before this pass: it lowers
+the loads a tensor map can copy itself (through `lower_load`) and tags them
+for the pipeliner.
 
 Nearest upstream analogue: none in MLIR; Triton's descriptor load/store
 rewritten to pointer loads where TMA is unavailable.
@@ -91,7 +92,7 @@ def _pointers_and_mask(op: ir.Operation, make: ir.Operation,
             inside = arith.andi(arith.cmpi(arith.CmpIPredicate.sge, idx, zero, **at),
                                 arith.cmpi(arith.CmpIPredicate.slt, idx,
                                            _splat(shape[d], sub_shape, at), **at), **at)
-        term = idx if _is_one(strides[d]) else \
+        term = idx if constant_one(strides[d]) else \
             arith.muli(idx, _splat(strides[d], sub_shape, at), **at)
         term = _full(term, block, at)
         offs = term if offs is None else arith.addi(offs, term, **at)
@@ -103,7 +104,7 @@ def _pointers_and_mask(op: ir.Operation, make: ir.Operation,
     return ptrs, mask
 
 
-def _is_one(v: ir.Value) -> bool:
+def constant_one(v: ir.Value) -> bool:
     """Whether `v` is the constant 1 (the contiguous last stride of a descriptor)."""
     owner = v.owner
     if isinstance(owner, ir.Block) or owner.operation.name != "arith.constant":
@@ -112,7 +113,21 @@ def _is_one(v: ir.Value) -> bool:
     return isinstance(attr, ir.IntegerAttr) and ir.IntegerAttr(attr).value == 1
 
 
-def _make_of(op: ir.Operation) -> ir.Operation:
+def lower_load(op: ir.Operation) -> ir.Operation:
+    """Replace the `tile.descriptor_load` `op` by its masked `tile.load` (returned)."""
+    ptrs, mask = _pointers_and_mask(op, make_of(op), list(op.operands)[1:])
+    at = {"loc": op.location, "ip": ir.InsertionPoint(op)}
+    rt = op.results[0].type
+    other = None if mask is None else arith.constant(rt, ir.DenseElementsAttr.get_splat(
+        rt, _pad_attr(tile.element_type(rt), desc.padding(op))), **at)
+    new = tile.load(ptrs, mask, other, **at)
+    op.results[0].replace_all_uses_with(new)
+    op.erase()
+    owner = new.owner
+    return owner.operation if isinstance(owner, ir.OpView) else owner
+
+
+def make_of(op: ir.Operation) -> ir.Operation:
     owner = op.operands[0].owner
     if isinstance(owner, ir.Block) or owner.operation.name != "tile.make_descriptor":
         raise CompilerBugError(f"{op.name} needs a tile.make_descriptor operand")
@@ -126,15 +141,9 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
         makes = [op for op in ops if op.name == "tile.make_descriptor"]
         for op in ops:
             if op.name == "tile.descriptor_load":
-                ptrs, mask = _pointers_and_mask(op, _make_of(op), list(op.operands)[1:])
-                at = {"loc": op.location, "ip": ir.InsertionPoint(op)}
-                rt = op.results[0].type
-                other = None if mask is None else arith.constant(rt, ir.DenseElementsAttr.get_splat(
-                    rt, _pad_attr(tile.element_type(rt), desc.padding(op))), **at)
-                op.results[0].replace_all_uses_with(tile.load(ptrs, mask, other, **at))
-                op.erase()
+                lower_load(op)
             elif op.name == "tile.descriptor_store":
-                ptrs, mask = _pointers_and_mask(op, _make_of(op), list(op.operands)[2:])
+                ptrs, mask = _pointers_and_mask(op, make_of(op), list(op.operands)[2:])
                 tile.store(ptrs, op.operands[1], mask, loc=op.location, ip=ir.InsertionPoint(op))
                 op.erase()
         for make in makes:

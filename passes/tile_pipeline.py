@@ -34,6 +34,17 @@ j + S - 1 into slot (j + S - 1) % S (the slot the product of iteration j - 1
 read, now finished) and a commit.  After the loop: `tile.mma_wait {pending =
 0}` on the result, `tile.async_wait {pending = 0}`, a barrier and
 `tile.local_dealloc` of both rings (the epilogue may reuse their memory).
+On targets with TMA, a wgmma loop whose two loads `tile-tma-descriptors`
+tagged copies them with the tensor memory accelerator (passes/pipeline_tma.py):
+a `tile.mbarrier_alloc` of S transaction barriers; each issue is a
+`tile.tma_expect` of the slot's bytes and one `tile.tma_copy` per tile (the
+tiles' coordinates cloned for the iteration); an iteration starts with
+`tile.mbarrier_wait` on its slot (no cp.async wait and no barrier), and the
+barrier after the product's wait is there at every warp count (one thread
+overwrites the slot every warp read).  Where the accumulator starts as a splat
+and only chains the products, A's ring keeps its rows in order (one TMA box
+rather than one per 8-row block, which cost a sixth of the loop) and
+`tile.row_exchange` after the loop puts the accumulator's rows in place.
 A tcgen05 dot is pipelined as a wgmma one, except that A's rows are not
 permuted (`row_permutation = "none"`: TMEM lane = row) and no barrier follows
 the wait (every thread waits on the product's mbarrier itself).
@@ -63,9 +74,9 @@ from mlir.dialects import arith, scf
 from tilec.dialects import tile, tile_memory
 from tilec.options import CompileOptions
 from tilec.passes import pipeline_support as ps
-from tilec.passes import tile_pipeline_multi
+from tilec.passes import pipeline_tma, tile_pipeline_multi
 from tilec.passes.analysis import axis_info
-from tilec.targets import Target
+from tilec.targets import Feature, Target
 
 NAME = "tile-pipeline"
 # Families whose product reads swizzled rings asynchronously and is waited for
@@ -128,11 +139,18 @@ def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
 
 
 def _issue(plan: _Plan, rings: tuple[ir.Value, ir.Value], slot: ir.Value, iv: ir.Value,
-           ub: ir.Value, mapping: dict[ir.Value, ir.Value]) -> dict[ir.Value, ir.Value]:
+           ub: ir.Value, mapping: dict[ir.Value, ir.Value],
+           bars: ir.Value | None = None) -> dict[ir.Value, ir.Value]:
     """Clone the load side at the current insertion point with `mapping`
     (induction variable and carried arguments of the iteration wanted), then
-    copy both tiles into `slot` and commit.  Returns the extended mapping."""
+    copy both tiles into `slot` and commit (with `bars`: TMA copies completing
+    on the slot's barrier).  Returns the extended mapping."""
     ps.clone_side(plan.side, mapping)
+    if bars is not None:
+        with plan.dot.location:
+            live = arith.CmpIOp(arith.CmpIPredicate.slt, iv, ub).result
+        pipeline_tma.issue(list(plan.loads), list(rings), bars, slot, live, mapping)
+        return mapping
     for load, ring in zip(plan.loads, rings):
         ptr, mask, _other = (mapping.get(v, v) if v is not None else None
                              for v in ps.load_parts(load))
@@ -146,7 +164,7 @@ def _issue(plan: _Plan, rings: tuple[ir.Value, ir.Value], slot: ir.Value, iv: ir
 
 
 def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: int,
-              info: axis_info.AxisInfoMap) -> bool:
+              info: axis_info.AxisInfoMap, has_tma: bool = False) -> bool:
     plan = _plan(for_op, info)
     if plan is None:
         multi = tile_pipeline_multi.plan(for_op, info)
@@ -171,21 +189,33 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     ahead = stages - 1
     loc = for_op.location
     a_t, b_t = (ld.results[0].type for ld in plan.loads)
+    use_tma = has_tma and kind == "wgmma" and pipeline_tma.all_tagged(list(plan.loads))
+    # With TMA, A's rows stay in order (one box, not one per 8-row block) where
+    # the accumulator only chains products from a splat start: its rows are
+    # then put in place once, after the loop (`tile.row_exchange`).
+    in_order = use_tma and pipeline_tma.rows_in_order_ok(for_op, plan.acc_index, plan.dot)
+    bars: ir.Value | None = None
     with loc, ir.InsertionPoint(for_op):
         swizzle = ps.SWIZZLE if kind in _ASYNC else 0
         rings = (tile_memory.local_alloc(stages, a_t.shape, a_t.element_type, swizzle=swizzle,
-                                         row_permutation="wgmma" if kind == "wgmma" else "none",
+                                         row_permutation="wgmma" if kind == "wgmma"
+                                         and not in_order else "none",
                                          loc=loc),
                  tile_memory.local_alloc(stages, b_t.shape, b_t.element_type, swizzle=swizzle,
                                          row_permutation="none", loc=loc))
+        if use_tma:
+            bars = tile_memory.mbarrier_alloc(stages, loc=loc)
         new_for = ps.prologue_loop(for_op, plan.carried, ahead,
-                                   lambda slot, iv, m: _issue(plan, rings, slot, iv, ub, m))
+                                   lambda slot, iv, m: _issue(plan, rings, slot, iv, ub, m, bars))
     new_body = new_for.body
     new_args = list(new_body.arguments)
     counter = new_args[-1]
     with loc, ir.InsertionPoint(new_body):
-        tile_memory.async_wait(ahead - 1, loc=loc)
-        first = tile.barrier(loc=loc)
+        if bars is not None:
+            first = pipeline_tma.wait(bars, counter, stages, loc)
+        else:
+            tile_memory.async_wait(ahead - 1, loc=loc)
+            first = tile.barrier(loc=loc)
         sentinel = scf.YieldOp([])
     prev = first
     for op in ps.ops(body):
@@ -207,14 +237,17 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
         done = started   # mma_sync: complete once issued
         if kind in _ASYNC:
             done = tile_memory.mma_wait(started, 1, loc=dot.location)
-            if num_warps > 4 and kind == "wgmma":
+            # Several warpgroups share the slots; one thread issues the TMA
+            # copies for all of them: every warp must be done with the slot.
+            if (num_warps > 4 or bars is not None) and kind == "wgmma":
                 tile.barrier(loc=dot.location)
         write = arith.RemUIOp(arith.AddIOp(counter, ps.i32(ahead)).result, s).result
         iv_w = arith.AddIOp(new_args[0], arith.MulIOp(step, ps.i32(ahead)).result).result
         m = _issue(plan, rings, write, iv_w, ub,
                    {new_args[0]: iv_w, **{new_args[i + 1]: new_args[i + 1]
-                                         for i in plan.carried}})
+                                         for i in plan.carried}}, bars)
     dot.results[0].replace_all_uses_with(done)
+    pipeline_tma.drop_hints(list(plan.loads))
     dot.erase()
     if plan.b_trans is not None:
         plan.b_trans.erase()
@@ -235,13 +268,21 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     with loc, ir.InsertionPoint.after(new_for.operation) if hasattr(
             ir.InsertionPoint, "after") else ir.InsertionPoint(ps.next_op(new_for.operation)):
         final = tile_memory.mma_wait(acc_out, 0, loc=loc) if kind in _ASYNC else acc_out
-        tile_memory.async_wait(0, loc=loc)
+        if bars is None:
+            tile_memory.async_wait(0, loc=loc)
         tile.barrier(loc=loc)
+        if bars is not None:
+            tile_memory.mbarrier_inval(bars, loc=loc)
         tile_memory.local_dealloc(rings[1], loc=loc)
         tile_memory.local_dealloc(rings[0], loc=loc)
+        if in_order:
+            final = tile_memory.row_exchange(final, loc=loc)
     for u in uses:
         u.owner.operands[u.operand_number] = final
+    block = for_op.block
     for_op.erase()
+    if bars is not None:   # the prologue's clones of the pointer arithmetic are dead
+        ps.dce(block)
     return True
 
 
@@ -270,4 +311,5 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
                     stages = int(ir.IntegerAttr(op.attributes["tile.num_stages"]).value)
                 if stages > 1:
                     info = info or axis_info.analyze(func.operation)
-                    _pipeline(op, stages, options.num_warps, target.shared_bytes, info)
+                    _pipeline(op, stages, options.num_warps, target.shared_bytes, info,
+                              target.has(Feature.TMA))

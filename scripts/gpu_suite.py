@@ -360,6 +360,35 @@ def _matmul(torch: Any, device: str, launch: bool) -> None:
     assert torch.equal(c8.cpu().long(), a8.cpu().long() @ b8.cpu().long()), "int8 matmul"
 
 
+def _tma_matmul(torch: Any, device: str, launch: bool) -> None:
+    """Descriptor loads as TMA copies (examples/matmul_persistent.py, 128-byte
+    rows): ragged M/N, K = 0 (a tensor map over nothing), a K that is not a
+    multiple of 16 (the pointer-load specialization), pipeline depths 2-5, fp8;
+    against float64 references."""
+    pm = _example("matmul_persistent")
+    cases = [(torch.float16, 256, 512, 512, (128, 256, 64), 8, 4),
+             (torch.float16, 127, 300, 4000, (128, 128, 64), 8, 3),
+             (torch.float16, 200, 136, 0, (128, 128, 64), 8, 3),
+             (torch.float16, 130, 260, 1001, (128, 128, 64), 8, 3),
+             (torch.bfloat16, 384, 256, 320, (128, 128, 64), 4, 2)]
+    cases += [(torch.float16, 192, 256, 640, (128, 128, 64), 8, s) for s in (2, 3, 4, 5)]
+    cases += [(torch.float8_e4m3fn, 256, 256, 1024, (128, 128, 128), 8, 3)]
+    for dt, m, n, k, (bm, bn, bk), warps, stages in cases:
+        a = torch.randn(m, k, device=device).to(dt)
+        b = torch.randn(n, k, device=device).to(dt)
+        c = torch.full((m, n), float("nan"), device=device, dtype=torch.float16)
+        cx = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=132,
+                  num_warps=warps, num_stages=stages)
+        if not launch:
+            pm.matmul_persistent.warmup(a, b, c, m, n, k, **cx, target="sm90")
+            continue
+        tiles = tilec.cdiv(m, bm) * tilec.cdiv(n, bn)
+        pm.matmul_persistent[(min(132, tiles),)](a, b, c, m, n, k, **cx)
+        want = a.double() @ b.double().t()
+        tol = 2e-2 if dt != torch.float8_e4m3fn else 5e-2
+        torch.testing.assert_close(c.double(), want, rtol=tol, atol=tol * max(k, 1) ** 0.5)
+
+
 _TUNED: Any = None
 
 
@@ -463,6 +492,8 @@ CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
          Case("C launch path: alternating specializations on fresh tensors", _c_launch_path),
          Case("tilec.autotune with CUDA-event timing", _autotune),
          Case("tl.dot: matmul fp32 / fp16 (masked, transposed view) / int8", _matmul),
+         Case("TMA descriptor loads: persistent matmul, ragged, K = 0, depths 2-5, fp8",
+              _tma_matmul),
          Case("examples: softmax (+persistent), layernorm (+looped), rmsnorm, cross-entropy, "
               "histogram, prefix sum, annotated kernels", _more_examples)]
 

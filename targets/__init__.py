@@ -55,6 +55,10 @@ class Feature(str, Enum):
     # Asynchronous global -> shared copies (`cp.async`, sm80 and later): the
     # software pipeliner stages tl.dot operands without passing through registers.
     CP_ASYNC = "cp_async"
+    # The tensor memory accelerator (`cp.async.bulk.tensor` with transaction
+    # mbarriers, sm90 and later): the pipeliner copies descriptor loads whose
+    # tensor map the host can encode with one thread per block.
+    TMA = "tma"
     # The grid size comes from the code object's hidden kernel arguments
     # (gpu.grid_dim would call the unlinked device library).
     IMPLICIT_BLOCK_COUNT = "implicit_block_count"
@@ -241,7 +245,7 @@ def _amd(chip: str, warp: int, lds: int,
 
 TARGETS: dict[str, Target] = {t.name: t for t in (
     _nvidia("sm80", "sm_80", 166912, "7.0", 8),
-    _nvidia("sm90", "sm_90a", 232448, "8.0", 9, frozenset({F.WGMMA})),
+    _nvidia("sm90", "sm_90a", 232448, "8.0", 9, frozenset({F.WGMMA, F.TMA})),
     _nvidia("sm100", "sm_100a", 232448, "8.6", 10, frozenset({F.TCGEN05})),
     _amd("gfx90a", 64, 65536, _MFMA_CDNA + _MFMA_I8_CDNA2),
     _amd("gfx942", 64, 65536, _MFMA_CDNA + _MFMA_I8_CDNA3),

@@ -114,7 +114,7 @@ def check_num_warps(target: Target, options: CompileOptions) -> None:
 # before them.
 # tile-debug-checks (after the descriptors are pointer tiles) bounds-checks the
 # accesses in debug mode and only drops `tile.assert` otherwise.
-LANGUAGE_PASSES = ("tile-lower-descriptors", "tile-debug-checks", "tile-dot-precision",
+LANGUAGE_PASSES = ("tile-tma-descriptors", "tile-lower-descriptors", "tile-debug-checks", "tile-dot-precision",
                    "tile-expand-fp8")
 
 
@@ -154,6 +154,9 @@ def tile_to_gpu_steps() -> Stages:
         distribute.run(c)
         for m in re.finditer(r"tilec.dynamic_shared = (\d+)", c.asm["gpu"]):
             c.metadata["dynamic_shared"] = int(m.group(1))
+        maps = _tensormaps(c.module)
+        if maps:
+            c.metadata["tensormaps"] = maps
     # The dot selection runs before the fp8 expansion, which leaves the fp8
     # operands of a dot chosen for wgmma as raw bytes (fp8 tensor cores).
     lang = language_steps()
@@ -165,6 +168,21 @@ def tile_to_gpu_steps() -> Stages:
             "tile-pipeline": pipeline,
             "convert-tile-to-gpu": Step(run_distribute, distribute.produces,
                                         distribute.pipeline)}
+
+
+def _tensormaps(module: ir.Module) -> list[Any]:
+    """The tensor-map recipes of the module's kernel (targets/nvidia/tma.py):
+    what the runtime encodes at launch for its grid-constant parameters."""
+    import json
+    found: list[Any] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "gpu.func" and "tilec.tensormaps" in op.attributes:
+            found.extend(json.loads(ir.StringAttr(op.attributes["tilec.tensormaps"]).value))
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
 
 
 def run_from(module: ir.Module, target: Target, steps: Stages, first: str) -> Compilation:

@@ -65,10 +65,18 @@ def _golden() -> list[tuple[str, Any, Any, dict[str, Any], int]]:
     mm = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mm)
     big = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}
+    ppath = path.parent / "matmul_persistent.py"
+    pspec = importlib.util.spec_from_file_location("tilec_golden_persistent", ppath)
+    assert pspec is not None and pspec.loader is not None
+    pm = importlib.util.module_from_spec(pspec)
+    pspec.loader.exec_module(pm)
+    tma = {**big, "GROUP_M": 8, "NUM_SMS": 132}   # 128-byte rows: TMA copies on sm90
     return [
         ("test-scale_add", scale_add, "*fp32:16,*fp32:16,fp32,i32", {"BLOCK": 512}, 4),
         ("test-row_sum_2d", row_sum_2d, "*fp32:16,*fp32:16,i32,i32:16", {"BLOCK_M": 8, "BLOCK_N": 256}, 4),
         ("test-matmul_fp16_128x128x64_w8", mm.matmul, mm.SIG.format(t="fp16"), big, 8),
+        ("test-matmul_persistent_fp16_128x128x64_w8", pm.matmul_persistent,
+         "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16", tma, 8),
     ]
 
 

@@ -325,9 +325,10 @@ def fake_cuda(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
 
     class FakeCudaKernel(CudaKernel):
         def __init__(self, image: bytes, name: str, arg_types: Any, threads: int,
-                     shared_bytes: int = 0) -> None:
-            assert image
+                     shared_bytes: int = 0, tensormaps: Any = ()) -> None:
+            assert image and not tensormaps
             self.threads, self.shared = threads, shared_bytes
+            self._maps = None
             self._slots = param_slots(arg_types)
             self._function_handle = 0x7000
             driver = FakeDriver([type(s) for s in self._slots])

@@ -30,7 +30,8 @@ def test_registry_lists_every_pass_module() -> None:
         if isinstance(getattr(module, "NAME", None), str) and callable(getattr(module, "run", None)):
             found[module.NAME] = info.name
     assert found == registry.PASSES
-    assert registry.names() == ["tile-verify", "tile-dce", "tile-lower-descriptors",
+    assert registry.names() == ["tile-verify", "tile-dce", "tile-tma-descriptors",
+                                "tile-lower-descriptors",
                                 "tile-debug-checks", "tile-dot-precision", "tile-expand-fp8", "tile-accelerate-dot",
                                 "tile-layout", "tile-pipeline", "tile-prefetch",
                                 "tile-loop-pointers", "convert-tile-to-gpu",
@@ -65,12 +66,12 @@ def test_stage_lists_match_target_stages() -> None:
         assert list(steps)[:3] == list(tile_steps())
         from tilec.targets.pipeline import LANGUAGE_PASSES
         # On GPUs the dot selection runs before the fp8 expansion (fp8 tensor cores).
-        gpu = ["tile-lower-descriptors", "tile-debug-checks", "tile-dot-precision",
+        gpu = ["tile-tma-descriptors", "tile-lower-descriptors", "tile-debug-checks", "tile-dot-precision",
                "tile-accelerate-dot",
                "tile-expand-fp8", "tile-layout", "tile-pipeline", "convert-tile-to-gpu"]
         assert list(backend_stages(target, CompileOptions())) == {
             "nvidia": gpu + ["convert-gpu-to-nvvm", "llir", "ptx", "cubin"],
-            "amd": gpu[:5] + ["tile-loop-pointers"] + gpu[5:]
+            "amd": gpu[:6] + ["tile-loop-pointers"] + gpu[6:]
             + ["convert-gpu-to-rocdl", "llir", "amdgcn", "hsaco"],
             "cpu": list(LANGUAGE_PASSES) + ["convert-tile-to-cpu", "lower-to-llvm", "llir",
                                             "llvm-opt", "asm", "so"],

@@ -103,13 +103,18 @@ def test_pipelined_wgmma_kernels_assemble_without_spills(bm: int, bn: int, bk: i
 ])
 def test_persistent_descriptor_kernel_uses_wgmma(dtype: str, bm: int, bn: int, bk: int,
                                                  warps: int, stages: int, instr: str) -> None:
-    """B given as [N, K] through b.T is read K-major; fp8 runs on fp8 wgmma."""
+    """B given as [N, K] through b.T is read K-major; fp8 runs on fp8 wgmma; the
+    descriptor loads are TMA copies completing on transaction barriers."""
     k: Any = matmul_persistent.compile(
         target="sm90", signature=f"*{dtype}:16,*{dtype}:16,*fp16:16,i32:16,i32:16,i32:16",
         num_warps=warps, num_stages=stages,
         constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "NUM_SMS": 132})
     ptx = k.asm["ptx"]
-    assert f"wgmma.mma_async.sync.aligned.{instr}" in ptx and "cp.async.cg.shared.global" in ptx
+    assert f"wgmma.mma_async.sync.aligned.{instr}" in ptx
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes" \
+        in ptx and "mbarrier.try_wait.parity.shared.b64" in ptx
+    assert "cp.async.cg.shared.global" not in ptx and ".param .align 64 .b8" in ptx
+    assert len(k.metadata["tensormaps"]) == 2
     if k.asm.get("cubin"):
         md = k.metadata
         assert md["spill_stores"] == 0 and md["stack_bytes"] == 0, md

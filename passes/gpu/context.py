@@ -61,6 +61,19 @@ def segments(op: ir.Operation) -> list[int]:
     return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
 
 
+def _tma_ids(func: ir.Operation) -> list[int]:
+    """The tensor maps (`tma` ids) the kernel's `tile.tma_copy`s read, sorted."""
+    found: set[int] = set()
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "tile.tma_copy":
+            found.add(int(ir.IntegerAttr(op.attributes["tma"]).value))
+        return ir.WalkResult.ADVANCE
+
+    func.walk(visit)
+    return sorted(found)
+
+
 class FuncLowering:
     """The lowering of one kernel (see the module docstring)."""
 
@@ -82,6 +95,11 @@ class FuncLowering:
         # Results of asynchronous matrix products (`tile.mma`): the scalars
         # their wait must pass through before anything reads them.
         self.pending: dict[ir.Value, list[ir.Value]] = {}
+        # Tensor maps the kernel's `tile.tma_copy`s read (`tile.tensormaps` id
+        # -> the generic pointer to its 128-byte grid-constant parameter, which
+        # follows the kernel's own) and the box each copy issues.
+        self.tensormaps: dict[int, ir.Value] = {}
+        self.tensormap_boxes: dict[int, list[int]] = {}
 
     # -- types
     def scalar_type(self, t: ir.Type) -> ir.Type:
@@ -135,6 +153,9 @@ class FuncLowering:
         name = ir.StringAttr(f.attributes["sym_name"]).value
         entry = f.regions[0].blocks[0]
         arg_types = [self.scalar_type(a.type) for a in entry.arguments]
+        maps = _tma_ids(f)
+        own = len(arg_types)
+        arg_types += [llvm.PointerType.get()] * len(maps)
         for a in entry.arguments:
             if is_tile(a.type):
                 raise TilecError(f"kernel '{name}': tile arguments are not supported",
@@ -144,14 +165,29 @@ class FuncLowering:
                                known_block_size=[self.num_warps * self.target.warp_size, 1, 1],
                                loc=f.location)
         self.gfunc = gf
-        block = gf.body.blocks.append(*arg_types, arg_locs=[a.location for a in entry.arguments])
+        block = gf.body.blocks.append(*arg_types, arg_locs=[a.location for a in entry.arguments]
+                                      + [f.location] * len(maps))
         for old, new in zip(entry.arguments, block.arguments):
             self.values[old] = new
+        self.tensormaps = dict(zip(maps, list(block.arguments)[own:]))
         with ir.InsertionPoint(block), f.location:
             tid = gpu.ThreadIdOp(gpu.Dimension.x).result
             self.tid = arith.IndexCastOp(i32(), tid).result
         self.lower_block(entry, block)
         self.finish_shared()
+        if maps:
+            self._record_tensormaps(maps)
+
+    def _record_tensormaps(self, maps: list[int]) -> None:
+        """The recipes of the kernel's tensor-map parameters, in parameter
+        order, with their boxes, as the gpu.func attribute `tilec.tensormaps`
+        (the back end marks those parameters grid constants; the runtime
+        encodes them at launch)."""
+        import json
+        known = json.loads(ir.StringAttr(self.func.attributes["tile.tensormaps"]).value)
+        out = [{**known[str(i)], "box": self.tensormap_boxes[i]} for i in maps]
+        self.gfunc.attributes["tilec.tensormaps"] = ir.StringAttr.get(
+            json.dumps(out, sort_keys=True))
 
     def lower_block(self, old: ir.Block, new: ir.Block) -> None:
         with ir.InsertionPoint(new):

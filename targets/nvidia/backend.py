@@ -40,6 +40,7 @@ from tilec.options import CompileOptions
 from tilec.targets import Target
 from tilec.targets.pipeline import (Compilation, Stages, Step, fresh_context, isolated,
                                     module_text, replace_module, run_from, tile_to_gpu_steps)
+from tilec.targets.nvidia import tma
 from tilec.targets.toolchain import PTXAS_HINT, find_ptxas, run_tool
 
 NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
@@ -78,6 +79,7 @@ def _lower(module: ir.Module, lower: str) -> float:
         passmanager.PassManager.parse(lower).run(module.operation)
     except ir.MLIRError as exc:
         raise CompilerBugError(f"NVIDIA lowering failed ({lower}):\n{exc}") from None
+    tma.mark_parameters(module)
     return (time.perf_counter() - t0) * 1e3
 
 

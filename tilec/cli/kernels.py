@@ -37,8 +37,8 @@ def add_kernel_options(p: argparse.ArgumentParser) -> None:
                    help="constexpr values (Python literals or dtype names)")
     p.add_argument("--num-warps", type=int, default=4, metavar="N", help="warps per program (GPU)")
     p.add_argument("--num-stages", type=int, default=3, metavar="S",
-                   help="software-pipelining depth of tl.dot loops; accepted and recorded in "
-                        "the compile options, read by no pass yet (the pipeliner comes later)")
+                   help="software-pipelining depth of tl.dot loops (the pipeliner, tile-pipeline: S "
+                        "shared-memory slots per ring; 1 turns it off)")
     p.add_argument("--debug", action="store_true",
                    help="the debug mode: bounds-checked loads/stores/atomics, active "
                         "tl.device_assert (GPUs print and trap)")

@@ -191,7 +191,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     o.add_argument("--target", default="cpu", help="target for passes that take one")
     o.add_argument("--num-warps", type=int, default=4, metavar="N")
     o.add_argument("--num-stages", type=int, default=3, metavar="S",
-                   help="recorded in the compile options; no pass reads it yet")
+                   help="the compile options' num_stages (tile-pipeline reads it)")
     o.add_argument("--debug-info", action="store_true", help="print locations")
     o.add_argument("--debug", action="store_true",
                    help="the debug mode's compile options (tile-debug-checks adds its checks)")

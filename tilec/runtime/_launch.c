@@ -53,6 +53,9 @@ typedef struct {
     int aligned;          /* K_TENSOR, K_NDARRAY, K_I32: whether the value is 16-divisible;
                              ANY_VALUE: not checked (do_not_specialize) */
     Py_ssize_t slot;      /* runtime parameters: index in the argument block */
+    int has_exact;        /* the value must be `exact` (a TMA kernel's entry: its tensor
+                             maps were encoded for these pointers and sizes) */
+    uint64_t exact;
 } Check;
 
 typedef struct {
@@ -67,6 +70,7 @@ typedef struct {
     char *name;           /* CPU: the kernel's name, for the crash handler */
     uint64_t *storage;
     void **params;
+    void *maps;           /* TMA kernels: the 128-byte tensor maps after the parameters */
 } Entry;
 
 typedef struct {
@@ -134,7 +138,8 @@ static void entry_free(Entry *e) {
         Py_XDECREF(e->global_names[i]); Py_XDECREF(e->global_values[i]);
     }
     PyMem_Free(e->checks); PyMem_Free(e->global_names); PyMem_Free(e->global_values);
-    PyMem_Free(e->storage); PyMem_Free(e->params); PyMem_Free(e->name); PyMem_Free(e);
+    PyMem_Free(e->storage); PyMem_Free(e->params); PyMem_Free(e->name); PyMem_Free(e->maps);
+    PyMem_Free(e);
 }
 
 /* The value a check reads: borrowed, NULL when absent (no match). */
@@ -249,6 +254,11 @@ static int try_entry(Launcher *self, Entry *e, PyObject *args, PyObject *kwargs)
         default:
             return 0;
         }
+        if (c->has_exact) {
+            uint64_t got = *slot;
+            if (c->kind == K_I32) got = (uint64_t)(int64_t)*(int32_t *)slot;
+            if (got != c->exact) return 0;
+        }
     }
     for (Py_ssize_t i = 0; i < e->nglobals; i++) {
         PyObject *v = PyDict_GetItemWithError(self->globals, e->global_names[i]);
@@ -325,10 +335,11 @@ static PyObject *Launcher_call(Launcher *self, PyObject *args, PyObject *kwargs)
 }
 
 /* Launcher.add((nargs, nkw, checks, globals, function, threads, shared, nslots, launch,
- *               cpu_fn, cpu_max[, name])): `launch` (cuLaunchKernel) for a CUDA kernel,
+ *               cpu_fn, cpu_max[, name[, maps]])): `launch` (cuLaunchKernel) for a CUDA kernel,
  *               `cpu_fn` (its packed entry) and `name` (bytes) for a CPU kernel, 0 for
  *               the other
- * checks: ((pos or name, kind, expect, dtype, is_cuda, aligned, slot), ...)
+ * maps: a TMA kernel's tensor maps (128 bytes each), passed after the parameters
+ * checks: ((pos or name, kind, expect, dtype, is_cuda, aligned, slot[, exact]), ...)
  * globals: ((name, value), ...) */
 static PyObject *Launcher_add(Launcher *self, PyObject *spec) {
     Py_ssize_t nargs, nkw, nslots;
@@ -337,17 +348,20 @@ static PyObject *Launcher_add(Launcher *self, PyObject *spec) {
     unsigned threads, shared;
     long long cpu_max;
     const char *name = NULL;
+    const char *maps = NULL;
+    Py_ssize_t maps_len = 0;
     if (!initialized(self)) return NULL;
     if (self->busy) Py_RETURN_NONE;  /* called from inside a match: leave the entries be */
     if (!PyTuple_Check(spec)) {
         PyErr_SetString(PyExc_TypeError, "a launcher entry is a tuple");
         return NULL;
     }
-    if (!PyArg_ParseTuple(spec, "nnO!O!KIInKKL|y", &nargs, &nkw, &PyTuple_Type, &checks,
+    if (!PyArg_ParseTuple(spec, "nnO!O!KIInKKL|yy#", &nargs, &nkw, &PyTuple_Type, &checks,
                           &PyTuple_Type, &globals, &function, &threads, &shared, &nslots,
-                          &launch, &cpu_fn, &cpu_max, &name))
+                          &launch, &cpu_fn, &cpu_max, &name, &maps, &maps_len))
         return NULL;
-    if (nargs < 0 || nkw < 0 || nslots < 0 || nslots > 4096) {
+    if (nargs < 0 || nkw < 0 || nslots < 0 || nslots > 4096 || maps_len % 128 ||
+        maps_len > 128 * 64) {
         PyErr_SetString(PyExc_ValueError, "bad launcher entry sizes");
         return NULL;
     }
@@ -367,14 +381,22 @@ static PyObject *Launcher_add(Launcher *self, PyObject *spec) {
     e->global_names = PyMem_Calloc(ng ? ng : 1, sizeof(PyObject *));
     e->global_values = PyMem_Calloc(ng ? ng : 1, sizeof(PyObject *));
     e->storage = PyMem_Calloc(nslots ? nslots : 1, sizeof(uint64_t));
-    e->params = PyMem_Calloc(nslots ? nslots : 1, sizeof(void *));
-    if (!e->checks || !e->global_names || !e->global_values || !e->storage || !e->params) {
+    Py_ssize_t nmaps = maps_len / 128;
+    e->params = PyMem_Calloc(nslots + nmaps ? nslots + nmaps : 1, sizeof(void *));
+    e->maps = nmaps ? PyMem_Malloc(maps_len + 64) : NULL;
+    if (!e->checks || !e->global_names || !e->global_values || !e->storage || !e->params ||
+        (nmaps && !e->maps)) {
         entry_free(e);
         return PyErr_NoMemory();
     }
     for (Py_ssize_t i = 0; i < nslots; i++) e->params[i] = &e->storage[i];
+    if (nmaps) {
+        char *at = (char *)(((uintptr_t)e->maps + 63) & ~(uintptr_t)63);
+        memcpy(at, maps, (size_t)maps_len);
+        for (Py_ssize_t i = 0; i < nmaps; i++) e->params[nslots + i] = at + 128 * i;
+    }
     for (Py_ssize_t i = 0; i < nc; i++) {
-        PyObject *src, *expect, *dtype, *is_cuda;
+        PyObject *src, *expect, *dtype, *is_cuda, *exact = Py_None;
         int kind, aligned;
         Py_ssize_t slot;
         Check *c = &e->checks[i];
@@ -385,8 +407,8 @@ static PyObject *Launcher_add(Launcher *self, PyObject *spec) {
             entry_free(e);
             return NULL;
         }
-        if (!PyArg_ParseTuple(item, "OiOOOin", &src, &kind, &expect, &dtype, &is_cuda,
-                              &aligned, &slot)) {
+        if (!PyArg_ParseTuple(item, "OiOOOin|O", &src, &kind, &expect, &dtype, &is_cuda,
+                              &aligned, &slot, &exact)) {
             entry_free(e);
             return NULL;
         }
@@ -405,6 +427,12 @@ static PyObject *Launcher_add(Launcher *self, PyObject *spec) {
         c->pos = PyLong_Check(src) ? PyLong_AsSsize_t(src) : -1;
         c->kw = c->pos < 0 ? Py_NewRef(src) : NULL;
         c->kind = kind; c->aligned = aligned; c->slot = runtime ? slot : -1;
+        if (exact != Py_None) {
+            long long x = PyLong_AsLongLong(exact);
+            if (x == -1 && PyErr_Occurred()) { entry_free(e); return NULL; }
+            c->has_exact = 1;
+            c->exact = (uint64_t)x;
+        }
         c->expect = Py_NewRef(expect); c->dtype = Py_NewRef(dtype); c->is_cuda = Py_NewRef(is_cuda);
     }
     e->nchecks = nc;

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 from tilec.errors import TilecError
 from tilec.language import core as tl
+from tilec.runtime.tensormap import TensorMaps
 
 _CTYPE = {
     "i1": ctypes.c_uint8, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
@@ -125,7 +126,8 @@ class CudaKernel:
     """A kernel loaded into the current CUDA context."""
 
     def __init__(self, image: bytes, name: str, arg_types: Sequence[tl.dtype | tl.pointer_type],
-                 threads: int, shared_bytes: int = 0) -> None:
+                 threads: int, shared_bytes: int = 0,
+                 tensormaps: Sequence[dict[str, Any]] = ()) -> None:
         cu = driver()
         _ensure_context()
         self._cu = cu
@@ -138,8 +140,12 @@ class CudaKernel:
             check(cu.cuFuncSetAttribute(self.function, attr, shared_bytes))
         slots = param_slots(arg_types)
         self._slots = slots
-        self._params = (ctypes.c_void_p * max(len(slots), 1))(
-            *[ctypes.addressof(s) for s in slots])
+        # TMA kernels: the tensor maps follow the parameters (runtime/tensormap.py),
+        # encoded from each launch's arguments; such kernels take the Python path.
+        self._maps = TensorMaps(tensormaps) if tensormaps else None
+        extra = self._maps.addresses if self._maps else []
+        self._params = (ctypes.c_void_p * max(len(slots) + len(extra), 1))(
+            *[ctypes.addressof(s) for s in slots], *extra)
         self._params_addr = ctypes.addressof(self._params)
         self._launch = cu.cuLaunchKernel
         self._stream_type = cu.CUstream
@@ -170,6 +176,8 @@ class CudaKernel:
             with self._lock:
                 for slot, v in zip(self._slots, raw_args):
                     slot.value = v
+                if self._maps is not None:
+                    self._maps.fill(raw_args)
                 code = raw(self._c_function, grid[0], grid[1], grid[2], self._c_threads, one,
                            one, self._c_shared, handle, self._c_params, None)
             if code != 0:
@@ -181,6 +189,8 @@ class CudaKernel:
         with self._lock:
             for slot, v in zip(self._slots, raw_args):
                 slot.value = v
+            if self._maps is not None:
+                self._maps.fill(raw_args)
             err = self._launch(self.function, grid[0], grid[1], grid[2], self.threads, 1, 1,
                                self.shared, stream, self._params_addr, 0)
         code = err[0] if isinstance(err, tuple) else err

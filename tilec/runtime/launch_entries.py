@@ -48,6 +48,7 @@ class NativeTarget:
     cpu_fn: int = 0                # CPU: address of tilec_<name>_packed
     cpu_max: int = 0               # CPU: grids with fewer programs run on the caller's thread
     cpu_name: bytes = b""          # CPU: the kernel's name (for the crash handler)
+    maps: Any = None               # CUDA, TMA kernels: the launcher's `TensorMaps`
 
 
 def native_target(launcher: Any) -> NativeTarget | None:
@@ -63,7 +64,8 @@ def native_target(launcher: Any) -> NativeTarget | None:
         return NativeTarget(tuple(type(s) for s in launcher._slots),
                             function=launcher._function_handle,
                             launch=ctypes.cast(raw, ctypes.c_void_p).value or 0,
-                            threads=launcher.threads, shared=launcher.shared)
+                            threads=launcher.threads, shared=launcher.shared,
+                            maps=getattr(launcher, "_maps", None))
     return None
 
 
@@ -131,6 +133,14 @@ def entry_for(spec: Specialization, order: Sequence[str], args: Sequence[Any],
     runtime = {a.name: (i, a) for i, a in enumerate(spec.args)}
     specialized = spec.specialized or (True,) * len(spec.args)
     checks: list[tuple[Any, ...]] = []
+    # A TMA kernel's entry holds its tensor maps, encoded for this launch's
+    # values of the parameters the maps read: those must match exactly.
+    exact: dict[int, int] = {}
+    if native.maps is not None:
+        values = _raw_values(spec, order, args, kwargs)
+        exact = {r: values[r] for r in native.maps.parameters()}
+        if any(v is None for v in exact.values()):
+            return None
     for i, name in enumerate(order):
         if i < len(args):
             src: int | str = i
@@ -149,7 +159,7 @@ def entry_for(spec: Specialization, order: Sequence[str], args: Sequence[Any],
         check = _check(a, specialized[r], v, name in overlap_ok)
         if check is None or r >= len(slots) or slots[r] not in _SLOT_CTYPES[check[0]]:
             return None
-        checks.append((src, *check, r))
+        checks.append((src, *check, r, exact[r]) if r in exact else (src, *check, r))
     if len(runtime) != len(slots):
         return None
     for opt in LAUNCH_OPTIONS:
@@ -157,9 +167,30 @@ def entry_for(spec: Specialization, order: Sequence[str], args: Sequence[Any],
             if kwargs[opt] != getattr(spec.options, opt):
                 return None
             checks.append((opt, K_CONST, kwargs[opt], None, None, False, -1))
-    return (len(args), len(kwargs), tuple(checks), tuple(globals_read), native.function,
-            native.threads, native.shared, len(slots), native.launch, native.cpu_fn,
-            native.cpu_max, native.cpu_name)
+    entry = (len(args), len(kwargs), tuple(checks), tuple(globals_read), native.function,
+             native.threads, native.shared, len(slots), native.launch, native.cpu_fn,
+             native.cpu_max, native.cpu_name)
+    if native.maps is not None:
+        return (*entry, native.maps.encoded([exact.get(r, 0) for r in range(len(slots))]))
+    return entry
+
+
+def _raw_values(spec: Specialization, order: Sequence[str], args: Sequence[Any],
+                kwargs: Mapping[str, Any]) -> list[Any]:
+    """Each runtime parameter's raw value in this launch (a tensor's data
+    pointer, an int; None for anything else)."""
+    given = dict(zip(order, args))
+    given.update({k: v for k, v in kwargs.items() if k in order})
+    out: list[Any] = []
+    for a in spec.args:
+        v: Any = given.get(a.name)
+        if is_torch_tensor(v):
+            out.append(int(v.data_ptr()))
+        elif type(v) is int:
+            out.append(v)
+        else:
+            out.append(None)
+    return out
 
 
 def static_grid(grid: tuple[Any, ...]) -> tuple[int, int, int] | None:

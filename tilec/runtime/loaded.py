@@ -58,7 +58,9 @@ def _load(manifest: dict[str, Any], path_of: Callable[[str], Path]) -> LoadedKer
             image += b"\0"
         shared = int(manifest.get("metadata", {}).get("dynamic_shared", 0) or 0)
         threads = int(manifest["num_warps"]) * target.warp_size
-        return LoadedKernel(manifest, CudaKernel(image, manifest["kernel"], types, threads, shared))
+        maps = manifest.get("metadata", {}).get("tensormaps") or ()
+        return LoadedKernel(manifest, CudaKernel(image, manifest["kernel"], types, threads, shared,
+                                                 maps))
     raise TilecError(f"launching kernels compiled for '{target.name}' ({target.vendor}) is not "
                      "supported by this runtime yet; the code objects are in the artifacts")
 

@@ -1,0 +1,90 @@
+"""The TMA half of `tile-pipeline`'s rings (passes/tile_pipeline.py): loads that
+`tile-tma-descriptors` tagged are copied by one thread through their tensor
+map into a ring slot, completing on that slot's transaction barrier, instead
+of by every thread with `cp.async`.  Not a pass of its own.
+
+Per ring set: `tile.mbarrier_alloc {slots = S}` before the prologue; a slot is
+filled by `tile.tma_expect` (the bytes of every tile of the slot) and one
+`tile.tma_copy` per tile, with the tile's coordinates cloned for the
+iteration; a consumer waits with `tile.mbarrier_wait(slot, (j / S) & 1)`,
+because slot j % S completes its phase once per S iterations.  After the loop
+every issued copy has been waited for, so `tile.mbarrier_inval` follows the
+loop's last barrier.
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith
+
+from tilec.dialects import tile_memory
+from tilec.passes import pipeline_support as ps
+from tilec.passes.analysis import axis_info
+
+
+def tma_id(load: ir.Operation) -> int | None:
+    """The tensor map a tagged `tile.load` can be copied through, or None."""
+    if "tile.tma" not in load.attributes:
+        return None
+    return int(ir.IntegerAttr(load.attributes["tile.tma"]).value)
+
+
+def coords_op(load: ir.Operation) -> ir.Operation | None:
+    """The `tile.tma_coords` of a tagged load (before it in its block)."""
+    tma = tma_id(load)
+    for op in ps.ops(load.block):
+        if op.name == "tile.tma_coords" and int(ir.IntegerAttr(op.attributes["tma"]).value) == tma:
+            return op
+    return None
+
+
+def all_tagged(loads: list[ir.Operation]) -> bool:
+    return all(tma_id(ld) is not None and coords_op(ld) is not None for ld in loads)
+
+
+def rows_in_order_ok(for_op: ir.Operation, acc_index: int, dot: ir.Operation) -> bool:
+    """Whether the loop's accumulator may hold its rows permuted until the loop
+    ends: it starts as a splat constant (the same in every row) and nothing in
+    the body but the dot reads it."""
+    init = list(for_op.operands)[3 + acc_index]
+    owner = init.owner
+    if not (isinstance(owner, ir.OpView) and owner.operation.name == "arith.constant"):
+        return False
+    attr = owner.operation.attributes["value"]
+    if not (isinstance(attr, ir.DenseElementsAttr) and attr.is_splat):
+        return False
+    arg = for_op.regions[0].blocks[0].arguments[1 + acc_index]
+    return all(u.owner == dot for u in arg.uses)
+
+
+def tile_bytes(load: ir.Operation) -> int:
+    t = ir.RankedTensorType(load.results[0].type)
+    return axis_info.type_bytes(t.element_type) * t.shape[0] * t.shape[1]
+
+
+def issue(loads: list[ir.Operation], rings: list[ir.Value], bars: ir.Value, slot: ir.Value,
+          live: ir.Value, mapping: ps.Mapping) -> None:
+    """At the current insertion point: expect the slot's bytes, then copy each
+    load's block (its coordinates looked up in `mapping`) into its ring."""
+    tile_memory.tma_expect(bars, slot, live, sum(tile_bytes(ld) for ld in loads),
+                           loc=loads[0].location)
+    for load, ring in zip(loads, rings):
+        hint = coords_op(load)
+        assert hint is not None and (tma := tma_id(load)) is not None
+        coords = [mapping.get(v, v) for v in hint.operands]
+        tile_memory.tma_copy(ring, slot, bars, live, coords, tma, loc=load.location)
+
+
+def wait(bars: ir.Value, counter: ir.Value, stages: int, loc: ir.Location) -> ir.Operation:
+    """Wait for slot counter % S to be filled (phase (counter / S) & 1)."""
+    s = ps.i32(stages)
+    slot = arith.RemUIOp(counter, s).result
+    phase = arith.AndIOp(arith.DivUIOp(counter, s).result, ps.i32(1)).result
+    return tile_memory.mbarrier_wait(bars, slot, phase, loc=loc)
+
+
+def drop_hints(loads: list[ir.Operation]) -> None:
+    """Erase the coordinate hints of loads the rings replace."""
+    for load in loads:
+        hint = coords_op(load)
+        if hint is not None:
+            hint.erase()

@@ -1,0 +1,151 @@
+"""`tile-tma-descriptors`: the descriptor loads a host-encoded tensor map can copy.
+
+A TMA copy reads a block through a tensor map, a 128-byte record of the
+tensor's address, shape, strides and block (box) shape.  tilec encodes it on
+the host at launch (`cuTensorMapEncodeTiled`, tilec/runtime/tensormap.py) and
+passes it as a `__grid_constant__` kernel parameter, so the kernel needs
+neither a scratch buffer nor a fence: this works where the descriptor's fields
+are functions of the kernel's arguments.  (Triton also builds descriptors on
+the device, which takes any base; a per-program base, as attention's
+per-head descriptors have, is not taken here and keeps the pointer loads.)
+
+Input: tile-level IR before `tile-lower-descriptors`.  A
+`tile.descriptor_load` qualifies when the target has `Feature.TMA` and
+  * its `tile.make_descriptor` has rank 2, its base is a pointer argument of
+    the kernel known to be 16-byte aligned (the launch's specialization), and
+    its shape and strides are host expressions (kernel integer arguments,
+    constants, and sums and products of them, through `arith.extsi`/`extui`);
+    the last stride is the constant 1 and the first one, in bytes, is known to
+    be a multiple of 16 (TMA's requirement);
+  * its block has rows a multiple of 8 and a last dimension of whole 128-byte
+    atoms (the 128-byte swizzle of the pipeliner's rings);
+  * it keeps the descriptor defaults: every dimension checked, zero padding.
+Output: each qualifying load is the masked `tile.load` of
+`tile-lower-descriptors` (`lower_load`), tagged `tile.tma = id`, and right
+before it `tile.tma_coords(offsets) {tma = id}` keeps its block coordinates
+for the pipeliner; the kernel's `tile.tensormaps` (a JSON string) maps each id
+to its recipe: `base` (argument index), `elem_bytes`, `shape` and `strides`
+(host expressions: ["arg", i], ["const", c], ["add"|"mul", x, y]; strides in
+elements) and `block`.  A tagged load that `tile-pipeline` does not turn into
+TMA copies stays the correct pointer load it is; `convert-tile-to-gpu` drops
+the hints and passes only the tensor maps a `tile.tma_copy` reads.  Every new
+op carries the location of the access it replaces.
+
+Nearest upstream analogue: none in MLIR (nvgpu's TMA ops take a descriptor
+made by the host); Triton's host-side `TensorDescriptor` argument.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mlir import ir
+
+from tilec.dialects import tile, tile_memory
+from tilec.dialects import tile_descriptors as desc
+from tilec.options import CompileOptions
+from tilec.passes import tile_lower_descriptors
+from tilec.passes.analysis import axis_info
+from tilec.targets import Feature, Target
+
+NAME = "tile-tma-descriptors"
+ATTR = "tile.tensormaps"
+HostExpr = list[Any]
+
+
+def host_expr(v: ir.Value, func_block: ir.Block) -> HostExpr | None:
+    """`v` as an expression of the kernel's arguments, or None."""
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        if owner == func_block and isinstance(v.type, ir.IntegerType):
+            return ["arg", list(func_block.arguments).index(v)]
+        return None
+    op = owner.operation
+    if op.name == "arith.constant":
+        attr = op.attributes["value"]
+        return ["const", int(ir.IntegerAttr(attr).value)] if isinstance(attr, ir.IntegerAttr) \
+            else None
+    if op.name in ("arith.extsi", "arith.extui", "arith.index_cast"):
+        return host_expr(op.operands[0], func_block)
+    if op.name in ("arith.muli", "arith.addi"):
+        x, y = (host_expr(o, func_block) for o in op.operands)
+        if x is None or y is None:
+            return None
+        return ["mul" if op.name == "arith.muli" else "add", x, y]
+    return None
+
+
+def _recipe(make: ir.Operation, func_block: ir.Block, info: axis_info.AxisInfoMap
+            ) -> dict[str, Any] | None:
+    base, shape, strides = desc.parts(make)
+    block = tuple(desc.block_type(make.results[0].type).shape)
+    elem = tile.pointee(base.type)
+    eb = axis_info.type_bytes(elem)
+    if len(block) != 2 or eb not in (1, 2, 4):
+        return None
+    if block[0] % 8 or (block[1] * eb) % 128:
+        return None
+    if not (isinstance(base.owner, ir.Block) and base.owner == func_block):
+        return None
+    if info.get(base).divisibility[0] < 16:
+        return None
+    if not tile_lower_descriptors.constant_one(strides[1]):
+        return None
+    if (info.get(strides[0]).divisibility[0] * eb) % 16:
+        return None
+    exprs = [host_expr(v, func_block) for v in (*shape, *strides)]
+    if any(e is None for e in exprs):
+        return None
+    return {"base": list(func_block.arguments).index(base), "elem_bytes": eb,
+            "shape": exprs[:2], "strides": exprs[2:], "block": list(block)}
+
+
+def _loads(func: ir.Operation) -> list[ir.Operation]:
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "tile.descriptor_load":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    func.walk(visit)
+    return found
+
+
+def _run_func(func: ir.Operation) -> None:
+    loads = _loads(func)
+    if not loads:
+        return
+    func_block = func.regions[0].blocks[0]
+    info = axis_info.analyze(func)
+    maps: dict[str, Any] = {}
+    for op in loads:
+        if "boundary" in op.attributes or desc.padding(op) != "zero":
+            continue
+        recipe = _recipe(tile_lower_descriptors.make_of(op), func_block, info)
+        if recipe is None:
+            continue
+        tma = len(maps)
+        offsets = list(op.operands)[1:]
+        tile_memory.tma_coords(offsets, tma, loc=op.location, ip=ir.InsertionPoint(op))
+        load = tile_lower_descriptors.lower_load(op)
+        load.attributes["tile.tma"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), tma)
+        maps[str(tma)] = recipe
+    if maps:
+        func.attributes[ATTR] = ir.StringAttr.get(json.dumps(maps, sort_keys=True))
+
+
+def recipes(func: ir.Operation) -> dict[int, dict[str, Any]]:
+    """The kernel's tensor-map recipes by id ({} without any)."""
+    if ATTR not in func.attributes:
+        return {}
+    return {int(k): v for k, v in json.loads(ir.StringAttr(func.attributes[ATTR]).value).items()}
+
+
+def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
+    if not target.has(Feature.TMA):
+        return
+    with module.context:
+        for op in module.body.operations:
+            if op.operation.name == "func.func":
+                _run_func(op.operation)

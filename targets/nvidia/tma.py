@@ -1,0 +1,270 @@
+"""NVIDIA tensor-memory-accelerator copies (`Feature.TMA`, sm90): the
+pipeliner's `tile.tma_*` and `tile.mbarrier_*` ops (dialects/memory_ops.py).
+
+| key | feature | lowering |
+|---|---|---|
+| `tile.tma_coords` | `TMA` | nothing (a hint for the pipeliner) |
+| `tile.mbarrier_alloc` | `TMA` | S x 8 bytes of workgroup memory; thread 0 `mbarrier.init` (count 1) each, `fence.mbarrier_init`, a barrier |
+| `tile.mbarrier_inval` | `TMA` | thread 0 `mbarrier.inval` each; the bytes are released |
+| `tile.tma_expect` | `TMA` | `@p mbarrier.arrive.expect_tx.shared.b64 _, [bar], bytes`, p = thread 0 and live |
+| `tile.tma_copy` | `TMA` | where live, lane q < boxes of warp 0: `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` of box q |
+| `tile.mbarrier_wait` | `TMA` | `mbarrier.try_wait.parity` in a loop (every thread) |
+
+Boxes: a ring slot (`layouts.SwizzledTile`) is a row of 128-byte column
+atoms, each [rows, 128 bytes] with the 128-byte swizzle, which is what a TMA
+box of [r, 128 / elem_bytes] elements with `CU_TENSOR_MAP_SWIZZLE_128B` writes
+at a 1024-byte-aligned address.  A ring whose rows are permuted for the wgmma
+accumulator (operand A) takes one box per 8-row block (the blocks move as a
+whole: `row_position` keeps a row's place in its block); other rings one box
+per atom and 256 rows (TMA's largest box).  The box is recorded for the tensor
+map (`FuncLowering.tensormap_boxes`): the host encodes the map with it.
+The boxes of one copy are issued by as many lanes of the first warp, one each,
+in one instruction: issued one after the other by one thread, the 16 boxes of
+a 128-row A tile held the first warp (and its warpgroup's next wgmma) for a
+sixth of the iteration (measured: 533 against 626 TFLOP/s with cp.async).  A
+copy may complete before the slot's expect-tx (the transaction count may go
+below zero); the phase cannot complete before the arrival that carries it.
+Coordinates are innermost first (column, row), as the instruction takes them.
+
+Nearest upstream analogue: `nvgpu.tma.async.load` + `nvgpu.mbarrier.*`
+(NVGPUToNVVM); Triton's `AsyncTMACopyGlobalToLocal` and barrier lowering.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mlir import ir
+from mlir.dialects import arith, gpu, llvm, nvvm, scf
+
+from tilec.errors import CompilerBugError
+from tilec.passes.analysis.layouts import SwizzledTile
+from tilec.passes.rules import RuleSet
+from tilec.targets import Feature
+from tilec.targets.nvidia.wgmma import byte_address, ring_tile
+
+if TYPE_CHECKING:
+    from tilec.passes.gpu.context import FuncLowering, Rule
+
+RULES: RuleSet[Rule] = RuleSet("nvidia-tma")
+MAX_BOX_ROWS = 256
+_EXCHANGE_BYTES = 160 * 1024
+_TICKS = 0x989680   # try_wait suspend-time hint (ns)
+
+
+def _i32() -> ir.IntegerType:
+    return ir.IntegerType.get_signless(32)
+
+
+def _c(v: int) -> ir.Value:
+    return arith.ConstantOp(_i32(), v).result
+
+
+def _thread0(L: FuncLowering) -> ir.Value:
+    assert L.tid is not None
+    return arith.CmpIOp(arith.CmpIPredicate.eq, L.tid, _c(0)).result
+
+
+def _issuer(L: FuncLowering, live: ir.Value) -> ir.Value:
+    """Thread 0, where the copy is live."""
+    return arith.AndIOp(_thread0(L), L.get(live)).result
+
+
+def _bar(L: FuncLowering, bars: ir.Value, slot: ir.Value | int) -> ir.Value:
+    off = _c(8 * slot) if isinstance(slot, int) else arith.ShLIOp(L.get(slot), _c(3)).result
+    return byte_address(L.get(bars), off)
+
+
+def box(t: SwizzledTile) -> tuple[int, int]:
+    """(rows, columns) of the TMA box that fills a slot of layout `t`."""
+    if t.permute_rows:
+        return 8, t.atom_cols
+    return min(t.rows, MAX_BOX_ROWS), t.atom_cols
+
+
+@RULES.rule("tile.tma_coords", feature=Feature.TMA)
+def _coords(L: FuncLowering, op: ir.Operation) -> None:
+    """A hint for the pipeliner: nothing to emit."""
+
+
+@RULES.rule("tile.mbarrier_alloc", feature=Feature.TMA)
+def _alloc(L: FuncLowering, op: ir.Operation) -> None:
+    slots = int(ir.IntegerAttr(op.attributes["slots"]).value)
+    buf = L.shared_buffer(ir.IntegerType.get_signless(64), slots, align=8)
+    L.values[op.results[0]] = buf
+    t0 = _thread0(L)
+    for i in range(slots):
+        nvvm.MBarrierInitOp(byte_address(buf, _c(8 * i)), _c(1), predicate=t0)
+    nvvm.FenceMbarrierInitOp()
+    gpu.BarrierOp()
+
+
+@RULES.rule("tile.mbarrier_inval", feature=Feature.TMA)
+def _inval(L: FuncLowering, op: ir.Operation) -> None:
+    bars = op.operands[0]
+    slots = int(ir.IntegerAttr(bars.owner.attributes["slots"]).value)
+    if_op = scf.IfOp(_thread0(L))
+    with ir.InsertionPoint(if_op.then_block):
+        for i in range(slots):
+            nvvm.MBarrierInvalOp(_bar(L, bars, i))
+        scf.YieldOp([])
+    L.release_shared(L.get(bars))
+
+
+@RULES.rule("tile.tma_expect", feature=Feature.TMA)
+def _expect(L: FuncLowering, op: ir.Operation) -> None:
+    bars, slot, live = op.operands
+    nbytes = int(ir.IntegerAttr(op.attributes["bytes"]).value)
+    nvvm.MBarrierArriveExpectTxOp(None, _bar(L, bars, slot), _c(nbytes),
+                                  predicate=_issuer(L, live))
+
+
+@RULES.rule("tile.tma_copy", feature=Feature.TMA)
+def _copy(L: FuncLowering, op: ir.Operation) -> None:
+    ring_v, slot, bars, live, *coords = op.operands
+    tma = int(ir.IntegerAttr(op.attributes["tma"]).value)
+    t, _slots = ring_tile(L, ring_v)
+    if not isinstance(t, SwizzledTile) or len(coords) != 2:
+        raise CompilerBugError("tile.tma_copy needs a 2-D ring with the 128-byte swizzle")
+    rows, cols = box(t)
+    if L.tensormap_boxes.setdefault(tma, [rows, cols]) != [rows, cols]:
+        raise CompilerBugError(f"tensor map {tma} is copied with two box shapes")
+    tmap = L.tensormaps[tma]
+    ring = L.get(ring_v)
+    base = arith.MulIOp(L.get(slot), _c(t.nbytes)).result
+    row0, col0 = (L.get(c) for c in coords)
+    per_atom = t.rows // rows
+    n = per_atom * (t.cols // t.atom_cols)
+    assert L.tid is not None and n <= L.num_warps * L.target.warp_size
+    q = L.tid
+    lane_live = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.ult, q, _c(n)).result,
+                             L.get(live)).result
+    if_op = scf.IfOp(lane_live)
+    with ir.InsertionPoint(if_op.then_block):
+        # The lane's box, recomputed on every issue: values derived from the
+        # thread index alone are loop invariant, and LLVM would keep them in
+        # registers through the K loop, where the accumulators need them.
+        q = llvm.InlineAsmOp(_i32(), [], "mov.u32 $0, %tid.x;", "=r",
+                             has_side_effects=True).result
+        atom = arith.DivUIOp(q, _c(per_atom)).result
+        block = arith.RemUIOp(q, _c(per_atom)).result
+        row = arith.MulIOp(block, _c(rows)).result
+        pos = _permuted_row(L, t, block) if t.permute_rows else row
+        dst = arith.AddIOp(base, arith.AddIOp(arith.MulIOp(atom, _c(t.atom_bytes)).result,
+                                              arith.MulIOp(pos, _c(128)).result).result).result
+        col = arith.AddIOp(col0, arith.MulIOp(atom, _c(t.atom_cols)).result).result
+        nvvm.CpAsyncBulkTensorGlobalToSharedClusterOp(
+            _cluster(byte_address(ring, dst)), tmap, [col, arith.AddIOp(row0, row).result],
+            _bar(L, bars, slot), [])
+        scf.YieldOp([])
+
+
+def _permuted_row(L: FuncLowering, t: SwizzledTile, block: ir.Value) -> ir.Value:
+    """`t.row_position(8 * block)` computed (the 8-row block `block` of operand A
+    in its wgmma ring: warp w = block % W, repetition block // W)."""
+    nw = L.num_warps
+    assert nw % 4 == 0 and nw & (nw - 1) == 0
+    w = arith.AndIOp(block, _c(nw - 1)).result
+    rep = arith.ShRUIOp(block, _c(nw.bit_length() - 1)).result
+    wg = arith.ShRUIOp(w, _c(2)).result
+    wq = arith.AndIOp(w, _c(3)).result
+    i = arith.ShRUIOp(rep, _c(1)).result
+    r = arith.AndIOp(rep, _c(1)).result
+    terms = [arith.MulIOp(wg, _c(t.rows // (nw // 4))).result, arith.MulIOp(i, _c(64)).result,
+             arith.MulIOp(wq, _c(16)).result, arith.MulIOp(r, _c(8)).result]
+    out = terms[0]
+    for x in terms[1:]:
+        out = arith.AddIOp(out, x).result
+    return out
+
+
+@RULES.rule("tile.row_exchange", feature=Feature.TMA)
+def _row_exchange(L: FuncLowering, op: ir.Operation) -> None:
+    """Every thread writes its elements (l, c) to row `row_position(l)` of a
+    workgroup-memory tile (rows padded by 32 bytes against bank conflicts) and
+    reads (l, c) back.  After the loop the rings' memory is free, so a 128 x
+    256 f32 tile goes at once (at most 160 KiB).  The accumulator layout
+    (`wgmma_accumulator_layout`) gives each thread rows base + s with base < 8
+    W and s a multiple of 8 W (W warps), so row_position(base + s) =
+    row_position(base) + row_position(s): one computed base per thread, every
+    element at a constant offset from it."""
+    src = op.operands[0]
+    rows, cols = ir.RankedTensorType(src.type).shape
+    d = L.dist(src.type)
+    f32 = ir.F32Type.get()
+    pitch = cols + 8
+    span = 8 * L.num_warps
+    if rows * pitch * 4 > _EXCHANGE_BYTES or d.fast != 1 or d.sliced_dim is not None:
+        raise CompilerBugError(f"tile.row_exchange of a {rows}x{cols} tile in {d.blocked}")
+    t = SwizzledTile(rows, 64, 2, permute_rows=True, num_warps=L.num_warps)
+    base_r, base_c = L.thread_base(d, 0), L.thread_base(d, 1)
+    if isinstance(base_r, int) or isinstance(base_c, int):
+        raise CompilerBugError("tile.row_exchange needs thread-dependent coordinates")
+    pos = arith.AddIOp(_permuted_row(L, t, arith.ShRUIOp(base_r, _c(3)).result),
+                       arith.AndIOp(base_r, _c(7)).result).result
+    buf = L.shared_buffer(f32, rows * pitch, align=16)
+    put = _element(buf, _index(pos, base_c, pitch))
+    get = _element(buf, _index(base_r, base_c, pitch))
+    vt = ir.VectorType.get([d.vec_len], f32)
+    offsets = []
+    for key in d.chunk_keys:
+        sr, sc = d.static_offset(0, key[0]), d.static_offset(1, key[1])
+        if sr % span:
+            raise CompilerBugError(f"tile.row_exchange: row offset {sr} is not a multiple "
+                                   f"of {span}")
+        offsets.append(((t.row_position(sr)) * pitch + sc, sr * pitch + sc))
+    gpu.BarrierOp()
+    for v, (w, _r) in zip(L.frag(src), offsets):
+        llvm.StoreOp(v, _element(put, _c(w)), alignment=4 * d.vec_len)
+    gpu.BarrierOp()
+    out = [llvm.LoadOp(vt, _element(get, _c(r)), alignment=4 * d.vec_len).result
+           for _w, r in offsets]
+    gpu.BarrierOp()
+    L.release_shared(buf)
+    L.values[op.results[0]] = out
+
+
+def _index(row: ir.Value, col: ir.Value, pitch: int) -> ir.Value:
+    return arith.AddIOp(arith.MulIOp(row, _c(pitch)).result, col).result
+
+
+def _element(buf: ir.Value, index: ir.Value) -> ir.Value:
+    return llvm.GEPOp(buf.type, buf, [index], [-2147483648], ir.F32Type.get(),
+                      llvm.GEPNoWrapFlags.none).result
+
+
+def _cluster(p: ir.Value) -> ir.Value:
+    """A CTA shared-memory address as the shared::cluster address (space 7)
+    the copy's destination takes: the block's own window of the cluster."""
+    return llvm.AddrSpaceCastOp(llvm.PointerType.get(7), p).result
+
+
+@RULES.rule("tile.mbarrier_wait", feature=Feature.TMA)
+def _wait(L: FuncLowering, op: ir.Operation) -> None:
+    bars, slot, phase = op.operands
+    nvvm.MBarrierTryWaitParityOp(_bar(L, bars, slot), L.get(phase), _c(_TICKS))
+
+
+def mark_parameters(module: ir.Module) -> None:
+    """Make the tensor-map parameters of every lowered kernel (the last
+    len(`tilec.tensormaps`) of an `llvm.func` that has the attribute)
+    128-byte grid-constant parameters: `.param .align 64 .b8 p[128]`, whose
+    generic address (`cvta.param`) the copies read."""
+    import json
+    byval = ir.TypeAttr.get(ir.Type.parse("!llvm.array<128 x i8>"))
+    i64 = ir.IntegerType.get_signless(64)
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "llvm.func" and "tilec.tensormaps" in op.attributes:
+            n = len(json.loads(ir.StringAttr(op.attributes["tilec.tensormaps"]).value))
+            nargs = len(op.regions[0].blocks[0].arguments)
+            attrs = list(ir.ArrayAttr(op.attributes["arg_attrs"])) if "arg_attrs" in \
+                op.attributes else [ir.DictAttr.get({})] * nargs
+            for i in range(len(attrs) - n, len(attrs)):
+                old = {a.name: a.attr for a in ir.DictAttr(attrs[i])}
+                attrs[i] = ir.DictAttr.get({**old, "llvm.byval": byval,
+                                            "llvm.align": ir.IntegerAttr.get(i64, 64),
+                                            "nvvm.grid_constant": ir.UnitAttr.get()})
+            op.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)

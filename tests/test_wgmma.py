@@ -98,7 +98,8 @@ def test_pipelined_wgmma_kernels_assemble_without_spills(bm: int, bn: int, bk: i
 
 
 @pytest.mark.parametrize("dtype,bm,bn,bk,warps,stages,instr", [
-    ("fp16", 128, 256, 64, 8, 4, "m64n256k16.f32.f16.f16"),
+    # (At num_stages=4 this tile spills 4 bytes with TMA: 255 registers.)
+    ("fp16", 128, 256, 64, 8, 3, "m64n256k16.f32.f16.f16"),
     ("fp8e4nv", 128, 128, 128, 8, 4, "m64n128k32.f32.e4m3.e4m3"),
 ])
 def test_persistent_descriptor_kernel_uses_wgmma(dtype: str, bm: int, bn: int, bk: int,

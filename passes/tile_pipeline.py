@@ -34,14 +34,15 @@ j + S - 1 into slot (j + S - 1) % S (the slot the product of iteration j - 1
 read, now finished) and a commit.  After the loop: `tile.mma_wait {pending =
 0}` on the result, `tile.async_wait {pending = 0}`, a barrier and
 `tile.local_dealloc` of both rings (the epilogue may reuse their memory).
-On targets with TMA, a wgmma loop whose two loads `tile-tma-descriptors`
+On targets with TMA, a wgmma or tcgen05 loop whose two loads `tile-tma-descriptors`
 tagged copies them with the tensor memory accelerator (passes/pipeline_tma.py):
 a `tile.mbarrier_alloc` of S transaction barriers; each issue is a
 `tile.tma_expect` of the slot's bytes and one `tile.tma_copy` per tile (the
 tiles' coordinates cloned for the iteration); an iteration starts with
-`tile.mbarrier_wait` on its slot (no cp.async wait and no barrier), and the
-barrier after the product's wait is there at every warp count (one thread
-overwrites the slot every warp read).  Where the accumulator starts as a splat
+`tile.mbarrier_wait` on its slot (no cp.async wait and no barrier), and for
+wgmma the barrier after the product's wait is there at every warp count (one
+thread overwrites the slot every warp read; a tcgen05 product's reads are over
+once the issuing thread's own wait on its mbarrier returns).  Where the accumulator starts as a splat
 and only chains the products, A's ring keeps its rows in order (one TMA box
 rather than one per 8-row block, which cost a sixth of the loop) and
 `tile.row_exchange` after the loop puts the accumulator's rows in place.
@@ -189,11 +190,12 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     ahead = stages - 1
     loc = for_op.location
     a_t, b_t = (ld.results[0].type for ld in plan.loads)
-    use_tma = has_tma and kind == "wgmma" and pipeline_tma.all_tagged(list(plan.loads))
+    use_tma = has_tma and kind in _ASYNC and pipeline_tma.all_tagged(list(plan.loads))
     # With TMA, A's rows stay in order (one box, not one per 8-row block) where
     # the accumulator only chains products from a splat start: its rows are
     # then put in place once, after the loop (`tile.row_exchange`).
-    in_order = use_tma and pipeline_tma.rows_in_order_ok(for_op, plan.acc_index, plan.dot)
+    in_order = use_tma and kind == "wgmma" and \
+        pipeline_tma.rows_in_order_ok(for_op, plan.acc_index, plan.dot)
     bars: ir.Value | None = None
     with loc, ir.InsertionPoint(for_op):
         swizzle = ps.SWIZZLE if kind in _ASYNC else 0

@@ -246,7 +246,7 @@ def _amd(chip: str, warp: int, lds: int,
 TARGETS: dict[str, Target] = {t.name: t for t in (
     _nvidia("sm80", "sm_80", 166912, "7.0", 8),
     _nvidia("sm90", "sm_90a", 232448, "8.0", 9, frozenset({F.WGMMA, F.TMA})),
-    _nvidia("sm100", "sm_100a", 232448, "8.6", 10, frozenset({F.TCGEN05})),
+    _nvidia("sm100", "sm_100a", 232448, "8.6", 10, frozenset({F.TCGEN05, F.TMA})),
     _amd("gfx90a", 64, 65536, _MFMA_CDNA + _MFMA_I8_CDNA2),
     _amd("gfx942", 64, 65536, _MFMA_CDNA + _MFMA_I8_CDNA3),
     _amd("gfx950", 64, 163840, _MFMA_CDNA + _MFMA_I8_CDNA3),

@@ -62,7 +62,20 @@ def test_loads_tma_cannot_copy_stay_pointer_loads(sig: str, cx: dict[str, Any],
     assert "tile.tma_coords" not in k.asm["gpu"] and "cp.async.bulk" not in k.asm["ptx"]
 
 
-@pytest.mark.parametrize("target", ["sm80", "sm100", "gfx942", "cpu"])
+def test_tcgen05_loops_take_tma_copies_without_a_barrier() -> None:
+    """sm100 (assembled by ptxas for sm_100a; no Blackwell GPU here): the
+    product's own mbarrier tells the issuing thread that the slot is free."""
+    k = matmul_persistent.compile(target="sm100", signature=SIG, num_warps=4, num_stages=3,
+                                  constexprs={**CX, "NUM_SMS": 148})
+    assert [m["box"] for m in k.metadata["tensormaps"]] == [[128, 64], [128, 64]]
+    ptx = k.asm["ptx"]
+    assert "tcgen05.mma" in ptx and "cp.async.bulk.tensor.2d" in ptx and "cp.async.cg" not in ptx
+    loop = k.asm["tiled"].split('"tile.mbarrier_wait"', 1)[1].split("scf.yield", 1)[0]
+    assert '"tile.tma_copy"' in loop and '"tile.barrier"' not in loop
+    assert '"tile.row_exchange"' not in k.asm["tiled"]   # tcgen05's A rows are in order
+
+
+@pytest.mark.parametrize("target", ["sm80", "gfx942", "cpu"])
 def test_targets_without_tma_keep_pointer_loads(target: str) -> None:
     k = matmul_persistent.compile(target=target, signature=SIG, num_warps=4, num_stages=3,
                                   constexprs=CX)

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Union
 from mlir import ir
 from mlir.dialects import amdgpu, arith, gpu, llvm, vector
 
+from tilec.errors import CompilerBugError
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import log2
 from tilec.passes.analysis.matrix_tiling import MatrixTiling, a_static, b_static, choose
@@ -46,6 +47,7 @@ RULES: RuleSet[Rule] = RuleSet("amd.mfma")
 # Bytes after each staged LDS row.
 _PAD_BYTES = 16
 _DYNAMIC_INDEX = -2147483648   # kDynamicIndex of llvm.getelementptr
+XOR_CHUNK_BYTES = 16           # the unit the LDS rings' "xor" layout permutes
 
 
 class _Idx:
@@ -132,10 +134,51 @@ def _load(L: FuncLowering, buf: ir.Value, base: ir.Value, offset: int, elem: ir.
 
 def _emit(L: FuncLowering, op: ir.Operation, tiling: MatrixTiling, pad: int,
           staged: Staged) -> None:
+    (m_dim, k_dim, n_dim) = staged[0]
+    res = op.results[0]
+    L.values[res] = product(L, tiling, staged, (k_dim + pad, n_dim + pad), False,
+                            L.frag(op.operands[2]), res.type)
+    gpu.BarrierOp()
+    L.release_shared(staged[3])     # dead now: later staging (the epilogue) reuses them
+    L.release_shared(staged[2])
+
+
+def _xor_rows(L: FuncLowering, base: ir.Value, lda: int, chunk: int) -> ir.Value:
+    """`base` (row * lda + col) with col's `chunk`-element groups permuted by
+    row % 8 (the LDS rings' "xor" slot layout)."""
+    row7 = arith.AndIOp(arith.ShRUIOp(base, L.const_i32(log2(lda))).result,
+                        L.const_i32(7)).result
+    return arith.XOrIOp(base, arith.ShLIOp(row7, L.const_i32(log2(chunk))).result).result
+
+
+def xor_rows(base: int, lda: int, chunk: int) -> int:
+    """The integer model of `_xor_rows`."""
+    return base ^ (((base // lda) % 8) * chunk)
+
+
+def xor_read_parts(tiling: MatrixTiling, t: int, pair: int, lda: int) -> tuple[int, int]:
+    """(column bits to XOR, elements to add) that take a lane's "xor" A read of
+    M-tile 0, k-group 0 to that of M-tile t, k-group `pair`: the lane's column
+    bits lie below `kpack * k` (a power of two) and the tile's rows are a
+    multiple of 8, so the permutation moves only the pair's column bits."""
+    off = a_static(tiling, t, pair, lda)
+    row_off, col_off = off - off % lda, off % lda
+    step_k = tiling.instr.k * tiling.kpack
+    if (row_off // lda) % 8 or col_off % step_k or step_k & (step_k - 1):
+        raise CompilerBugError(f"no xor-layout read for tile {t}, k-group {pair}")
+    return col_off, row_off
+
+
+def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[int, int],
+            a_xor: bool, frag: list[ir.Value], res_t: ir.Type) -> list[ir.Value]:
+    """acc + A @ B on the matrix units, A [M, K] and B [K, N] read from the
+    workgroup-memory arrays of `staged` with row strides `lds` (A's rows in
+    the "xor" layout when `a_xor`); `frag` is the accumulator's fragment, the
+    result fragment is returned (in registers: the caller orders the reads
+    before later writes of the arrays)."""
     ins = tiling.instr
-    acc, res = op.operands[2], op.results[0]
     (m_dim, k_dim, n_dim), elem, buf_a, buf_b = staged
-    lda, ldb = k_dim + pad, n_dim + pad
+    lda, ldb = lds
     eb = axis_info.type_bytes(elem)
     kpl, width = ins.operand_elems, ins.operand_elems * tiling.kpack
     assert L.tid is not None
@@ -146,11 +189,24 @@ def _emit(L: FuncLowering, op: ir.Operation, tiling: MatrixTiling, pad: int,
     b_base = tiling.b_offset(lane, warp, 0, 0, 0, 0, ldb)
     a_base_v = a_base.v if isinstance(a_base, _Idx) else L.const_i32(a_base)
     b_base_v = b_base.v if isinstance(b_base, _Idx) else L.const_i32(b_base)
+    step_k = ins.k * tiling.kpack        # A columns per k-group: a power of two
+    a_pair_bases: dict[int, ir.Value] = {}
+    if a_xor:
+        a_base_v = _xor_rows(L, a_base_v, lda, XOR_CHUNK_BYTES // eb)
+
+    def a_read(t: int, pair: int) -> ir.Value:
+        off = a_static(tiling, t, pair, lda)
+        if not a_xor:
+            return _load(L, buf_a, a_base_v, off, elem, width, a_align)
+        col_off, row_off = xor_read_parts(tiling, t, pair, lda)
+        if col_off not in a_pair_bases:
+            a_pair_bases[col_off] = arith.XOrIOp(a_base_v, L.const_i32(col_off)).result \
+                if col_off else a_base_v
+        return _load(L, buf_a, a_pair_bases[col_off], row_off, elem, width, a_align)
     a_align = eb * math.gcd(width, lda)
     b_align = eb * math.gcd(tiling.nv, ldb)
-    f32 = L.scalar_type(res.type.element_type)
-    d = L.dist(res.type)
-    frag = list(L.frag(acc))
+    f32 = L.scalar_type(res_t.element_type)
+    d = L.dist(res_t)
     mt, ng = tiling.tiles(m_dim, n_dim)
     regs = range(tiling.acc_regs)
     tiles = [(t, g, u) for t in range(mt) for g in range(ng) for u in range(tiling.nv)]
@@ -159,9 +215,8 @@ def _emit(L: FuncLowering, op: ir.Operation, tiling: MatrixTiling, pad: int,
         L.extract(frag[d.chunk_index(tiling.chunk_key(t, g, r))], u) for r in regs]).result
         for t, g, u in tiles}
     opvec = ir.VectorType.get([kpl], elem)
-    for pair in range(k_dim // (ins.k * tiling.kpack)):
-        a_reads = [_load(L, buf_a, a_base_v, a_static(tiling, t, pair, lda), elem, width,
-                         a_align) for t in range(mt)]
+    for pair in range(k_dim // step_k):
+        a_reads = [a_read(t, pair) for t in range(mt)]
         for s in range(tiling.kpack):
             a_ops = [L.slice(r, s * kpl, kpl) if tiling.kpack > 1 else r for r in a_reads]
             for g in range(ng):
@@ -176,13 +231,10 @@ def _emit(L: FuncLowering, op: ir.Operation, tiling: MatrixTiling, pad: int,
                                                           blocks=1)
                         else:
                             accs[(t, g, u)] = amdgpu.wmma(ins.m, ins.n, ins.k, a_ops[t], b_op, c)
-    gpu.BarrierOp()
-    L.release_shared(buf_b)     # dead now: later staging (the epilogue) reuses them
-    L.release_shared(buf_a)
     chunks: list[list[ir.Value | None]] = [[None] * tiling.nv for _ in range(d.num_chunks)]
     for (t, g, u), c in accs.items():
         for r in regs:
             chunks[d.chunk_index(tiling.chunk_key(t, g, r))][u] = L.extract(c, r)
     chunk_t = ir.VectorType.get([tiling.nv], f32)
-    L.values[res] = [vector.FromElementsOp(chunk_t, [x for x in ch if x is not None]).result
-                     for ch in chunks]
+    return [vector.FromElementsOp(chunk_t, [x for x in ch if x is not None]).result
+            for ch in chunks]

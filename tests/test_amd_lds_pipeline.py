@@ -1,0 +1,170 @@
+"""tile-pipeline-lds on AMD (passes/tile_pipeline_lds.py, targets/amd/lds_ring.py):
+the "xor" slot layout simulated against A @ B for every MFMA/WMMA tiling it is
+chosen for, and the generated code checked statically (no AMD GPU here): the
+main loop issues the next tile's global loads before its MFMAs, writes the
+next slot after them and has one barrier (two with one slot); the hsaco
+links; registers stay at or under Triton 3.9's (128 for 128x128x64, 256 for
+256x256x64 at 8 warps) with no scratch."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from tilec.passes.analysis.layouts import Distribution
+from tilec.passes.analysis.matrix_tiling import MatrixTiling, b_static, choose
+from tilec.passes.tile_pipeline_lds import slot_layouts
+from tilec.targets import TARGETS
+from tilec.targets.amd.lds_ring import Slot, position
+from tilec.targets.amd.mfma import XOR_CHUNK_BYTES, xor_read_parts, xor_rows
+
+from test_amd_matrix import _documented_operand, _documented_out, _kernel_meta
+
+
+def _xor_tilings() -> list[tuple[MatrixTiling, int, int, int]]:
+    """(tiling, M, N, K) of every table entry whose A slot takes "xor"."""
+    out = []
+    for target in ("gfx90a", "gfx942", "gfx950", "gfx1100"):
+        for ins in TARGETS[target].matrix_instrs:
+            eb = 1 if ins.a == "i8" else 2
+            for warps in (4, 8):
+                m, n, k = 2 * ins.m * warps, 2 * ins.n * 4, 128 // eb
+                t = choose(TARGETS[target], ins.kind, m, n, k, ins.a, ins.acc, warps)
+                if t is not None and t.instr == ins and slot_layouts(t, m, n, k, eb)[0] == "xor":
+                    out.append((t, m, n, k))
+    return out
+
+
+CASES = _xor_tilings()
+
+
+def test_some_tilings_take_the_xor_layout() -> None:
+    kinds = {t.instr.kind for t, *_ in CASES}
+    assert "mfma" in kinds and len(CASES) >= 6
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}x{c[2]}x{c[3]}")
+def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, int]) -> None:
+    """A written at `position` (what tile.local_store emits), read as the
+    lowering does (the lane's base permuted once by `xor_rows`, then the
+    constant parts of `xor_read_parts`), B from a plain slot: A @ B."""
+    tiling, m_dim, n_dim, k_dim = case
+    ins = tiling.instr
+    kpl = ins.operand_elems
+    eb = 1 if ins.a == "i8" else 2
+    sa = Slot(m_dim, k_dim, eb, "xor")
+    ldb = n_dim
+    rng = np.random.default_rng(1)
+    a = rng.integers(-4, 5, (m_dim, k_dim))
+    b = rng.integers(-4, 5, (k_dim, n_dim))
+    buf_a = np.full(sa.elems, 10 ** 6)
+    for r in range(m_dim):
+        for c in range(k_dim):
+            buf_a[position(sa, r, c)] = a[r, c]
+    assert (buf_a < 10 ** 6).all()              # a permutation: every place written once
+    buf_b = b.reshape(-1)
+    d = Distribution.of(tiling.layout(), (m_dim, n_dim))
+    out = np.zeros((m_dim, n_dim), np.int64)
+    mt, ng = tiling.tiles(m_dim, n_dim)
+    chunk = XOR_CHUNK_BYTES // eb
+    for warp in range(tiling.wm * tiling.wn):
+        lanes = range(tiling.warp_size)
+        coords = {ln: d.thread_coords(warp * tiling.warp_size + ln, tiling.warp_size)
+                  for ln in lanes}
+        for t in range(mt):
+            for g in range(ng):
+                for u in range(tiling.nv):
+                    acc = np.zeros((ins.m, ins.n), np.int64)
+                    for pair in range(k_dim // (ins.k * tiling.kpack)):
+                        col_x, row_add = xor_read_parts(tiling, t, pair, k_dim)
+                        for s in range(tiling.kpack):
+                            ta = np.zeros((ins.m, ins.k), np.int64)
+                            tb = np.zeros((ins.k, ins.n), np.int64)
+                            for ln in lanes:
+                                base = xor_rows(tiling.a_offset(ln, warp, 0, 0, k_dim), k_dim,
+                                                chunk)
+                                oa = (base ^ col_x) + row_add + s * kpl
+                                b0 = tiling.b_offset(ln, warp, 0, 0, 0, 0, ldb)
+                                for e in range(kpl):
+                                    i, kk = _documented_operand(ins, ln, e)
+                                    ta[i, kk] = buf_a[oa + e]
+                                    ob = b0 + b_static(tiling, g, pair, s, e, ldb) + u
+                                    kk, j = _documented_operand(ins, ln, e)[::-1]
+                                    tb[kk, j] = buf_b[ob]
+                            acc += ta @ tb
+                    for ln in lanes:
+                        for r in range(tiling.acc_regs):
+                            i, j = _documented_out(ins, ln, r)
+                            a_key, b_key = tiling.chunk_key(t, g, r)
+                            row, col = coords[ln][(a_key, b_key + u)]
+                            out[row, col] = acc[i, j]
+    np.testing.assert_array_equal(out, a @ b)
+
+
+def test_xor_rows_spread_eight_rows_over_the_banks() -> None:
+    """Lanes reading 16 bytes at column 0 of rows r .. r + 7 of a 128-byte-row
+    slot hit eight different 16-byte bank groups (what the padding did)."""
+    s = Slot(128, 64, 2, "xor")
+    for r0 in range(0, 128, 8):
+        groups = {(position(s, r, 0) * 2 // 16) % 8 for r in range(r0, r0 + 8)}
+        assert len(groups) == 8
+
+
+# -- generated code, statically ------------------------------------------------
+
+def _mm(target: str, bm: int, bk: int, warps: int, stages: int) -> dict:
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
+    from matmul_kernels import mm_tutorial
+    sig = "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32=1,i32:16,i32=1"
+    return dict(mm_tutorial.compile(target=target, signature=sig, num_warps=warps,
+                                    num_stages=stages, constexprs={
+                                        "BLOCK_M": bm, "BLOCK_N": bm, "BLOCK_K": bk,
+                                        "GROUP_M": 8}).asm)
+
+
+def _main_loop(gcn: str) -> str:
+    """The text from the loop header to its backward branch (the block holding
+    the MFMAs, rotated as LLVM lays it out: header loads, then the body)."""
+    loops = []
+    for m in re.finditer(r"^(\.LBB\w+):", gcn, re.M):
+        back = re.search(rf"s_(?:cbranch_\w+|branch)\s+{re.escape(m.group(1))}\b",
+                         gcn[m.end():])
+        if back:
+            loops.append(gcn[m.end():m.end() + back.start()])
+    return max(loops, key=lambda s: s.count("v_mfma") + s.count("v_wmma"))
+
+
+# (target, BM=BN, BK, warps, stages, LDS ring bytes, barriers per iteration, VGPR+AGPR bound)
+CODE = [("gfx942", 128, 64, 8, 3, 65536, 1, 128),
+        ("gfx942", 128, 64, 8, 2, 32768, 2, 128),
+        ("gfx942", 256, 64, 8, 2, 65536, 2, 256),
+        ("gfx942", 256, 64, 8, 3, 65536, 2, 256),     # two slots do not fit: one
+        ("gfx90a", 128, 64, 8, 3, 65536, 1, 256),
+        ("gfx950", 128, 64, 8, 3, 65536, 1, 256),
+        ("gfx1100", 64, 32, 4, 3, 2 * (64 * 40 + 32 * 72) * 2, 1, 256)]
+
+
+@pytest.mark.parametrize("target,bm,bk,warps,stages,ring,barriers,regs", CODE)
+def test_stream_pipelined_loop(target: str, bm: int, bk: int, warps: int, stages: int,
+                               ring: int, barriers: int, regs: int) -> None:
+    asm = _mm(target, bm, bk, warps, stages)
+    gcn = asm["amdgcn"]
+    assert asm["hsaco"]
+    meta = _kernel_meta(asm)
+    assert meta["scratch_bytes"] == 0 and meta["vgpr_spill_count"] == 0, meta
+    assert meta["vgpr_count"] + meta.get("agpr_count", 0) <= regs, meta
+    assert meta["lds_bytes"] >= ring
+    loop = _main_loop(gcn)
+    assert loop.count("s_barrier") == barriers
+    # LLVM rotates the loop: the header (the next tile's global loads) is laid
+    # out after the body, so the loads come after the backward-branch target's
+    # ds_writes in the text but before the MFMAs in program order.
+    body = gcn[gcn.index(loop):]
+    writes = [m.start() for m in re.finditer(r"ds_(?:write|store)_b", loop)]
+    mmas = [m.start() for m in re.finditer(r"v_(?:mfma|wmma)", loop)]
+    assert writes and mmas and max(writes) > min(mmas)      # writes after the first MFMA
+    assert re.search(r"(?:global|buffer)_load_(?:dwordx4|b128)", body)
+    assert "ds_read_b128" in loop or "ds_load_b128" in loop

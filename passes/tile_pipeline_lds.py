@@ -30,7 +30,13 @@ slot layout in `tile.lds`: "xor" (rows unpadded, 16-byte chunks of row r at
 chunk ^ (r % 8): A when its rows hold >= 8 chunks and a lane reads <= 16
 bytes, conflict-free `ds_read_b128` in 32 KiB for a 128x64 f16 tile), "plain"
 (unpadded: B when the lanes that read one row at once cover >= 128
-contiguous bytes) or "pad" (16 bytes after each row); where S - 1 slots do not
+contiguous bytes), "xor_t" (B stored K-major with a chunk permutation, where
+A takes "xor" and the ring has one slot: a lane's k run is one
+`ds_read_b128`, as Triton's B operand; its writes are element-wise, one
+address each, so it is taken for at most 16 B elements per thread (a 64x128
+f16 tile at 8 warps: 256x256 at 32 elements spilled), and with two slots
+every LDS address takes the slot's offset each iteration, which costs more
+VGPRs than the rows' regrouping saves) or "pad" (16 bytes after each row); where S - 1 slots do not
 fit the LDS, fewer slots are used (down to one), and where one padded slot
 does not fit either, the padded rings are made plain.  Before the
 loop: the load side at the lower bound, the loads masked with `lb < ub`,
@@ -68,6 +74,7 @@ _KINDS = ("mfma", "wmma")
 PAD_BYTES = 16          # after each row of a "pad" slot
 CHUNK_BYTES = 16        # the unit an "xor" slot permutes
 XOR_PHASES = 8          # rows r and r + 8 share a permutation
+XOR_T_WRITES = 16       # the most element-wise B writes (addresses) per thread for "xor_t"
 
 
 @dataclass
@@ -125,11 +132,15 @@ def _plan(for_op: ir.Operation, target: Target, num_warps: int) -> _Plan | None:
     return _Plan(dot, (loads[0], loads[1]), acc_index, side, carried, tiling)
 
 
-def slot_layouts(tiling: MatrixTiling, m: int, n: int, k: int, eb: int) -> tuple[str, str]:
+def slot_layouts(tiling: MatrixTiling, m: int, n: int, k: int, eb: int,
+                 slots: int = 1) -> tuple[str, str]:
     """The preferred slot layouts of A [m, k] and B [k, n] (see the docstring)."""
-    a_read = tiling.instr.operand_elems * tiling.kpack * eb
-    a = "xor" if k * eb >= XOR_PHASES * CHUNK_BYTES and a_read <= CHUNK_BYTES else "pad"
-    b = "plain" if tiling.instr.n * tiling.nv * eb >= 128 else "pad"
+    run = tiling.instr.operand_elems * tiling.kpack * eb     # bytes of a lane's k run
+    xor = k * eb >= XOR_PHASES * CHUNK_BYTES and run <= CHUNK_BYTES
+    a = "xor" if xor else "pad"
+    threads = tiling.warp_size * tiling.wm * tiling.wn
+    b = "xor_t" if xor and slots == 1 and k * n <= XOR_T_WRITES * threads else \
+        "plain" if tiling.instr.n * tiling.nv * eb >= 128 else "pad"
     return a, b
 
 
@@ -142,12 +153,13 @@ def _sizes(plan: _Plan, stages: int, shared_bytes: int) -> tuple[str, str, int] 
     a_t, b_t = (ld.results[0].type for ld in plan.loads)
     (m, k), n = tuple(a_t.shape), tuple(b_t.shape)[1]
     eb = axis_info.type_bytes(a_t.element_type)
-    la, lb = slot_layouts(plan.tiling, m, n, k, eb)
-    for la_, lb_ in ((la, lb), (la.replace("pad", "plain"), lb.replace("pad", "plain"))):
-        per = slot_bytes(la_, m, k, eb) + slot_bytes(lb_, k, n, eb)
+    for unpad in (False, True):
         for slots in range(max(1, stages - 1), 0, -1):
-            if slots * per <= shared_bytes:
-                return la_, lb_, slots
+            la, lb = slot_layouts(plan.tiling, m, n, k, eb, slots)
+            if unpad:
+                la, lb = la.replace("pad", "plain"), lb.replace("pad", "plain")
+            if slots * (slot_bytes(la, m, k, eb) + slot_bytes(lb, k, n, eb)) <= shared_bytes:
+                return la, lb, slots
     return None
 
 

@@ -17,7 +17,8 @@ from tilec.passes.analysis.matrix_tiling import MatrixTiling, b_static, choose
 from tilec.passes.tile_pipeline_lds import slot_layouts
 from tilec.targets import TARGETS
 from tilec.targets.amd.lds_ring import Slot, position
-from tilec.targets.amd.mfma import XOR_CHUNK_BYTES, xor_read_parts, xor_rows
+from tilec.targets.amd.mfma import (XOR_CHUNK_BYTES, bt_coords, xor_read_parts, xor_rows,
+                                    xor_t_mask)
 
 from test_amd_matrix import _documented_operand, _documented_out, _kernel_meta
 
@@ -44,11 +45,15 @@ def test_some_tilings_take_the_xor_layout() -> None:
     assert "mfma" in kinds and len(CASES) >= 6
 
 
+@pytest.mark.parametrize("b_layout", ["plain", "xor_t"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}x{c[2]}x{c[3]}")
-def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, int]) -> None:
+def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, int],
+                                            b_layout: str) -> None:
     """A written at `position` (what tile.local_store emits), read as the
     lowering does (the lane's base permuted once by `xor_rows`, then the
-    constant parts of `xor_read_parts`), B from a plain slot: A @ B."""
+    constant parts of `xor_read_parts`); B from a plain slot (kpl reads of
+    rows) or a K-major "xor_t" one (one run per lane at `bt_coords`, permuted
+    by `xor_t_mask`, the k-group XORed in): A @ B."""
     tiling, m_dim, n_dim, k_dim = case
     ins = tiling.instr
     kpl = ins.operand_elems
@@ -63,7 +68,13 @@ def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, 
         for c in range(k_dim):
             buf_a[position(sa, r, c)] = a[r, c]
     assert (buf_a < 10 ** 6).all()              # a permutation: every place written once
-    buf_b = b.reshape(-1)
+    sb = Slot(k_dim, n_dim, eb, b_layout)
+    buf_b = np.full(sb.elems, 10 ** 6)
+    for r in range(k_dim):
+        for c in range(n_dim):
+            buf_b[position(sb, r, c)] = b[r, c]
+    assert (buf_b < 10 ** 6).all()
+    step_k = ins.k * tiling.kpack
     d = Distribution.of(tiling.layout(), (m_dim, n_dim))
     out = np.zeros((m_dim, n_dim), np.int64)
     mt, ng = tiling.tiles(m_dim, n_dim)
@@ -86,10 +97,15 @@ def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, 
                                                 chunk)
                                 oa = (base ^ col_x) + row_add + s * kpl
                                 b0 = tiling.b_offset(ln, warp, 0, 0, 0, 0, ldb)
+                                col, k0 = bt_coords(tiling, ln, warp, g, u)
+                                bt = (col * k_dim + (k0 ^ xor_t_mask(col) * chunk)) ^ \
+                                    (pair * step_k)
                                 for e in range(kpl):
                                     i, kk = _documented_operand(ins, ln, e)
                                     ta[i, kk] = buf_a[oa + e]
                                     ob = b0 + b_static(tiling, g, pair, s, e, ldb) + u
+                                    if b_layout == "xor_t":
+                                        ob = bt + s * kpl + e
                                     kk, j = _documented_operand(ins, ln, e)[::-1]
                                     tb[kk, j] = buf_b[ob]
                             acc += ta @ tb
@@ -109,6 +125,13 @@ def test_xor_rows_spread_eight_rows_over_the_banks() -> None:
     for r0 in range(0, 128, 8):
         groups = {(position(s, r, 0) * 2 // 16) % 8 for r in range(r0, r0 + 8)}
         assert len(groups) == 8
+    # K-major B: the eight columns a read phase covers (consecutive n) and the
+    # eight a write phase covers (n 8 apart) land on eight chunks each.
+    t = Slot(64, 128, 2, "xor_t")
+    for n0 in range(0, 128, 8):
+        assert len({(position(t, 0, n) * 2 // 16) % 8 for n in range(n0, n0 + 8)}) == 8
+    for j in range(8):
+        assert len({(position(t, 0, 8 * ln + j) * 2 // 16) % 8 for ln in range(8)}) == 8
 
 
 # -- generated code, statically ------------------------------------------------
@@ -137,8 +160,9 @@ def _main_loop(gcn: str) -> str:
     return max(loops, key=lambda s: s.count("v_mfma") + s.count("v_wmma"))
 
 
-# (target, BM=BN, BK, warps, stages, LDS ring bytes, barriers per iteration, VGPR+AGPR bound)
-CODE = [("gfx942", 128, 64, 8, 3, 65536, 1, 128),
+# (target, BM=BN, BK, warps, stages, LDS ring bytes, barriers per iteration, VGPR+AGPR
+# bound: Triton 3.9's count for the gfx942 rows, benchmarks/results/static-amd-*.json)
+CODE = [("gfx942", 128, 64, 8, 3, 65536, 1, 130),
         ("gfx942", 128, 64, 8, 2, 32768, 2, 128),
         ("gfx942", 256, 64, 8, 2, 65536, 2, 256),
         ("gfx942", 256, 64, 8, 3, 65536, 2, 256),     # two slots do not fit: one
@@ -168,3 +192,18 @@ def test_stream_pipelined_loop(target: str, bm: int, bk: int, warps: int, stages
     assert writes and mmas and max(writes) > min(mmas)      # writes after the first MFMA
     assert re.search(r"(?:global|buffer)_load_(?:dwordx4|b128)", body)
     assert "ds_read_b128" in loop or "ds_load_b128" in loop
+
+
+def test_one_slot_reads_b_k_major_without_regrouping() -> None:
+    """128x128x64 at num_stages=2 (one slot, B "xor_t"): every operand read is
+    a ds_read_b128, no v_perm regroups B, and the main loop is no longer than
+    Triton 3.9's (102 instructions, static-amd-2026-12-01-lds-pipeline.json)."""
+    gcn = _mm("gfx942", 128, 64, 8, 2)["amdgcn"]
+    loop = _main_loop(gcn)
+    assert "v_perm_b32" not in loop and "ds_read2" not in loop
+    assert loop.count("ds_read_b128") == 12 and loop.count("v_mfma") == 16
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
+    from static_amd_vs_triton import amdgcn_stats
+    assert amdgcn_stats(gcn)["loop_instructions"] <= 102

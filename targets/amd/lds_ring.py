@@ -9,10 +9,13 @@ ops where the record has `Feature.MFMA` (CDNA) or `Feature.WMMA` (RDNA3).
 | `tile.mma {kind = mfma / wmma}` | `mfma.product` on the slot's arrays: `ds_read_b128` A, B rows, `v_mfma` / `v_wmma` on the accumulator registers |
 
 A slot holds an [R, C] tile row-major in the layout the ring's `tile.lds`
-names: "plain" (row stride C), "pad" (C + 16 bytes) or "xor" (stride C, the
+names: "plain" (row stride C), "pad" (C + 16 bytes), "xor" (stride C, the
 16-byte chunk c of row r stored at chunk c ^ (r % 8): the eight rows a group
 of lanes reads at once with `ds_read_b128` start in different banks, with no
-padding).  Writes and reads use the same formula (`_index` here,
+padding) or "xor_t" (B stored K-major: column n of the tile is a stored row
+of R elements, its chunk c at c ^ mfma.xor_t_mask(n), so a lane's operand
+run along K is one `ds_read_b128` and needs no regrouping; the writes of a
+row-major register tile are then element-wise, `ds_write_b16`).  Writes and reads use the same formula (`_index` here,
 `mfma._xor_rows` for the reads).  The product is synchronous (the MFMA
 results are registers): the pass's barriers order the reads of a slot before
 its next writes.
@@ -36,6 +39,7 @@ from tilec.passes.rules import RuleSet
 from tilec.passes.tile_pipeline_lds import CHUNK_BYTES, PAD_BYTES
 from tilec.targets import Feature
 from tilec.targets.amd import mfma
+from tilec.targets.amd.mfma import xor_t_mask
 
 if TYPE_CHECKING:
     from tilec.passes.gpu.context import FuncLowering, Rule
@@ -50,16 +54,19 @@ class Slot:
     rows: int
     cols: int
     eb: int
-    layout: str          # "plain", "pad" or "xor"
+    layout: str          # "plain", "pad", "xor" or "xor_t"
 
     @property
     def stride(self) -> int:
-        """Elements from one row to the next."""
+        """Elements from one stored row to the next (a column of the tile in "xor_t")."""
+        if self.layout == "xor_t":
+            return self.rows
         return self.cols + (PAD_BYTES // self.eb if self.layout == "pad" else 0)
 
     @property
     def elems(self) -> int:
-        return self.rows * self.stride
+        """Elements of one slot."""
+        return self.rows * self.cols if self.layout == "xor_t" else self.rows * self.stride
 
 
 def slot_of(ring: ir.Value) -> tuple[Slot, int, ir.Type]:
@@ -87,10 +94,14 @@ def position(s: Slot, row: int, col: int) -> int:
     """Where element (row, col) of a slot lies (in elements): what `_index` emits."""
     if s.layout == "xor":
         col ^= (row % 8) * (CHUNK_BYTES // s.eb)
+    if s.layout == "xor_t":
+        return col * s.stride + (row ^ xor_t_mask(col) * (CHUNK_BYTES // s.eb))
     return row * s.stride + col
 
 
 def _index(L: FuncLowering, s: Slot, row: ir.Value, col: ir.Value) -> ir.Value:
+    if s.layout == "xor_t":
+        return mfma.xor_t_base(L, col, row, s.stride, CHUNK_BYTES // s.eb)
     if s.layout == "xor":
         phase = arith.AndIOp(row, L.const_i32(7)).result
         col = arith.XOrIOp(col, arith.ShLIOp(
@@ -117,7 +128,8 @@ def _local_store(L: FuncLowering, op: ir.Operation) -> None:
     buf = _slot_ptr(L, ring, slot, s, elem)
     # Pieces along the row stay contiguous in every layout (an "xor" chunk is
     # 16 bytes and the pieces are at most that, starting at their multiples).
-    piece = min(d.vec_len, CHUNK_BYTES // s.eb) if d.fast == 1 else 1
+    along = 0 if s.layout == "xor_t" else 1     # the dimension contiguous in the slot
+    piece = min(d.vec_len, CHUNK_BYTES // s.eb) if d.fast == along else 1
     rows, cols = L.coordinates(d, 0, 0), L.coordinates(d, 1, 0)
     for chunk, rv, cv in zip(L.frag(value), rows, cols):
         for i in range(0, d.vec_len, piece):
@@ -138,14 +150,16 @@ def _ring_mma(L: FuncLowering, op: ir.Operation) -> None:
     tiling = choose(L.target, kind, m, n, k, str(elem),
                     str(ir.RankedTensorType(res.type).element_type), L.num_warps)
     d = L.dist(res.type)
-    if tiling is None or sb.rows != k or sb.layout == "xor" or d.sliced_dim is not None \
+    if tiling is None or sb.rows != k or sb.layout == "xor" or sa.layout == "xor_t" \
+            or d.sliced_dim is not None \
             or d.blocked != tiling.layout():
         raise CompilerBugError(f"tile.mma kind {kind} on rings {ring_a.type}, {ring_b.type} "
                                f"with result {res.type}: not a {kind} product")
     staged = ((m, k, n), elem, _slot_ptr(L, ring_a, slot_a, sa, elem),
               _slot_ptr(L, ring_b, slot_b, sb, elem))
     L.values[res] = mfma.product(L, tiling, staged, (sa.stride, sb.stride),
-                                 sa.layout == "xor", L.frag(acc), res.type)
+                                 sa.layout == "xor", L.frag(acc), res.type,
+                                 b_t=sb.layout == "xor_t")
 
 
 for _f in _FEATURES:

@@ -27,7 +27,7 @@ IREE's `amdgpu.mfma` lowering of `vector.contract`.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from mlir import ir
 from mlir.dialects import amdgpu, arith, gpu, llvm, vector
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from tilec.passes.gpu.dot import MmaPlan, Staged
 
 RULES: RuleSet[Rule] = RuleSet("amd.mfma")
+I = Any          # an int (the simulations) or an _Idx (the lowering), as in matrix_tiling
 # Bytes after each staged LDS row.
 _PAD_BYTES = 16
 _DYNAMIC_INDEX = -2147483648   # kDynamicIndex of llvm.getelementptr
@@ -169,11 +170,38 @@ def xor_read_parts(tiling: MatrixTiling, t: int, pair: int, lda: int) -> tuple[i
     return col_off, row_off
 
 
+def bt_coords(tiling: MatrixTiling, lane: I, warp: I, g_n: int, u: int) -> tuple[I, I]:
+    """(column n, first k) of the `kpack * kpl` contiguous B elements the lane
+    reads from a K-major ("xor_t") slot for N-group g_n, tile u of the group,
+    k-group 0 (the columns `b_offset` reads, one k run instead of kpl rows)."""
+    n, kpl = tiling.instr.n, tiling.instr.operand_elems
+    g = (lane // n) % tiling.kgroups
+    col = ((warp % tiling.wn) * n + lane % n) * tiling.nv + g_n * n * tiling.nv * tiling.wn + u
+    return col, g * (tiling.kpack * kpl)
+
+
+def xor_t_mask(col: int) -> int:
+    """The chunk permutation of row `col` of a K-major slot: 8 consecutive
+    columns (the lanes of a read) and columns 8 apart (the lanes of a write)
+    both fall on different 16-byte chunks."""
+    return (col ^ (col >> 3)) & 7
+
+
+def xor_t_base(L: FuncLowering, col: ir.Value, k: ir.Value, ld: int, chunk: int) -> ir.Value:
+    """col * ld + (k ^ xor_t_mask(col) * chunk), emitted."""
+    mask = arith.AndIOp(arith.XOrIOp(col, arith.ShRUIOp(col, L.const_i32(3)).result).result,
+                        L.const_i32(7)).result
+    kx = arith.XOrIOp(k, arith.ShLIOp(mask, L.const_i32(log2(chunk))).result).result
+    return arith.AddIOp(arith.ShLIOp(col, L.const_i32(log2(ld))).result, kx).result
+
+
 def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[int, int],
-            a_xor: bool, frag: list[ir.Value], res_t: ir.Type) -> list[ir.Value]:
+            a_xor: bool, frag: list[ir.Value], res_t: ir.Type,
+            b_t: bool = False) -> list[ir.Value]:
     """acc + A @ B on the matrix units, A [M, K] and B [K, N] read from the
     workgroup-memory arrays of `staged` with row strides `lds` (A's rows in
-    the "xor" layout when `a_xor`); `frag` is the accumulator's fragment, the
+    the "xor" layout when `a_xor`; B stored K-major in the "xor_t" layout
+    when `b_t`, its stride then K); `frag` is the accumulator's fragment, the
     result fragment is returned (in registers: the caller orders the reads
     before later writes of the arrays)."""
     ins = tiling.instr
@@ -205,6 +233,20 @@ def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[in
         return _load(L, buf_a, a_pair_bases[col_off], row_off, elem, width, a_align)
     a_align = eb * math.gcd(width, lda)
     b_align = eb * math.gcd(tiling.nv, ldb)
+    bt_bases: dict[tuple[int, int], ir.Value] = {}
+    if b_t:
+        for g_n in range(tiling.tiles(m_dim, n_dim)[1]):
+            for u in range(tiling.nv):
+                col, k0 = bt_coords(tiling, lane, warp, g_n, u)
+                assert isinstance(col, _Idx) and isinstance(k0, (_Idx, int))
+                k0v = k0.v if isinstance(k0, _Idx) else L.const_i32(k0)
+                bt_bases[(g_n, u)] = xor_t_base(L, col.v, k0v, ldb, XOR_CHUNK_BYTES // eb)
+
+    def bt_read(g_n: int, u: int, pair: int) -> ir.Value:
+        base = bt_bases[(g_n, u)]
+        if pair:
+            base = arith.XOrIOp(base, L.const_i32(pair * step_k)).result
+        return _load(L, buf_b, base, 0, elem, width, eb * width)
     f32 = L.scalar_type(res_t.element_type)
     d = L.dist(res_t)
     mt, ng = tiling.tiles(m_dim, n_dim)
@@ -217,13 +259,21 @@ def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[in
     opvec = ir.VectorType.get([kpl], elem)
     for pair in range(k_dim // step_k):
         a_reads = [a_read(t, pair) for t in range(mt)]
+        b_reads = {(g, u): bt_read(g, u, pair) for g in range(ng) for u in range(tiling.nv)} \
+            if b_t else {}
         for s in range(tiling.kpack):
             a_ops = [L.slice(r, s * kpl, kpl) if tiling.kpack > 1 else r for r in a_reads]
             for g in range(ng):
-                rows = [_load(L, buf_b, b_base_v, b_static(tiling, g, pair, s, e, ldb), elem,
-                              tiling.nv, b_align) for e in range(kpl)]
+                rows = [] if b_t else [
+                    _load(L, buf_b, b_base_v, b_static(tiling, g, pair, s, e, ldb), elem,
+                          tiling.nv, b_align) for e in range(kpl)]
                 for u in range(tiling.nv):
-                    b_op = vector.FromElementsOp(opvec, [L.extract(r, u) for r in rows]).result
+                    if b_t:
+                        r = b_reads[(g, u)]
+                        b_op = L.slice(r, s * kpl, kpl) if tiling.kpack > 1 else r
+                    else:
+                        b_op = vector.FromElementsOp(opvec, [L.extract(r, u)
+                                                             for r in rows]).result
                     for t in range(mt):
                         c = accs[(t, g, u)]
                         if ins.kind == "mfma":

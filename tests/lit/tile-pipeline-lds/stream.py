@@ -5,7 +5,9 @@
 # RUN: %tilec ir %s --target gfx942 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=128 BK=64 --num-warps 8 --num-stages 3 --stage amdgcn | %FileCheck %s --check-prefix=ASM
 
 # tile-pipeline-lds on an MFMA K loop (gfx942): A's ring in the "xor" layout
-# (unpadded, 16-byte chunks permuted by row % 8), B's plain; num_stages - 1
+# (unpadded, 16-byte chunks permuted by row % 8), B plain with two slots and
+# K-major ("xor_t") with one;
+# num_stages - 1
 # slots; the loads of the next iteration at the top of the body, the product
 # as tile.mma {kind = "mfma"} on slot j % slots, then the prefetched tiles
 # stored into the next slot and one barrier (two with a single slot).
@@ -52,6 +54,7 @@ def mm(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.
 # CHECK: "tile.local_dealloc"
 
 # ONE: memref<1x128x64xf16, 3>
+# ONE: tile.lds = "xor_t"} : () -> memref<1x64x128xf16, 3>
 # ONE: scf.for
 # ONE: "tile.mma"({{.*}}) {kind = "mfma"}
 # ONE-NEXT: "tile.barrier"

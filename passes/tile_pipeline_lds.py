@@ -36,7 +36,9 @@ A takes "xor" and the ring has one slot: a lane's k run is one
 address each, so it is taken for at most 16 B elements per thread (a 64x128
 f16 tile at 8 warps: 256x256 at 32 elements spilled), and with two slots
 every LDS address takes the slot's offset each iteration, which costs more
-VGPRs than the rows' regrouping saves) or "pad" (16 bytes after each row); where S - 1 slots do not
+VGPRs than the rows' regrouping saves), "pad_t" (the same K-major B with each
+stored row padded by 16 bytes, where A's rows are too short for "xor": fp8
+with K = 64) or "pad" (16 bytes after each row); where S - 1 slots do not
 fit the LDS, fewer slots are used (down to one), and where one padded slot
 does not fit either, the padded rings are made plain.  Before the
 loop: the load side at the lower bound, the loads masked with `lb < ub`,
@@ -66,7 +68,7 @@ from tilec.options import CompileOptions
 from tilec.passes import pipeline_support as ps
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import Distribution
-from tilec.passes.analysis.matrix_tiling import MatrixTiling, choose
+from tilec.passes.analysis.matrix_tiling import MatrixTiling, choose, operand_name
 from tilec.targets import Target
 
 NAME = "tile-pipeline-lds"
@@ -116,8 +118,8 @@ def _plan(for_op: ir.Operation, target: Target, num_warps: int) -> _Plan | None:
     if a_t.element_type != b_t.element_type:
         return None
     (m, k), n = tuple(a_t.shape), tuple(b_t.shape)[1]
-    tiling = choose(target, kind, m, n, k, str(a_t.element_type), str(res_t.element_type),
-                    num_warps)
+    tiling = choose(target, kind, m, n, k, operand_name(dot, a_t.element_type),
+                    str(res_t.element_type), num_warps)
     layout = tile.layout_of(res_t)
     if tiling is None or layout is None:
         return None
@@ -139,13 +141,16 @@ def slot_layouts(tiling: MatrixTiling, m: int, n: int, k: int, eb: int,
     xor = k * eb >= XOR_PHASES * CHUNK_BYTES and run <= CHUNK_BYTES
     a = "xor" if xor else "pad"
     threads = tiling.warp_size * tiling.wm * tiling.wn
-    b = "xor_t" if xor and slots == 1 and k * n <= XOR_T_WRITES * threads else \
+    kmajor = slots == 1 and run <= CHUNK_BYTES and k * n <= XOR_T_WRITES * threads
+    b = ("xor_t" if xor else "pad_t") if kmajor else \
         "plain" if tiling.instr.n * tiling.nv * eb >= 128 else "pad"
     return a, b
 
 
 def slot_bytes(layout: str, rows: int, cols: int, eb: int) -> int:
-    return rows * (cols * eb + (PAD_BYTES if layout == "pad" else 0))
+    if layout.endswith("_t"):       # stored K-major: a stored row per column
+        rows, cols = cols, rows
+    return rows * (cols * eb + (PAD_BYTES if layout.startswith("pad") else 0))
 
 
 def _sizes(plan: _Plan, stages: int, shared_bytes: int) -> tuple[str, str, int] | None:
@@ -157,7 +162,8 @@ def _sizes(plan: _Plan, stages: int, shared_bytes: int) -> tuple[str, str, int] 
         for slots in range(max(1, stages - 1), 0, -1):
             la, lb = slot_layouts(plan.tiling, m, n, k, eb, slots)
             if unpad:
-                la, lb = la.replace("pad", "plain"), lb.replace("pad", "plain")
+                la = "plain" if la == "pad" else la
+                lb = "plain" if lb in ("pad", "pad_t") else lb
             if slots * (slot_bytes(la, m, k, eb) + slot_bytes(lb, k, n, eb)) <= shared_bytes:
                 return la, lb, slots
     return None
@@ -233,6 +239,8 @@ def _pipeline(for_op: ir.Operation, stages: int, target: Target, num_warps: int)
         read = arith.RemUIOp(counter, s).result if slots > 1 else ps.i32(0)
         product = tile_memory.mma(rings[0], read, rings[1], read, dot.operands[2], kind,
                                   loc=dot.location)
+        if "tile.mma_fp8" in dot.attributes:      # fp8 bytes in the rings
+            product.owner.attributes["tile.mma_fp8"] = dot.attributes["tile.mma_fp8"]
         if slots == 1:
             tile.barrier(loc=loc)      # every warp's reads of the slot are done
         write = arith.RemUIOp(arith.AddIOp(counter, ps.i32(1)).result, s).result \

@@ -23,12 +23,15 @@ from tilec.targets.amd.mfma import (XOR_CHUNK_BYTES, bt_coords, xor_read_parts, 
 from test_amd_matrix import _documented_operand, _documented_out, _kernel_meta
 
 
+_BYTE_TYPES = ("i8", "f8E4M3FN", "f8E5M2")
+
+
 def _xor_tilings() -> list[tuple[MatrixTiling, int, int, int]]:
     """(tiling, M, N, K) of every table entry whose A slot takes "xor"."""
     out = []
     for target in ("gfx90a", "gfx942", "gfx950", "gfx1100"):
         for ins in TARGETS[target].matrix_instrs:
-            eb = 1 if ins.a == "i8" else 2
+            eb = 1 if ins.a in _BYTE_TYPES else 2
             for warps in (4, 8):
                 m, n, k = 2 * ins.m * warps, 2 * ins.n * 4, 128 // eb
                 t = choose(TARGETS[target], ins.kind, m, n, k, ins.a, ins.acc, warps)
@@ -45,7 +48,7 @@ def test_some_tilings_take_the_xor_layout() -> None:
     assert "mfma" in kinds and len(CASES) >= 6
 
 
-@pytest.mark.parametrize("b_layout", ["plain", "xor_t"])
+@pytest.mark.parametrize("b_layout", ["plain", "xor_t", "pad_t"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}x{c[2]}x{c[3]}")
 def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, int],
                                             b_layout: str) -> None:
@@ -53,11 +56,12 @@ def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, 
     lowering does (the lane's base permuted once by `xor_rows`, then the
     constant parts of `xor_read_parts`); B from a plain slot (kpl reads of
     rows) or a K-major "xor_t" one (one run per lane at `bt_coords`, permuted
-    by `xor_t_mask`, the k-group XORed in): A @ B."""
+    by `xor_t_mask`, the k-group XORed in) or a K-major padded "pad_t" one:
+    A @ B."""
     tiling, m_dim, n_dim, k_dim = case
     ins = tiling.instr
     kpl = ins.operand_elems
-    eb = 1 if ins.a == "i8" else 2
+    eb = 1 if ins.a in _BYTE_TYPES else 2
     sa = Slot(m_dim, k_dim, eb, "xor")
     ldb = n_dim
     rng = np.random.default_rng(1)
@@ -73,7 +77,7 @@ def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, 
     for r in range(k_dim):
         for c in range(n_dim):
             buf_b[position(sb, r, c)] = b[r, c]
-    assert (buf_b < 10 ** 6).all()
+    assert (buf_b < 10 ** 6).sum() == k_dim * n_dim      # no two elements share a place
     step_k = ins.k * tiling.kpack
     d = Distribution.of(tiling.layout(), (m_dim, n_dim))
     out = np.zeros((m_dim, n_dim), np.int64)
@@ -106,6 +110,8 @@ def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, 
                                     ob = b0 + b_static(tiling, g, pair, s, e, ldb) + u
                                     if b_layout == "xor_t":
                                         ob = bt + s * kpl + e
+                                    elif b_layout == "pad_t":     # k-group as an offset
+                                        ob = col * sb.stride + k0 + pair * step_k + s * kpl + e
                                     kk, j = _documented_operand(ins, ln, e)[::-1]
                                     tb[kk, j] = buf_b[ob]
                             acc += ta @ tb
@@ -207,3 +213,35 @@ def test_one_slot_reads_b_k_major_without_regrouping() -> None:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
     from static_amd_vs_triton import amdgcn_stats
     assert amdgcn_stats(gcn)["loop_instructions"] <= 102
+
+
+# (operand type, gfx950 instruction per K step of 128x128x64 at 8 warps)
+FP8 = [("fp8e4nv", "v_mfma_f32_32x32x16_fp8_fp8"), ("fp8e5", "v_mfma_f32_32x32x16_bf8_bf8")]
+
+
+@pytest.mark.parametrize("dtype,instr", FP8)
+@pytest.mark.parametrize("stages", [1, 2])
+def test_fp8_dot_on_gfx950_uses_fp8_mfma(dtype: str, instr: str, stages: int) -> None:
+    """OCP fp8 operands (the frontend's float8e4nv / float8e5) on gfx950: the
+    record's fp8 MFMA, 8 per K step of a warp (K 16 each), the bytes staged
+    as they are (no f16 widening in the loop), linked, no scratch; gfx942
+    (FNUZ-only fp8 hardware) widens them to f16 and runs v_mfma_f32_32x32x8_f16."""
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
+    from matmul_kernels import mm_tutorial
+    sig = (f"*{dtype}:16,*{dtype}:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32=1,"
+           "i32:16,i32=1")
+    cx = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}
+    asm = dict(mm_tutorial.compile(target="gfx950", signature=sig, num_warps=8,
+                                   num_stages=stages, constexprs=cx).asm)
+    gcn = asm["amdgcn"]
+    assert asm["hsaco"] and gcn.count(instr) == 8, gcn.count(instr)
+    assert "v_mfma" not in gcn.replace(instr, "")
+    loop = _main_loop(gcn)
+    assert "v_cvt" not in loop and "v_perm" not in loop
+    meta = _kernel_meta(asm)
+    assert meta["scratch_bytes"] == 0 and meta["vgpr_spill_count"] == 0, meta
+    old = dict(mm_tutorial.compile(target="gfx942", signature=sig, num_warps=8,
+                                   num_stages=stages, constexprs=cx).asm)["amdgcn"]
+    assert "_fp8" not in old and "_bf8" not in old and "v_mfma_f32_32x32x8_f16" in old

@@ -15,7 +15,9 @@ of lanes reads at once with `ds_read_b128` start in different banks, with no
 padding) or "xor_t" (B stored K-major: column n of the tile is a stored row
 of R elements, its chunk c at c ^ mfma.xor_t_mask(n), so a lane's operand
 run along K is one `ds_read_b128` and needs no regrouping; the writes of a
-row-major register tile are then element-wise, `ds_write_b16`).  Writes and reads use the same formula (`_index` here,
+row-major register tile are then element-wise, `ds_write_b16`) or "pad_t"
+(K-major, each stored row padded by 16 bytes: where rows are shorter than the
+eight chunks "xor_t" permutes, e.g. fp8 with K = 64).  Writes and reads use the same formula (`_index` here,
 `mfma._xor_rows` for the reads).  The product is synchronous (the MFMA
 results are registers): the pass's barriers order the reads of a slot before
 its next writes.
@@ -34,7 +36,7 @@ from mlir.dialects import arith, llvm
 from tilec.errors import CompilerBugError
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import log2
-from tilec.passes.analysis.matrix_tiling import choose
+from tilec.passes.analysis.matrix_tiling import choose, operand_name
 from tilec.passes.rules import RuleSet
 from tilec.passes.tile_pipeline_lds import CHUNK_BYTES, PAD_BYTES
 from tilec.targets import Feature
@@ -54,19 +56,21 @@ class Slot:
     rows: int
     cols: int
     eb: int
-    layout: str          # "plain", "pad", "xor" or "xor_t"
+    layout: str          # "plain", "pad", "xor", "xor_t" or "pad_t"
 
     @property
     def stride(self) -> int:
         """Elements from one stored row to the next (a column of the tile in "xor_t")."""
         if self.layout == "xor_t":
             return self.rows
+        if self.layout == "pad_t":
+            return self.rows + PAD_BYTES // self.eb
         return self.cols + (PAD_BYTES // self.eb if self.layout == "pad" else 0)
 
     @property
     def elems(self) -> int:
         """Elements of one slot."""
-        return self.rows * self.cols if self.layout == "xor_t" else self.rows * self.stride
+        return self.cols * self.stride if self.layout.endswith("_t") else self.rows * self.stride
 
 
 def slot_of(ring: ir.Value) -> tuple[Slot, int, ir.Type]:
@@ -96,12 +100,16 @@ def position(s: Slot, row: int, col: int) -> int:
         col ^= (row % 8) * (CHUNK_BYTES // s.eb)
     if s.layout == "xor_t":
         return col * s.stride + (row ^ xor_t_mask(col) * (CHUNK_BYTES // s.eb))
+    if s.layout == "pad_t":
+        return col * s.stride + row
     return row * s.stride + col
 
 
 def _index(L: FuncLowering, s: Slot, row: ir.Value, col: ir.Value) -> ir.Value:
     if s.layout == "xor_t":
         return mfma.xor_t_base(L, col, row, s.stride, CHUNK_BYTES // s.eb)
+    if s.layout == "pad_t":
+        return arith.AddIOp(arith.MulIOp(col, L.const_i32(s.stride)).result, row).result
     if s.layout == "xor":
         phase = arith.AndIOp(row, L.const_i32(7)).result
         col = arith.XOrIOp(col, arith.ShLIOp(
@@ -128,7 +136,7 @@ def _local_store(L: FuncLowering, op: ir.Operation) -> None:
     buf = _slot_ptr(L, ring, slot, s, elem)
     # Pieces along the row stay contiguous in every layout (an "xor" chunk is
     # 16 bytes and the pieces are at most that, starting at their multiples).
-    along = 0 if s.layout == "xor_t" else 1     # the dimension contiguous in the slot
+    along = 0 if s.layout.endswith("_t") else 1     # the dimension contiguous in the slot
     piece = min(d.vec_len, CHUNK_BYTES // s.eb) if d.fast == along else 1
     rows, cols = L.coordinates(d, 0, 0), L.coordinates(d, 1, 0)
     for chunk, rv, cv in zip(L.frag(value), rows, cols):
@@ -147,10 +155,10 @@ def _ring_mma(L: FuncLowering, op: ir.Operation) -> None:
     sa, _, elem = slot_of(ring_a)
     sb, _, _ = slot_of(ring_b)
     m, k, n = sa.rows, sa.cols, sb.cols
-    tiling = choose(L.target, kind, m, n, k, str(elem),
+    tiling = choose(L.target, kind, m, n, k, operand_name(op, elem),
                     str(ir.RankedTensorType(res.type).element_type), L.num_warps)
     d = L.dist(res.type)
-    if tiling is None or sb.rows != k or sb.layout == "xor" or sa.layout == "xor_t" \
+    if tiling is None or sb.rows != k or sb.layout == "xor" or sa.layout.endswith("_t") \
             or d.sliced_dim is not None \
             or d.blocked != tiling.layout():
         raise CompilerBugError(f"tile.mma kind {kind} on rings {ring_a.type}, {ring_b.type} "
@@ -159,7 +167,7 @@ def _ring_mma(L: FuncLowering, op: ir.Operation) -> None:
               _slot_ptr(L, ring_b, slot_b, sb, elem))
     L.values[res] = mfma.product(L, tiling, staged, (sa.stride, sb.stride),
                                  sa.layout == "xor", L.frag(acc), res.type,
-                                 b_t=sb.layout == "xor_t")
+                                 b_kmajor={"xor_t": "xor", "pad_t": "pad"}.get(sb.layout))
 
 
 for _f in _FEATURES:

@@ -35,7 +35,9 @@ from mlir.dialects import amdgpu, arith, gpu, llvm, vector
 from tilec.errors import CompilerBugError
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import log2
-from tilec.passes.analysis.matrix_tiling import MatrixTiling, a_static, b_static, choose
+from tilec.passes.analysis.matrix_tiling import (
+    MatrixTiling, a_static, b_static, choose, operand_name,
+)
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
 
@@ -96,8 +98,8 @@ def _tiling(L: FuncLowering, op: ir.Operation, kind: str) -> MatrixTiling | None
     if "tile.mma" not in op.attributes or ir.StringAttr(op.attributes["tile.mma"]).value != kind:
         return None
     (m, k), n = tuple(a.shape), tuple(b.shape)[1]
-    tiling = choose(L.target, kind, m, n, k, str(a.element_type), str(res.element_type),
-                    L.num_warps)
+    tiling = choose(L.target, kind, m, n, k, operand_name(op, a.element_type),
+                    str(res.element_type), L.num_warps)
     d = L.dist(res)
     if tiling is None or d.sliced_dim is not None or d.blocked != tiling.layout():
         return None
@@ -197,11 +199,12 @@ def xor_t_base(L: FuncLowering, col: ir.Value, k: ir.Value, ld: int, chunk: int)
 
 def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[int, int],
             a_xor: bool, frag: list[ir.Value], res_t: ir.Type,
-            b_t: bool = False) -> list[ir.Value]:
+            b_kmajor: str | None = None) -> list[ir.Value]:
     """acc + A @ B on the matrix units, A [M, K] and B [K, N] read from the
     workgroup-memory arrays of `staged` with row strides `lds` (A's rows in
-    the "xor" layout when `a_xor`; B stored K-major in the "xor_t" layout
-    when `b_t`, its stride then K); `frag` is the accumulator's fragment, the
+    the "xor" layout when `a_xor`; B stored K-major when `b_kmajor`, "xor"
+    (the "xor_t" slot: stride K, chunks permuted) or "pad" ("pad_t": stride K
+    plus 16 bytes), the stride then that of B's columns); `frag` is the accumulator's fragment, the
     result fragment is returned (in registers: the caller orders the reads
     before later writes of the arrays)."""
     ins = tiling.instr
@@ -234,16 +237,25 @@ def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[in
     a_align = eb * math.gcd(width, lda)
     b_align = eb * math.gcd(tiling.nv, ldb)
     bt_bases: dict[tuple[int, int], ir.Value] = {}
+    b_t = b_kmajor is not None
     if b_t:
         for g_n in range(tiling.tiles(m_dim, n_dim)[1]):
             for u in range(tiling.nv):
                 col, k0 = bt_coords(tiling, lane, warp, g_n, u)
                 assert isinstance(col, _Idx) and isinstance(k0, (_Idx, int))
-                k0v = k0.v if isinstance(k0, _Idx) else L.const_i32(k0)
-                bt_bases[(g_n, u)] = xor_t_base(L, col.v, k0v, ldb, XOR_CHUNK_BYTES // eb)
+                if b_kmajor == "xor":
+                    k0v = k0.v if isinstance(k0, _Idx) else L.const_i32(k0)
+                    bt_bases[(g_n, u)] = xor_t_base(L, col.v, k0v, ldb, XOR_CHUNK_BYTES // eb)
+                else:
+                    base = col * ldb + k0
+                    assert isinstance(base, _Idx)
+                    bt_bases[(g_n, u)] = base.v
 
     def bt_read(g_n: int, u: int, pair: int) -> ir.Value:
         base = bt_bases[(g_n, u)]
+        if b_kmajor == "pad":      # the k-group is a constant offset
+            return _load(L, buf_b, base, pair * step_k, elem, width,
+                         eb * math.gcd(width, ldb))
         if pair:
             base = arith.XOrIOp(base, L.const_i32(pair * step_k)).result
         return _load(L, buf_b, base, 0, elem, width, eb * width)
@@ -257,6 +269,11 @@ def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[in
         L.extract(frag[d.chunk_index(tiling.chunk_key(t, g, r))], u) for r in regs]).result
         for t, g, u in tiles}
     opvec = ir.VectorType.get([kpl], elem)
+    # fp8 operands arrive as bytes (`tile.mma_fp8`): the instruction wants its format.
+    fp8 = ir.VectorType.get([kpl], ir.Type.parse(ins.a)) if ins.a.startswith("f8") else None
+
+    def operand(v: ir.Value) -> ir.Value:
+        return arith.BitcastOp(fp8, v).result if fp8 is not None else v
     for pair in range(k_dim // step_k):
         a_reads = [a_read(t, pair) for t in range(mt)]
         b_reads = {(g, u): bt_read(g, u, pair) for g in range(ng) for u in range(tiling.nv)} \
@@ -277,7 +294,8 @@ def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[in
                     for t in range(mt):
                         c = accs[(t, g, u)]
                         if ins.kind == "mfma":
-                            accs[(t, g, u)] = amdgpu.mfma(ins.m, ins.n, ins.k, a_ops[t], b_op, c,
+                            accs[(t, g, u)] = amdgpu.mfma(ins.m, ins.n, ins.k,
+                                                          operand(a_ops[t]), operand(b_op), c,
                                                           blocks=1)
                         else:
                             accs[(t, g, u)] = amdgpu.wmma(ins.m, ins.n, ins.k, a_ops[t], b_op, c)

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-from typing import Any
+from typing import Any, NamedTuple
 
 import tilec
 import tilec.language as tl
@@ -45,22 +45,34 @@ MM_DIV = [0, 1, 2, 3, 4, 5, 6, 8, 10]         # unit strides (7, 9, 11) are spec
 MM_FP8 = ["*fp8e4nv", "*fp8e4nv"] + MM_TYPES[2:]
 _MM128 = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}
 _MM256 = {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}
-CASES: list[tuple[str, str, list[str], dict[str, int], int, list[int], int]] = [
-    # (name, kernel, types, constexprs, num_warps, 16-divisible arguments, num_stages):
-    # both compilers get the same num_stages (2 is Triton's AMD default: one
-    # LDS buffer; 3: two).
-    ("matmul fp16 128x128x64", "mm", MM_TYPES, _MM128, 8, MM_DIV, 2),
-    ("matmul fp16 128x128x64 num_stages=3", "mm", MM_TYPES, _MM128, 8, MM_DIV, 3),
-    ("matmul fp16 256x256x64", "mm", MM_TYPES, _MM256, 8, MM_DIV, 2),
+
+
+class Case(NamedTuple):
+    name: str
+    kind: str                  # "mm", "add" or "softmax"
+    types: list[str]
+    cx: dict[str, int]         # constexprs
+    warps: int
+    div: list[int]             # 16-divisible argument indices
+    stages: int = 2            # both compilers get the same num_stages (2: Triton's AMD default)
+    target: str = "gfx942"
+
+
+CASES: list[Case] = [
+    Case("matmul fp16 128x128x64", "mm", MM_TYPES, _MM128, 8, MM_DIV),
+    Case("matmul fp16 128x128x64 num_stages=3", "mm", MM_TYPES, _MM128, 8, MM_DIV, 3),
+    Case("matmul fp16 256x256x64", "mm", MM_TYPES, _MM256, 8, MM_DIV),
     # OCP e4m3 operands (torch.float8_e4m3fn): gfx942's fp8 MFMA takes FNUZ
-    # e4m3, so both compilers widen OCP fp8 to f16 there.
-    ("matmul fp8e4nv 128x128x64", "mm", MM_FP8, _MM128, 8, MM_DIV, 2),
-    ("matmul fp8e4nv 256x256x64", "mm", MM_FP8, _MM256, 8, MM_DIV, 2),
-    ("vector add fp32 1024", "add", ["*fp32", "*fp32", "*fp32", "i32"], {"BLOCK": 1024}, 4,
-     [0, 1, 2, 3], 2),
+    # e4m3, so both compilers widen OCP fp8 to f16 there; gfx950 has OCP fp8 MFMA.
+    Case("matmul fp8e4nv 128x128x64", "mm", MM_FP8, _MM128, 8, MM_DIV),
+    Case("matmul fp8e4nv 256x256x64", "mm", MM_FP8, _MM256, 8, MM_DIV),
+    Case("matmul fp8e4nv 128x128x64 gfx950", "mm", MM_FP8, _MM128, 8, MM_DIV, 2, "gfx950"),
+    Case("matmul fp16 128x128x64 gfx950", "mm", MM_TYPES, _MM128, 8, MM_DIV, 2, "gfx950"),
+    Case("vector add fp32 1024", "add", ["*fp32", "*fp32", "*fp32", "i32"], {"BLOCK": 1024}, 4,
+         [0, 1, 2, 3]),
     # Triton's fused-softmax tutorial kernel, one row per program.
-    ("softmax fp32 1024", "softmax", ["*fp32", "*fp32", "i32", "i32", "i32"],
-     {"BLOCK": 1024}, 4, [0, 1, 2, 3], 2),
+    Case("softmax fp32 1024", "softmax", ["*fp32", "*fp32", "i32", "i32", "i32"],
+         {"BLOCK": 1024}, 4, [0, 1, 2, 3]),
 ]
 # No attention example exists in examples/ (nor a tilec twin in benchmarks/):
 # attention forward is not compared.
@@ -122,14 +134,14 @@ def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 def tilec_asm(kind: str, types: list[str], cx: dict[str, int], warps: int,
-              div: list[int], stages: int) -> str:
+              div: list[int], stages: int = 2, target: str = "gfx942") -> str:
     fn = {"mm": mm_tutorial, "add": add, "softmax": softmax_kernel}[kind]
     names = fn.runtime_names()
     sig = {}
     for i, (n, t) in enumerate(zip(names, types)):
         unit = kind == "mm" and i in (7, 9, 11)
         sig[n] = t + ("=1" if unit else ":16" if i in div else ":1")
-    return str(fn.compile(target="gfx942", signature=sig, constexprs=cx, num_warps=warps,
+    return str(fn.compile(target=target, signature=sig, constexprs=cx, num_warps=warps,
                            num_stages=stages).asm["amdgcn"])
 
 
@@ -163,7 +175,7 @@ def t_softmax(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK: tl.
     den = tl.sum(num, axis=0)
     tl.store(out_ptr + row * out_row_stride + cols, num / den, mask=mask)
 
-kind, types, cx, warps, div, stages = json.loads(sys.argv[2])
+kind, types, cx, warps, div, stages, chip = json.loads(sys.argv[2])
 fn = {"mm": t_mm_tutorial, "add": t_add, "softmax": t_softmax}[kind]
 sig = {n: t for n, t in zip(fn.arg_names, types)}
 if kind == "mm":
@@ -175,7 +187,7 @@ if kind == "mm":
 sig.update({k: "constexpr" for k in cx})
 attrs = {(i,): [["tt.divisibility", 16]] for i in div}
 k = triton.compile(ASTSource(fn=fn, signature=sig, constexprs=consts, attrs=attrs),
-                   target=GPUTarget("hip", "gfx942", 64), options={"num_warps": warps, "num_stages": stages})
+                   target=GPUTarget("hip", chip, 64), options={"num_warps": warps, "num_stages": stages})
 print(json.dumps({"amdgcn": k.asm["amdgcn"], "version": triton.__version__,
                   "shared": k.metadata.shared}))
 '''
@@ -191,7 +203,7 @@ def _triton_twin_source() -> str:
 
 
 def triton_asm(py: str, kind: str, types: list[str], cx: dict[str, int], warps: int,
-               div: list[int], stages: int) -> tuple[str, str, int]:
+               div: list[int], stages: int, target: str) -> tuple[str, str, int]:
     """Triton's AMDGCN, version and LDS bytes (dynamic: not in the code object)."""
     with tempfile.TemporaryDirectory() as d:     # @triton.jit needs a source file
         child = os.path.join(d, "triton_child.py")
@@ -200,7 +212,7 @@ def triton_asm(py: str, kind: str, types: list[str], cx: dict[str, int], warps: 
         twin = os.path.join(d, "triton_twin.py")
         with open(twin, "w") as f:
             f.write(_triton_twin_source())
-        run = subprocess.run([py, child, HERE, json.dumps([kind, types, cx, warps, div, stages]), d],
+        run = subprocess.run([py, child, HERE, json.dumps([kind, types, cx, warps, div, stages, target]), d],
                              capture_output=True, text=True)
     if run.returncode:
         raise SystemExit(f"Triton failed:\n{run.stderr[-3000:]}")
@@ -266,30 +278,35 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     version = "?"
-    for name, kind, types, cx, warps, div, stages in CASES:
-        ours = amdgcn_stats(tilec_asm(kind, types, cx, warps, div, stages))
+    for name, kind, types, cx, warps, div, stages, target in CASES:
+        ours = amdgcn_stats(tilec_asm(kind, types, cx, warps, div, stages, target))
         asm, version, shared = triton_asm(args.triton_python, kind, types, cx, warps, div,
-                                          stages)
+                                          stages, target)
         theirs = amdgcn_stats(asm)
         theirs["lds_bytes"] = max(theirs["lds_bytes"], shared)
         for st in (ours, theirs):
             st["waves_per_simd"] = occupancy(st, warps)
         eb = 1 if "fp8" in types[0] else 4 if "fp32" in types[0] else 2
-        rows.append({"kernel": name, "num_warps": warps, "num_stages": stages, "tilec": ours, "triton": theirs,
-                     "roofline_mi300x": roofline(kind, cx, warps, eb)})
+        rows.append({"kernel": name, "target": target, "num_warps": warps,
+                     "num_stages": stages, "tilec": ours, "triton": theirs,
+                     # MI300X peaks are gfx942's; no gfx950 (MI355X) estimate.
+                     "roofline_mi300x": roofline(kind, cx, warps, eb)
+                     if target == "gfx942" else None})
     print(f"| kernel | metric | tilec | Triton {version} |")
     print("|---|---|---|---|")
     for r in rows:
         for metric in r["tilec"]:
             print(f"| {r['kernel']} | {metric} | {r['tilec'][metric]} | {r['triton'][metric]} |")
         rl = r["roofline_mi300x"]
+        if rl is None:
+            continue
         print(f"| {r['kernel']} | roofline (MI300X cycles/CU: {rl['cycles']}) | "
               f"{rl['bound']}-bound ({rl['bound_with_cache_reuse']}-bound with cache reuse) "
               "| (same work) |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"command": "python benchmarks/static_amd_vs_triton.py --triton-python "
-                       f"<triton 3.9 python> --json {args.json}", "target": "gfx942",
+                       f"<triton 3.9 python> --json {args.json}", "target": "gfx942 (gfx950 where a row's target says so)",
                        "triton": version, "mi300x_peaks": MI300X,
                        "not_compared": "attention forward: no attention example in examples/",
                        "rows": rows}, f, indent=2)

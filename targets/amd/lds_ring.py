@@ -139,9 +139,19 @@ def _local_store(L: FuncLowering, op: ir.Operation) -> None:
     along = 0 if s.layout.endswith("_t") else 1     # the dimension contiguous in the slot
     piece = min(d.vec_len, CHUNK_BYTES // s.eb) if d.fast == along else 1
     rows, cols = L.coordinates(d, 0, 0), L.coordinates(d, 1, 0)
+    # "pad_t": a chunk's elements (one row, consecutive columns) lie a stored
+    # row apart, constant offsets from the first (`nuw`: the DS instructions'
+    # immediate offsets take them, one address register per chunk).
+    steps = s.layout == "pad_t" and d.fast == 1
+    nuw = ir.Attribute.parse("#arith.overflow<nuw>")
     for chunk, rv, cv in zip(L.frag(value), rows, cols):
+        first = _index(L, s, L.extract(rv, 0), L.extract(cv, 0)) if steps else None
         for i in range(0, d.vec_len, piece):
-            idx = _index(L, s, L.extract(rv, i), L.extract(cv, i))
+            if first is not None:
+                idx = first if i == 0 else arith.AddIOp(
+                    first, L.const_i32(i * s.stride), overflowFlags=nuw).result
+            else:
+                idx = _index(L, s, L.extract(rv, i), L.extract(cv, i))
             v = L.slice(chunk, i, piece) if piece > 1 else L.extract(chunk, i)
             ptr = llvm.GEPOp(buf.type, buf, [idx], [_DYNAMIC_INDEX], elem,
                              llvm.GEPNoWrapFlags.none).result

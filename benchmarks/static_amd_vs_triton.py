@@ -1,16 +1,19 @@
 """Static AMD code comparison with Triton 3.9 on gfx942 (no AMD GPU needed).
 
 The tutorial-03 matmul (benchmarks/matmul_kernels.py `mm_tutorial`, fp16 and
-OCP fp8 e4m3 operands, 128x128x64 and 256x256x64 blocks, 8 warps, GROUP_M 8),
-vector add (fp32, BLOCK 1024, 4 warps) and the row softmax of examples/softmax.py
-(fp32, BLOCK 1024, 4 warps), compiled by tilec (`gfx942`) and by Triton 3.9
-(`GPUTarget("hip", "gfx942", 64)`, 16-divisible integer arguments and pointers
+OCP fp8 e4m3 operands, 128x128x64 and 256x256x64 blocks, 8 warps, GROUP_M 8,
+num_stages 2 (Triton's AMD default: one LDS buffer) and for 128x128x64 also 3;
+fp16 and fp8 128x128x64 on gfx950 too), vector add (fp32, BLOCK 1024, 4 warps)
+and the row softmax of examples/softmax.py (fp32, BLOCK 1024, 4 warps),
+compiled by tilec and by Triton 3.9 (`GPUTarget("hip", chip, 64)`, the same
+num_warps and num_stages, 16-divisible integer arguments and pointers
 marked `tt.divisibility` 16 as a real launch would), printed side by side:
 MFMA instructions per K step (one BLOCK_K iteration of the main loop) and
 their kind, VGPR + AGPR, SGPR, LDS bytes, scratch bytes, code-object
 instruction count, instructions of the main loop, global access widths, waves
 per SIMD (registers and LDS), and a roofline estimate at MI300X peaks
-(`roofline`: matrix-core vs LDS vs HBM cycles per CU per K step).  No attention
+(`roofline`: matrix-core vs LDS vs HBM cycles per CU per K step; gfx942 rows
+only).  No attention
 example exists, so attention forward is not compared.  Triton runs in its own interpreter (it need not share
 tilec's environment), given with --triton-python.
 

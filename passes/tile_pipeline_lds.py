@@ -19,9 +19,12 @@ Input: tiled IR (after `tile-layout`).  A `scf.for` is transformed when
   * its body holds exactly one `tile.dot` and no region, the dot's family is
     `mfma` or `wmma` (`tile-accelerate-dot`) and the target's matrix tiling
     for it exists and is the result's layout (what the lowering accepts);
-  * its accumulator is an iteration argument the loop yields the result for,
-    a and b are 2-D `tile.load`s in the body used only by the dot, with no or
-    a zero `other`, of the same element type;
+  * its accumulator is an iteration argument the loop yields the result for;
+    a and b are 2-D tiles of the same element type, each computed in the body
+    from one `tile.load` by elementwise `arith` ops that nothing else uses
+    (none, or e.g. the fp8 decoding `tile-expand-fp8` wrote for gfx942; such
+    ops only where a thread holds at most `CHAIN_ELEMS` elements of the two
+    tiles: decoding more after the MFMAs spills);
   * the loads' operands are a pure computation of the induction variable,
     values from outside and iteration arguments only it uses and updates
     (passes/pipeline_support.py `load_side`); the step is a positive constant.
@@ -77,6 +80,9 @@ PAD_BYTES = 16          # after each row of a "pad" slot
 CHUNK_BYTES = 16        # the unit an "xor" slot permutes
 XOR_PHASES = 8          # rows r and r + 8 share a permutation
 XOR_T_WRITES = 16       # the most element-wise B writes (addresses) per thread for "xor_t"
+# The most operand elements per thread (A's and B's together) decoded after the
+# MFMAs: gfx942's fp8 128x128x64 at 8 warps (32) gains, 256x256x64 (64) spilled.
+CHAIN_ELEMS = 32
 
 
 @dataclass
@@ -87,6 +93,49 @@ class _Plan:
     side: list[ir.Operation]
     carried: list[int]
     tiling: MatrixTiling
+    # Per operand: the elementwise arith ops from its load to the dot, in body order.
+    chains: tuple[list[ir.Operation], list[ir.Operation]] = ([], [])
+
+
+def _chain(body: ir.Block, v: ir.Value) -> tuple[ir.Operation, list[ir.Operation]] | None:
+    """(the tile.load, the ops computing `v` from it), where `v` is a 2-D
+    tile computed in `body` from exactly one load by `arith` ops whose other
+    operands are constants or values from outside (fp8 decoded to f16 by
+    tile-expand-fp8), whose results nothing else uses (constants aside: they
+    are cloned with the chain)."""
+    chain: list[ir.Operation] = []
+    load: ir.Operation | None = None
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        owner = x.owner
+        if not isinstance(owner, ir.OpView) or owner.operation.block != body:
+            continue            # a block argument is refused by the use check below
+        op = owner.operation
+        if op in chain or (load is not None and op == load):
+            continue
+        if op.name == "tile.load":
+            if load is not None:
+                return None
+            load = op
+            continue
+        if not op.name.startswith("arith.") or op.regions:
+            return None
+        chain.append(op)
+        stack.extend(op.operands)
+    if load is None or len(load.results[0].type.shape) != 2:
+        return None
+    inside = set(chain) | {load}
+    for op in inside:
+        for r in op.results:
+            if op.name != "arith.constant" and any(use.owner not in chain and r != v
+                                                   for use in r.uses):
+                return None
+        for o in op.operands:
+            if isinstance(o.owner, ir.Block) and o.owner == body and op != load:
+                return None     # an iteration argument: not a function of the load
+    order = ps.ops(body)
+    return load, sorted(chain, key=order.index)
 
 
 def _plan(for_op: ir.Operation, target: Target, num_warps: int) -> _Plan | None:
@@ -103,17 +152,13 @@ def _plan(for_op: ir.Operation, target: Target, num_warps: int) -> _Plan | None:
     acc = dot.operands[2]
     if acc not in args[1:] or ops[-1].operands[args.index(acc) - 1] != dot.results[0]:
         return None
-    loads = []
+    loads, chains = [], []
     for v in list(dot.operands)[:2]:
-        owner = v.owner
-        if not isinstance(owner, ir.OpView) or owner.operation.name != "tile.load" or \
-                owner.operation.block != body or len(list(v.uses)) != 1 or \
-                len(v.type.shape) != 2:
+        found_chain = _chain(body, v) if len(list(v.uses)) == 1 else None
+        if found_chain is None:
             return None
-        _ptr, _mask, other = ps.load_parts(owner.operation)
-        if other is not None and not ps.is_zero(other):
-            return None
-        loads.append(owner.operation)
+        loads.append(found_chain[0])
+        chains.append(found_chain[1])
     a_t, b_t, res_t = dot.operands[0].type, dot.operands[1].type, dot.results[0].type
     if a_t.element_type != b_t.element_type:
         return None
@@ -126,12 +171,16 @@ def _plan(for_op: ir.Operation, target: Target, num_warps: int) -> _Plan | None:
     d = Distribution.of(layout, tuple(res_t.shape))
     if d.sliced_dim is not None or d.blocked != tiling.layout():
         return None
+    threads = tiling.warp_size * tiling.wm * tiling.wn
+    if (chains[0] or chains[1]) and (m * k + k * n) > CHAIN_ELEMS * threads:
+        return None
     acc_index = args.index(acc) - 1
     found = ps.load_side(body, loads, forbidden=acc_index)
     if found is None:
         return None
     side, carried = found
-    return _Plan(dot, (loads[0], loads[1]), acc_index, side, carried, tiling)
+    return _Plan(dot, (loads[0], loads[1]), acc_index, side, carried, tiling,
+                 (chains[0], chains[1]))
 
 
 def slot_layouts(tiling: MatrixTiling, m: int, n: int, k: int, eb: int,
@@ -155,7 +204,7 @@ def slot_bytes(layout: str, rows: int, cols: int, eb: int) -> int:
 
 def _sizes(plan: _Plan, stages: int, shared_bytes: int) -> tuple[str, str, int] | None:
     """(A's layout, B's layout, slots) that fit `shared_bytes`, or None."""
-    a_t, b_t = (ld.results[0].type for ld in plan.loads)
+    a_t, b_t = (v.type for v in list(plan.dot.operands)[:2])
     (m, k), n = tuple(a_t.shape), tuple(b_t.shape)[1]
     eb = axis_info.type_bytes(a_t.element_type)
     for unpad in (False, True):
@@ -190,6 +239,16 @@ def _prefetch(plan: _Plan, iv: ir.Value, ub: ir.Value, mapping: dict[ir.Value, i
     return [_load(plan, ld, iv, ub, mapping) for ld in plan.loads], mapping
 
 
+def _operands(plan: _Plan, tiles: list[ir.Value]) -> list[ir.Value]:
+    """The dot's operands computed from the loaded `tiles` (the chains cloned
+    at the current insertion point)."""
+    out = []
+    for ld, chain, v, t in zip(plan.loads, plan.chains, list(plan.dot.operands)[:2], tiles):
+        m = ps.clone_side(chain, {ld.results[0]: t})
+        out.append(m.get(v, v))
+    return out
+
+
 def _pipeline(for_op: ir.Operation, stages: int, target: Target, num_warps: int) -> bool:
     plan = _plan(for_op, target, num_warps)
     if plan is None:
@@ -202,7 +261,7 @@ def _pipeline(for_op: ir.Operation, stages: int, target: Target, num_warps: int)
     args = list(body.arguments)
     ub, step = list(for_op.operands)[1:3]
     loc = for_op.location
-    a_t, b_t = (ld.results[0].type for ld in plan.loads)
+    a_t, b_t = (v.type for v in list(plan.dot.operands)[:2])
     rings = []
     with loc, ir.InsertionPoint(for_op):
         for t, lay in ((a_t, layout_a), (b_t, layout_b)):
@@ -214,7 +273,7 @@ def _pipeline(for_op: ir.Operation, stages: int, target: Target, num_warps: int)
         def issue(slot: ir.Value, iv: ir.Value, m: dict[ir.Value, ir.Value]
                   ) -> dict[ir.Value, ir.Value]:
             tiles, m = _prefetch(plan, iv, ub, m)
-            for ring, v, ld in zip(rings, tiles, plan.loads):
+            for ring, v, ld in zip(rings, _operands(plan, tiles), plan.loads):
                 tile_memory.local_store(ring, slot, v, loc=ld.location)
             return m
         new_for = ps.prologue_loop(for_op, plan.carried, 1, issue)
@@ -245,11 +304,15 @@ def _pipeline(for_op: ir.Operation, stages: int, target: Target, num_warps: int)
             tile.barrier(loc=loc)      # every warp's reads of the slot are done
         write = arith.RemUIOp(arith.AddIOp(counter, ps.i32(1)).result, s).result \
             if slots > 1 else read
-        for ring, v, ld in zip(rings, nxt, plan.loads):
+        for ring, v, ld in zip(rings, _operands(plan, nxt), plan.loads):
             tile_memory.local_store(ring, write, v, loc=ld.location)
         tile.barrier(loc=loc)
     dot.results[0].replace_all_uses_with(product)
     dot.erase()
+    for chain in plan.chains:
+        for op in reversed(chain):
+            if op.name != "arith.constant":
+                op.erase()
     for ld in plan.loads:
         ld.erase()
     old_yield = ps.ops(new_body)[-1]

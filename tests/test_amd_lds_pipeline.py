@@ -245,3 +245,29 @@ def test_fp8_dot_on_gfx950_uses_fp8_mfma(dtype: str, instr: str, stages: int) ->
     old = dict(mm_tutorial.compile(target="gfx942", signature=sig, num_warps=8,
                                    num_stages=stages, constexprs=cx).asm)["amdgcn"]
     assert "_fp8" not in old and "_bf8" not in old and "v_mfma_f32_32x32x8_f16" in old
+
+
+def test_gfx942_fp8_operands_decode_after_the_mfmas() -> None:
+    """OCP fp8 on gfx942 (decoded to f16 by tile-expand-fp8): the 128x128x64
+    loop is stream-pipelined with the bytes carried across the MFMAs (one slot,
+    two barriers), linked, no scratch; 256x256x64 (64 elements per thread)
+    keeps the unpipelined loop."""
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
+    from matmul_kernels import mm_tutorial
+    sig = ("*fp8e4nv:16,*fp8e4nv:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32=1,"
+           "i32:16,i32=1")
+
+    def build(bm: int) -> dict:
+        return dict(mm_tutorial.compile(target="gfx942", signature=sig, num_warps=8,
+                                        num_stages=2, constexprs={
+                                            "BLOCK_M": bm, "BLOCK_N": bm, "BLOCK_K": 64,
+                                            "GROUP_M": 8}).asm)
+    asm = build(128)
+    loop = _main_loop(asm["amdgcn"])
+    assert asm["hsaco"] and loop.count("v_mfma_f32_32x32x8_f16") == 16
+    assert loop.count("s_barrier") == 2
+    meta = _kernel_meta(asm)
+    assert meta["scratch_bytes"] == 0 and meta["vgpr_count"] <= 203, meta
+    assert "tile.local_alloc" not in build(256)["tiled"]

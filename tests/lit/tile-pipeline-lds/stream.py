@@ -2,6 +2,7 @@
 # RUN: %tilec ir %s --target gfx942 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=128 BK=64 --num-warps 8 --num-stages 2 --stage tiled | %FileCheck %s --check-prefix=ONE
 # RUN: %tilec ir %s --target gfx942 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=128 BK=64 --num-warps 8 --num-stages 1 --stage tiled | %FileCheck %s --check-prefix=OFF --implicit-check-not=tile.local_alloc
 # RUN: %tilec ir %s --target gfx1100 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=64 BN=64 BK=32 --num-warps 4 --num-stages 3 --stage tiled | %FileCheck %s --check-prefix=WMMA
+# RUN: %tilec ir %s --target gfx942 --signature "*fp8e4nv:16,*fp8e4nv:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=128 BK=64 --num-warps 8 --num-stages 2 --stage tiled | %FileCheck %s --check-prefix=FP8
 # RUN: %tilec ir %s --target gfx942 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=128 BK=64 --num-warps 8 --num-stages 3 --stage amdgcn | %FileCheck %s --check-prefix=ASM
 
 # tile-pipeline-lds on an MFMA K loop (gfx942): A's ring in the "xor" layout
@@ -64,6 +65,22 @@ def mm(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.
 
 # OFF: scf.for
 # OFF: "tile.dot"
+
+# gfx942 decodes OCP fp8 to f16 (tile-expand-fp8): the loaded bytes are
+# carried across the MFMAs and decoded just before the ring stores.
+# FP8: memref<1x128x64xf16, 3>
+# FP8: scf.for
+# FP8: "tile.load"{{.*}} -> tensor<128x64xi8
+# FP8-NOT: arith.extui
+# FP8: "tile.mma"({{.*}}) {kind = "mfma"}
+# FP8-NEXT: "tile.barrier"
+# FP8: arith.extui
+# FP8: arith.truncf
+# FP8: arith.extui
+# FP8: arith.truncf
+# FP8-NEXT: "tile.local_store"
+# FP8-NEXT: "tile.local_store"
+# FP8-NEXT: "tile.barrier"
 
 # WMMA: tile.lds = "pad"} : () -> memref<2x64x32xf16, 3>
 # WMMA: "tile.mma"({{.*}}) {kind = "wmma"}

@@ -3,9 +3,9 @@
 The tutorial-03 matmul (benchmarks/matmul_kernels.py `mm_tutorial`, fp16 and
 OCP fp8 e4m3 operands, 128x128x64 and 256x256x64 blocks, 8 warps, GROUP_M 8,
 num_stages 2 (Triton's AMD default: one LDS buffer) and for 128x128x64 also 3;
-fp16 and fp8 128x128x64 on gfx950 too), vector add (fp32, BLOCK 1024, 4 warps)
+fp16 and fp8 128x128x64 on gfx950 and fp16 on gfx1100 too), vector add (fp32, BLOCK 1024, 4 warps)
 and the row softmax of examples/softmax.py (fp32, BLOCK 1024, 4 warps),
-compiled by tilec and by Triton 3.9 (`GPUTarget("hip", chip, 64)`, the same
+compiled by tilec and by Triton 3.9 (`GPUTarget("hip", chip, wave size)`, the same
 num_warps and num_stages, 16-divisible integer arguments and pointers
 marked `tt.divisibility` 16 as a real launch would), printed side by side:
 MFMA instructions per K step (one BLOCK_K iteration of the main loop) and
@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 
 import tilec
 import tilec.language as tl
+from tilec.targets import TARGETS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -71,6 +72,8 @@ CASES: list[Case] = [
     Case("matmul fp8e4nv 256x256x64", "mm", MM_FP8, _MM256, 8, MM_DIV),
     Case("matmul fp8e4nv 128x128x64 gfx950", "mm", MM_FP8, _MM128, 8, MM_DIV, 2, "gfx950"),
     Case("matmul fp16 128x128x64 gfx950", "mm", MM_TYPES, _MM128, 8, MM_DIV, 2, "gfx950"),
+    # RDNA3, wave32: WMMA.
+    Case("matmul fp16 128x128x64 gfx1100", "mm", MM_TYPES, _MM128, 8, MM_DIV, 2, "gfx1100"),
     Case("vector add fp32 1024", "add", ["*fp32", "*fp32", "*fp32", "i32"], {"BLOCK": 1024}, 4,
          [0, 1, 2, 3]),
     # Triton's fused-softmax tutorial kernel, one row per program.
@@ -178,7 +181,7 @@ def t_softmax(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK: tl.
     den = tl.sum(num, axis=0)
     tl.store(out_ptr + row * out_row_stride + cols, num / den, mask=mask)
 
-kind, types, cx, warps, div, stages, chip = json.loads(sys.argv[2])
+kind, types, cx, warps, div, stages, chip, wave = json.loads(sys.argv[2])
 fn = {"mm": t_mm_tutorial, "add": t_add, "softmax": t_softmax}[kind]
 sig = {n: t for n, t in zip(fn.arg_names, types)}
 if kind == "mm":
@@ -190,7 +193,7 @@ if kind == "mm":
 sig.update({k: "constexpr" for k in cx})
 attrs = {(i,): [["tt.divisibility", 16]] for i in div}
 k = triton.compile(ASTSource(fn=fn, signature=sig, constexprs=consts, attrs=attrs),
-                   target=GPUTarget("hip", chip, 64), options={"num_warps": warps, "num_stages": stages})
+                   target=GPUTarget("hip", chip, wave), options={"num_warps": warps, "num_stages": stages})
 print(json.dumps({"amdgcn": k.asm["amdgcn"], "version": triton.__version__,
                   "shared": k.metadata.shared}))
 '''
@@ -215,7 +218,8 @@ def triton_asm(py: str, kind: str, types: list[str], cx: dict[str, int], warps: 
         twin = os.path.join(d, "triton_twin.py")
         with open(twin, "w") as f:
             f.write(_triton_twin_source())
-        run = subprocess.run([py, child, HERE, json.dumps([kind, types, cx, warps, div, stages, target]), d],
+        run = subprocess.run([py, child, HERE, json.dumps([kind, types, cx, warps, div, stages, target,
+                                                    TARGETS[target].warp_size]), d],
                              capture_output=True, text=True)
     if run.returncode:
         raise SystemExit(f"Triton failed:\n{run.stderr[-3000:]}")
@@ -233,6 +237,7 @@ MI300X = {"cus": 304, "clock_hz": 2.1e9, "fp16_flops": 1307.4e12, "fp8_flops": 2
 
 
 def occupancy(s: dict[str, Any], warps: int) -> int:
+    # (CDNA's register file: a wave32 RDNA3 row's waves per SIMD are a rough figure.)
     """Waves per SIMD the registers (granule 8) and the LDS allow (at most 8)."""
     regs = max(8, -(-s["vgpr_plus_agpr"] // 8) * 8)
     by_regs = min(8, MI300X["regs_per_simd_lane"] // regs)

@@ -30,14 +30,13 @@ Input: tiled IR (after `tile-layout`).  A `scf.for` is transformed when
     (passes/pipeline_support.py `load_side`); the step is a positive constant.
 Output: two rings `tile.local_alloc` (memref<slots x R x C x T, 3>) with the
 slot layout in `tile.lds`: "xor" (rows unpadded, 16-byte chunks of row r at
-chunk ^ (r % 8): A when its rows hold >= 8 chunks and a lane reads <= 16
-bytes, conflict-free `ds_read_b128` in 32 KiB for a 128x64 f16 tile), "plain"
+chunk ^ (r % 8): A when its rows hold >= 8 chunks and a lane's k run is
+at most one chunk or whole chunks (read chunk by chunk), conflict-free `ds_read_b128` in 32 KiB for a 128x64 f16 tile), "plain"
 (unpadded: B when the lanes that read one row at once cover >= 128
 contiguous bytes), "xor_t" (B stored K-major with a chunk permutation, where
 A takes "xor" and the ring has one slot: a lane's k run is one
 `ds_read_b128`, as Triton's B operand; its writes are element-wise, one
-address each, so it is taken for at most 16 B elements per thread (a 64x128
-f16 tile at 8 warps: 256x256 at 32 elements spilled), and with two slots
+address each, so it is taken only where `KMAJOR_REGS` allows, and with two slots
 every LDS address takes the slot's offset each iteration, which costs more
 VGPRs than the rows' regrouping saves), "pad_t" (the same K-major B with each
 stored row padded by 16 bytes, where A's rows are too short for "xor": fp8
@@ -79,7 +78,11 @@ _KINDS = ("mfma", "wmma")
 PAD_BYTES = 16          # after each row of a "pad" slot
 CHUNK_BYTES = 16        # the unit an "xor" slot permutes
 XOR_PHASES = 8          # rows r and r + 8 share a permutation
-XOR_T_WRITES = 16       # the most element-wise B writes (addresses) per thread for "xor_t"
+# K-major B slots ("xor_t", "pad_t") write element by element, one address
+# register each: taken where the accumulator and those addresses fit half the
+# 256-VGPR file (gfx942 128x128x64 at 8 warps: 32 + 2 * 16; gfx1100's WMMA at
+# 8 warps: 64 + 2 * 32; gfx942 256x256x64: 128 + 2 * 32 spilled).
+KMAJOR_REGS = 128
 # The most operand elements per thread (A's and B's together) decoded after the
 # MFMAs: gfx942's fp8 128x128x64 at 8 warps (32) gains, 256x256x64 (64) spilled.
 CHAIN_ELEMS = 32
@@ -187,10 +190,11 @@ def slot_layouts(tiling: MatrixTiling, m: int, n: int, k: int, eb: int,
                  slots: int = 1) -> tuple[str, str]:
     """The preferred slot layouts of A [m, k] and B [k, n] (see the docstring)."""
     run = tiling.instr.operand_elems * tiling.kpack * eb     # bytes of a lane's k run
-    xor = k * eb >= XOR_PHASES * CHUNK_BYTES and run <= CHUNK_BYTES
+    # A run of several chunks is read chunk by chunk (RDNA3's WMMA: 32 bytes).
+    xor = k * eb >= XOR_PHASES * CHUNK_BYTES and (run <= CHUNK_BYTES or run % CHUNK_BYTES == 0)
     a = "xor" if xor else "pad"
     threads = tiling.warp_size * tiling.wm * tiling.wn
-    kmajor = slots == 1 and run <= CHUNK_BYTES and k * n <= XOR_T_WRITES * threads
+    kmajor = slots == 1 and m * n + 2 * k * n <= KMAJOR_REGS * threads
     b = ("xor_t" if xor else "pad_t") if kmajor else \
         "plain" if tiling.instr.n * tiling.nv * eb >= 128 else "pad"
     return a, b

@@ -99,17 +99,18 @@ def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, 
                             for ln in lanes:
                                 base = xor_rows(tiling.a_offset(ln, warp, 0, 0, k_dim), k_dim,
                                                 chunk)
-                                oa = (base ^ col_x) + row_add + s * kpl
+                                run0 = s * kpl       # position in the lane's run
                                 b0 = tiling.b_offset(ln, warp, 0, 0, 0, 0, ldb)
                                 col, k0 = bt_coords(tiling, ln, warp, g, u)
-                                bt = (col * k_dim + (k0 ^ xor_t_mask(col) * chunk)) ^ \
-                                    (pair * step_k)
+                                bt = col * k_dim + (k0 ^ xor_t_mask(col) * chunk)
                                 for e in range(kpl):
                                     i, kk = _documented_operand(ins, ln, e)
-                                    ta[i, kk] = buf_a[oa + e]
+                                    p = run0 + e
+                                    h = p - p % chunk        # the chunk read separately
+                                    ta[i, kk] = buf_a[(base ^ (col_x + h)) + row_add + p - h]
                                     ob = b0 + b_static(tiling, g, pair, s, e, ldb) + u
                                     if b_layout == "xor_t":
-                                        ob = bt + s * kpl + e
+                                        ob = (bt ^ (pair * step_k + h)) + p - h
                                     elif b_layout == "pad_t":     # k-group as an offset
                                         ob = col * sb.stride + k0 + pair * step_k + s * kpl + e
                                     kk, j = _documented_operand(ins, ln, e)[::-1]

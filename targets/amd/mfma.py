@@ -222,18 +222,24 @@ def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[in
     b_base_v = b_base.v if isinstance(b_base, _Idx) else L.const_i32(b_base)
     step_k = ins.k * tiling.kpack        # A columns per k-group: a power of two
     a_pair_bases: dict[int, ir.Value] = {}
+    chunk = XOR_CHUNK_BYTES // eb
     if a_xor:
-        a_base_v = _xor_rows(L, a_base_v, lda, XOR_CHUNK_BYTES // eb)
+        a_base_v = _xor_rows(L, a_base_v, lda, chunk)
 
     def a_read(t: int, pair: int) -> ir.Value:
         off = a_static(tiling, t, pair, lda)
         if not a_xor:
             return _load(L, buf_a, a_base_v, off, elem, width, a_align)
         col_off, row_off = xor_read_parts(tiling, t, pair, lda)
-        if col_off not in a_pair_bases:
-            a_pair_bases[col_off] = arith.XOrIOp(a_base_v, L.const_i32(col_off)).result \
-                if col_off else a_base_v
-        return _load(L, buf_a, a_pair_bases[col_off], row_off, elem, width, a_align)
+        pieces = []
+        for h in range(0, width, chunk):      # runs longer than a chunk: chunk by chunk
+            c = col_off + h
+            if c not in a_pair_bases:
+                a_pair_bases[c] = arith.XOrIOp(a_base_v, L.const_i32(c)).result \
+                    if c else a_base_v
+            pieces.append(_load(L, buf_a, a_pair_bases[c], row_off, elem, min(width, chunk),
+                                eb * min(width, chunk)))
+        return L.concat(pieces)
     a_align = eb * math.gcd(width, lda)
     b_align = eb * math.gcd(tiling.nv, ldb)
     bt_bases: dict[tuple[int, int], ir.Value] = {}
@@ -256,9 +262,13 @@ def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[in
         if b_kmajor == "pad":      # the k-group is a constant offset
             return _load(L, buf_b, base, pair * step_k, elem, width,
                          eb * math.gcd(width, ldb))
-        if pair:
-            base = arith.XOrIOp(base, L.const_i32(pair * step_k)).result
-        return _load(L, buf_b, base, 0, elem, width, eb * width)
+        pieces = []
+        for h in range(0, width, chunk):      # runs longer than a chunk: chunk by chunk
+            c = pair * step_k + h
+            addr = arith.XOrIOp(base, L.const_i32(c)).result if c else base
+            pieces.append(_load(L, buf_b, addr, 0, elem, min(width, chunk),
+                                eb * min(width, chunk)))
+        return L.concat(pieces)
     f32 = L.scalar_type(res_t.element_type)
     d = L.dist(res_t)
     mt, ng = tiling.tiles(m_dim, n_dim)

@@ -272,3 +272,51 @@ def test_gfx942_fp8_operands_decode_after_the_mfmas() -> None:
     meta = _kernel_meta(asm)
     assert meta["scratch_bytes"] == 0 and meta["vgpr_count"] <= 203, meta
     assert "tile.local_alloc" not in build(256)["tiled"]
+
+
+class _Consts:
+    """The one FuncLowering method the index emitters use."""
+
+    def const_i32(self, v: int):
+        from mlir import ir
+        from mlir.dialects import arith
+        return arith.ConstantOp(ir.IntegerType.get_signless(32), v).result
+
+
+def _fold(build) -> int:
+    """The i32 constant the emitted index arithmetic folds to (canonicalize)."""
+    from mlir import ir, passmanager
+    from mlir.dialects import func
+    with ir.Context(), ir.Location.unknown():
+        m = ir.Module.create()
+        i32 = ir.IntegerType.get_signless(32)
+        with ir.InsertionPoint(m.body):
+            f = func.FuncOp("f", ir.FunctionType.get([], [i32]))
+            with ir.InsertionPoint(f.add_entry_block()):
+                func.ReturnOp([build(_Consts())])
+        passmanager.PassManager.parse("builtin.module(canonicalize)").run(m.operation)
+        ret = list(f.entry_block.operations)[-1]
+        return int(ir.IntegerAttr(ret.operands[0].owner.attributes["value"]).value)
+
+
+@pytest.mark.parametrize("layout", ["plain", "pad", "xor", "xor_t", "pad_t"])
+def test_emitted_slot_index_is_the_model(layout: str) -> None:
+    """tile.local_store's emitted index (`_index`) equals `position`, the
+    integer model the read simulations fill the slots with."""
+    from tilec.targets.amd.lds_ring import _index
+    s = Slot(64, 128, 2, layout)
+    rng = np.random.default_rng(4)
+    for r, c in [(0, 0), (63, 127), *rng.integers(0, 64, (12, 2)) * [1, 2]]:
+        got = _fold(lambda L: _index(L, s, L.const_i32(int(r)), L.const_i32(int(c))))
+        assert got == position(s, int(r), int(c)), (layout, r, c)
+
+
+def test_emitted_read_bases_are_the_models() -> None:
+    """The MFMA reads' emitted permutations (`_xor_rows`, `xor_t_base`) equal
+    the integer models the product simulations use."""
+    from tilec.targets.amd.mfma import _xor_rows, xor_t_base
+    for base in (0, 7, 64 * 9 + 8, 64 * 127 + 56):
+        assert _fold(lambda L: _xor_rows(L, L.const_i32(base), 64, 8)) == xor_rows(base, 64, 8)
+    for col, k in ((0, 0), (9, 8), (127, 48), (66, 24)):
+        want = col * 64 + (k ^ xor_t_mask(col) * 8)
+        assert _fold(lambda L: xor_t_base(L, L.const_i32(col), L.const_i32(k), 64, 8)) == want

@@ -1,16 +1,19 @@
 """Static AMD code comparison with Triton 3.9 on gfx942 (no AMD GPU needed).
 
 The tutorial-03 matmul (benchmarks/matmul_kernels.py `mm_tutorial`, fp16 and
-OCP fp8 e4m3 operands, 128x128x64 and 256x256x64 blocks, 8 warps, GROUP_M 8),
-vector add (fp32, BLOCK 1024, 4 warps) and the row softmax of examples/softmax.py
-(fp32, BLOCK 1024, 4 warps), compiled by tilec (`gfx942`) and by Triton 3.9
-(`GPUTarget("hip", "gfx942", 64)`, 16-divisible integer arguments and pointers
+OCP fp8 e4m3 operands, 128x128x64 and 256x256x64 blocks, 8 warps, GROUP_M 8,
+num_stages 2 (Triton's AMD default: one LDS buffer) and for 128x128x64 also 3;
+fp16 and fp8 128x128x64 on gfx950 and fp16 on gfx1100 too), vector add (fp32, BLOCK 1024, 4 warps)
+and the row softmax of examples/softmax.py (fp32, BLOCK 1024, 4 warps),
+compiled by tilec and by Triton 3.9 (`GPUTarget("hip", chip, wave size)`, the same
+num_warps and num_stages, 16-divisible integer arguments and pointers
 marked `tt.divisibility` 16 as a real launch would), printed side by side:
 MFMA instructions per K step (one BLOCK_K iteration of the main loop) and
 their kind, VGPR + AGPR, SGPR, LDS bytes, scratch bytes, code-object
 instruction count, instructions of the main loop, global access widths, waves
 per SIMD (registers and LDS), and a roofline estimate at MI300X peaks
-(`roofline`: matrix-core vs LDS vs HBM cycles per CU per K step).  No attention
+(`roofline`: matrix-core vs LDS vs HBM cycles per CU per K step; gfx942 rows
+only).  No attention
 example exists, so attention forward is not compared.  Triton runs in its own interpreter (it need not share
 tilec's environment), given with --triton-python.
 
@@ -27,10 +30,11 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-from typing import Any
+from typing import Any, NamedTuple
 
 import tilec
 import tilec.language as tl
+from tilec.targets import TARGETS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -45,18 +49,36 @@ MM_DIV = [0, 1, 2, 3, 4, 5, 6, 8, 10]         # unit strides (7, 9, 11) are spec
 MM_FP8 = ["*fp8e4nv", "*fp8e4nv"] + MM_TYPES[2:]
 _MM128 = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}
 _MM256 = {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}
-CASES: list[tuple[str, str, list[str], dict[str, int], int, list[int]]] = [
-    ("matmul fp16 128x128x64", "mm", MM_TYPES, _MM128, 8, MM_DIV),
-    ("matmul fp16 256x256x64", "mm", MM_TYPES, _MM256, 8, MM_DIV),
+
+
+class Case(NamedTuple):
+    name: str
+    kind: str                  # "mm", "add" or "softmax"
+    types: list[str]
+    cx: dict[str, int]         # constexprs
+    warps: int
+    div: list[int]             # 16-divisible argument indices
+    stages: int = 2            # both compilers get the same num_stages (2: Triton's AMD default)
+    target: str = "gfx942"
+
+
+CASES: list[Case] = [
+    Case("matmul fp16 128x128x64", "mm", MM_TYPES, _MM128, 8, MM_DIV),
+    Case("matmul fp16 128x128x64 num_stages=3", "mm", MM_TYPES, _MM128, 8, MM_DIV, 3),
+    Case("matmul fp16 256x256x64", "mm", MM_TYPES, _MM256, 8, MM_DIV),
     # OCP e4m3 operands (torch.float8_e4m3fn): gfx942's fp8 MFMA takes FNUZ
-    # e4m3, so both compilers widen OCP fp8 to f16 there.
-    ("matmul fp8e4nv 128x128x64", "mm", MM_FP8, _MM128, 8, MM_DIV),
-    ("matmul fp8e4nv 256x256x64", "mm", MM_FP8, _MM256, 8, MM_DIV),
-    ("vector add fp32 1024", "add", ["*fp32", "*fp32", "*fp32", "i32"], {"BLOCK": 1024}, 4,
-     [0, 1, 2, 3]),
+    # e4m3, so both compilers widen OCP fp8 to f16 there; gfx950 has OCP fp8 MFMA.
+    Case("matmul fp8e4nv 128x128x64", "mm", MM_FP8, _MM128, 8, MM_DIV),
+    Case("matmul fp8e4nv 256x256x64", "mm", MM_FP8, _MM256, 8, MM_DIV),
+    Case("matmul fp8e4nv 128x128x64 gfx950", "mm", MM_FP8, _MM128, 8, MM_DIV, 2, "gfx950"),
+    Case("matmul fp16 128x128x64 gfx950", "mm", MM_TYPES, _MM128, 8, MM_DIV, 2, "gfx950"),
+    # RDNA3, wave32: WMMA.
+    Case("matmul fp16 128x128x64 gfx1100", "mm", MM_TYPES, _MM128, 8, MM_DIV, 2, "gfx1100"),
+    Case("vector add fp32 1024", "add", ["*fp32", "*fp32", "*fp32", "i32"], {"BLOCK": 1024}, 4,
+         [0, 1, 2, 3]),
     # Triton's fused-softmax tutorial kernel, one row per program.
-    ("softmax fp32 1024", "softmax", ["*fp32", "*fp32", "i32", "i32", "i32"],
-     {"BLOCK": 1024}, 4, [0, 1, 2, 3]),
+    Case("softmax fp32 1024", "softmax", ["*fp32", "*fp32", "i32", "i32", "i32"],
+         {"BLOCK": 1024}, 4, [0, 1, 2, 3]),
 ]
 # No attention example exists in examples/ (nor a tilec twin in benchmarks/):
 # attention forward is not compared.
@@ -118,15 +140,15 @@ def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 def tilec_asm(kind: str, types: list[str], cx: dict[str, int], warps: int,
-              div: list[int]) -> str:
+              div: list[int], stages: int = 2, target: str = "gfx942") -> str:
     fn = {"mm": mm_tutorial, "add": add, "softmax": softmax_kernel}[kind]
     names = fn.runtime_names()
     sig = {}
     for i, (n, t) in enumerate(zip(names, types)):
         unit = kind == "mm" and i in (7, 9, 11)
         sig[n] = t + ("=1" if unit else ":16" if i in div else ":1")
-    return str(fn.compile(target="gfx942", signature=sig, constexprs=cx, num_warps=warps)
-               .asm["amdgcn"])
+    return str(fn.compile(target=target, signature=sig, constexprs=cx, num_warps=warps,
+                           num_stages=stages).asm["amdgcn"])
 
 
 _TRITON_CHILD = r'''
@@ -159,7 +181,7 @@ def t_softmax(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK: tl.
     den = tl.sum(num, axis=0)
     tl.store(out_ptr + row * out_row_stride + cols, num / den, mask=mask)
 
-kind, types, cx, warps, div = json.loads(sys.argv[2])
+kind, types, cx, warps, div, stages, chip, wave = json.loads(sys.argv[2])
 fn = {"mm": t_mm_tutorial, "add": t_add, "softmax": t_softmax}[kind]
 sig = {n: t for n, t in zip(fn.arg_names, types)}
 if kind == "mm":
@@ -171,7 +193,7 @@ if kind == "mm":
 sig.update({k: "constexpr" for k in cx})
 attrs = {(i,): [["tt.divisibility", 16]] for i in div}
 k = triton.compile(ASTSource(fn=fn, signature=sig, constexprs=consts, attrs=attrs),
-                   target=GPUTarget("hip", "gfx942", 64), options={"num_warps": warps})
+                   target=GPUTarget("hip", chip, wave), options={"num_warps": warps, "num_stages": stages})
 print(json.dumps({"amdgcn": k.asm["amdgcn"], "version": triton.__version__,
                   "shared": k.metadata.shared}))
 '''
@@ -187,7 +209,7 @@ def _triton_twin_source() -> str:
 
 
 def triton_asm(py: str, kind: str, types: list[str], cx: dict[str, int], warps: int,
-               div: list[int]) -> tuple[str, str, int]:
+               div: list[int], stages: int, target: str) -> tuple[str, str, int]:
     """Triton's AMDGCN, version and LDS bytes (dynamic: not in the code object)."""
     with tempfile.TemporaryDirectory() as d:     # @triton.jit needs a source file
         child = os.path.join(d, "triton_child.py")
@@ -196,7 +218,8 @@ def triton_asm(py: str, kind: str, types: list[str], cx: dict[str, int], warps: 
         twin = os.path.join(d, "triton_twin.py")
         with open(twin, "w") as f:
             f.write(_triton_twin_source())
-        run = subprocess.run([py, child, HERE, json.dumps([kind, types, cx, warps, div]), d],
+        run = subprocess.run([py, child, HERE, json.dumps([kind, types, cx, warps, div, stages, target,
+                                                    TARGETS[target].warp_size]), d],
                              capture_output=True, text=True)
     if run.returncode:
         raise SystemExit(f"Triton failed:\n{run.stderr[-3000:]}")
@@ -214,6 +237,7 @@ MI300X = {"cus": 304, "clock_hz": 2.1e9, "fp16_flops": 1307.4e12, "fp8_flops": 2
 
 
 def occupancy(s: dict[str, Any], warps: int) -> int:
+    # (CDNA's register file: a wave32 RDNA3 row's waves per SIMD are a rough figure.)
     """Waves per SIMD the registers (granule 8) and the LDS allow (at most 8)."""
     regs = max(8, -(-s["vgpr_plus_agpr"] // 8) * 8)
     by_regs = min(8, MI300X["regs_per_simd_lane"] // regs)
@@ -262,29 +286,35 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     version = "?"
-    for name, kind, types, cx, warps, div in CASES:
-        ours = amdgcn_stats(tilec_asm(kind, types, cx, warps, div))
-        asm, version, shared = triton_asm(args.triton_python, kind, types, cx, warps, div)
+    for name, kind, types, cx, warps, div, stages, target in CASES:
+        ours = amdgcn_stats(tilec_asm(kind, types, cx, warps, div, stages, target))
+        asm, version, shared = triton_asm(args.triton_python, kind, types, cx, warps, div,
+                                          stages, target)
         theirs = amdgcn_stats(asm)
         theirs["lds_bytes"] = max(theirs["lds_bytes"], shared)
         for st in (ours, theirs):
             st["waves_per_simd"] = occupancy(st, warps)
         eb = 1 if "fp8" in types[0] else 4 if "fp32" in types[0] else 2
-        rows.append({"kernel": name, "num_warps": warps, "tilec": ours, "triton": theirs,
-                     "roofline_mi300x": roofline(kind, cx, warps, eb)})
+        rows.append({"kernel": name, "target": target, "num_warps": warps,
+                     "num_stages": stages, "tilec": ours, "triton": theirs,
+                     # MI300X peaks are gfx942's; no gfx950 (MI355X) estimate.
+                     "roofline_mi300x": roofline(kind, cx, warps, eb)
+                     if target == "gfx942" else None})
     print(f"| kernel | metric | tilec | Triton {version} |")
     print("|---|---|---|---|")
     for r in rows:
         for metric in r["tilec"]:
             print(f"| {r['kernel']} | {metric} | {r['tilec'][metric]} | {r['triton'][metric]} |")
         rl = r["roofline_mi300x"]
+        if rl is None:
+            continue
         print(f"| {r['kernel']} | roofline (MI300X cycles/CU: {rl['cycles']}) | "
               f"{rl['bound']}-bound ({rl['bound_with_cache_reuse']}-bound with cache reuse) "
               "| (same work) |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"command": "python benchmarks/static_amd_vs_triton.py --triton-python "
-                       f"<triton 3.9 python> --json {args.json}", "target": "gfx942",
+                       f"<triton 3.9 python> --json {args.json}", "target": "gfx942 (gfx950 where a row's target says so)",
                        "triton": version, "mi300x_peaks": MI300X,
                        "not_compared": "attention forward: no attention example in examples/",
                        "rows": rows}, f, indent=2)

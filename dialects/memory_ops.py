@@ -9,6 +9,9 @@ dialect by dialects/tile.py; their typed builders are in dialects/tile_memory.py
   reused by later shared-memory users, e.g. the epilogue's layout conversion).
 `tile.async_copy(ring, slot, ptrs, mask?)`: start copying the tile `ptrs` points
   at into slot `slot` (masked-off elements become zeros).
+`tile.local_store(ring, slot, value)`: every thread writes its elements of the
+  register tile `value` into slot `slot` (a synchronous store; the caller
+  places the barriers; AMD's LDS rings, passes/tile_pipeline_lds.py).
 `tile.async_commit`: close the group of copies this thread started.
 `tile.async_wait {pending}`: wait until at most `pending` groups are in flight.
 `tile.mma(a_ring, a_slot, b_ring, b_slot, acc) {kind}` -> acc type: start
@@ -56,6 +59,12 @@ IRDL_MEMORY_OPS = """\
     %p = irdl.any
     %m = irdl.any
     irdl.operands(ring: %b, slot: %i, ptr: %p, mask: optional %m)
+  }
+  irdl.operation @local_store {
+    %b = irdl.any
+    %i = irdl.any
+    %v = irdl.any
+    irdl.operands(ring: %b, slot: %i, value: %v)
   }
   irdl.operation @async_commit {
   }

@@ -37,6 +37,11 @@ def async_copy(ring: ir.Value, slot: ir.Value, ptr: ir.Value, mask: ir.Value | N
                    {"operandSegmentSizes": _segments(1, 1, 1, int(mask is not None))}, loc, ip)
 
 
+def local_store(ring: ir.Value, slot: ir.Value, value: ir.Value, *, loc: ir.Location,
+                ip: IP = None) -> ir.Operation:
+    return _create("tile.local_store", [], [ring, slot, value], None, loc, ip)
+
+
 def async_commit(*, loc: ir.Location, ip: IP = None) -> ir.Operation:
     return _create("tile.async_commit", [], [], None, loc, ip)
 

@@ -36,6 +36,7 @@ PASSES: dict[str, str] = {
     "tile-accelerate-dot": "tilec.passes.tile_accelerate_dot",
     "tile-layout": "tilec.passes.tile_layout",
     "tile-pipeline": "tilec.passes.tile_pipeline",
+    "tile-pipeline-lds": "tilec.passes.tile_pipeline_lds",
     "tile-prefetch": "tilec.passes.tile_prefetch",
     "tile-loop-pointers": "tilec.passes.tile_loop_pointers",
     "convert-tile-to-gpu": "tilec.passes.gpu",

@@ -2,7 +2,8 @@
 
 Input: tile-level IR (before `tile-layout`), `tile.dot %a, %b, %acc` as the
 frontend builds it.  Output: the same IR; every `tile.dot` carries
-`tile.mma = "tcgen05" | "wgmma" | "mma_sync" | "mfma" | "wmma" | "fma"` (fp8 wgmma/tcgen05 dots
+`tile.mma = "tcgen05" | "wgmma" | "mma_sync" | "mfma" | "wmma" | "fma"` (fp8 wgmma/tcgen05 dots,
+and fp8 MFMA dots where the record has fp8 instructions (gfx950, OCP fp8),
 also `tile.mma_fp8 = "e4m3" | "e5m2"`: `tile-expand-fp8` then leaves their
 operands as raw bytes) and, where the choice was not the
 target's best family, `tile.mma_reason` saying why (shown by `tilec ir`).
@@ -123,11 +124,19 @@ def _mma_sync_misfit(d: DotShape) -> str | None:
     return None
 
 
+def amd_fp8(d: DotShape, kind: str) -> bool:
+    """Whether an fp8 dot fits one of the record's fp8 `kind` instructions
+    (gfx950's OCP fp8 MFMA): its operands then stay fp8 bytes (`tile.mma_fp8`)."""
+    return d.a in FP8_TYPES and matrix_tiling.choose_from(
+        d.instrs, d.warp_size, kind, d.m, d.n, d.k, d.a, d.acc, d.num_warps) is not None
+
+
 def _amd_misfit(kind: str) -> Callable[[DotShape], str | None]:
     """MFMA / WMMA: an instruction of the record's table takes the dtypes and
     the tile splits into whole instruction tiles per warp (`matrix_tiling`)."""
     def misfit(d: DotShape) -> str | None:
-        if d.a in FP8_TYPES:   # fp8 operands reach the dot widened to f16 (tile-expand-fp8)
+        if d.a in FP8_TYPES and not amd_fp8(d, kind):
+            # fp8 operands reach the dot widened to f16 (tile-expand-fp8).
             d = replace(d, a="f16")
         have = sorted({f"{i.a} -> {i.acc}" for i in d.instrs if i.kind == kind})
         if f"{d.a} -> {d.acc}" not in have:
@@ -219,7 +228,8 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
                 kind, why = select(shape, target)
             op.attributes["tile.mma"] = ir.StringAttr.get(kind)
             fp8 = FP8_TYPES.get(str(tile.element_type(op.operands[0].type)))
-            if kind in ("wgmma", "tcgen05") and fp8 is not None:
+            if fp8 is not None and (kind in ("wgmma", "tcgen05") or kind in ("mfma", "wmma") and
+                                    amd_fp8(replace(shape, instrs=target.matrix_instrs), kind)):
                 op.attributes["tile.mma_fp8"] = ir.StringAttr.get(fp8)
             if why is not None:
                 op.attributes["tile.mma_reason"] = ir.StringAttr.get(why)

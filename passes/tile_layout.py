@@ -151,7 +151,8 @@ def dot_result_layout(op: ir.Operation, target: Target, num_warps: int) -> Layou
     if kind == "tcgen05":
         return tcgen05_accumulator_layout(m, n, k, target.warp_size, num_warps)
     if kind in ("mfma", "wmma"):
-        tiling = matrix_tiling.choose(target, kind, m, n, k, str(tile.element_type(a)),
+        tiling = matrix_tiling.choose(target, kind, m, n, k,
+                                      matrix_tiling.operand_name(op, tile.element_type(a)),
                                       str(tile.element_type(op.results[0].type)), num_warps)
         return tiling.layout() if tiling is not None else None
     return None

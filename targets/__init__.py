@@ -226,6 +226,16 @@ _MFMA_I8_CDNA2 = tuple(MatrixInstr("mfma", d, d, k, "i8", "i32", 4, 4)
                        for d, k in ((32, 8), (16, 16)))
 _MFMA_I8_CDNA3 = tuple(MatrixInstr("mfma", d, d, k, "i8", "i32", 8, 4)
                        for d, k in ((32, 16), (16, 32)))
+# OCP fp8 (e4m3fn, e5m2) -> f32 on CDNA4 (gfx950: v_mfma_f32_32x32x16_fp8_fp8 /
+# _bf8_bf8, 16x16x32; 8 bytes per lane).  gfx942's fp8 instructions take the
+# FNUZ formats, which the frontend's OCP fp8 would reach only through a lossy
+# conversion (e4m3fn holds up to 448, FNUZ e4m3 240): there fp8 dots widen to f16.
+# CDNA4 (gfx950) f16/bf16 with twice the K: 8 elements per lane
+# (v_mfma_f32_32x32x16_f16/bf16, 16x16x32), preferred over the CDNA3 forms.
+_MFMA_CDNA4 = tuple(MatrixInstr("mfma", d, d, k, a, "f32", 8, 4)
+                    for a in ("f16", "bf16") for d, k in ((32, 16), (16, 32)))
+_MFMA_FP8_OCP = tuple(MatrixInstr("mfma", d, d, k, a, "f32", 8, 4)
+                      for a in ("f8E4M3FN", "f8E5M2") for d, k in ((32, 16), (16, 32)))
 # RDNA3 WMMA (wave32): 16 operand elements per lane, lanes 16-31 repeat 0-15
 # (v_wmma_f32_16x16x16_f16/bf16, v_wmma_i32_16x16x16_iu8 signed).
 _WMMA_RDNA3 = tuple(MatrixInstr("wmma", 16, 16, 16, a, acc, 16, 1)
@@ -249,7 +259,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     _nvidia("sm100", "sm_100a", 232448, "8.6", 10, frozenset({F.TCGEN05, F.TMA})),
     _amd("gfx90a", 64, 65536, _MFMA_CDNA + _MFMA_I8_CDNA2),
     _amd("gfx942", 64, 65536, _MFMA_CDNA + _MFMA_I8_CDNA3),
-    _amd("gfx950", 64, 163840, _MFMA_CDNA + _MFMA_I8_CDNA3),
+    _amd("gfx950", 64, 163840, _MFMA_CDNA4 + _MFMA_CDNA + _MFMA_I8_CDNA3 + _MFMA_FP8_OCP),
     _amd("gfx1100", 32, 65536, _WMMA_RDNA3),
     # The CPU: one "lane" per program instance; each program computes its whole
     # tile as vectors of the host's SIMD width (64 bytes: AVX-512), program ids

@@ -115,10 +115,11 @@ def test_tile_ir_after_the_pass() -> None:
 
 def test_gfx942_matmul_registers() -> None:
     from static_amd_vs_triton import CASES, amdgcn_stats, tilec_asm
-    for name, kind, types, cx, warps, div in CASES:
-        if kind != "mm" or "fp16" not in name:
+    for name, kind, types, cx, warps, div, stages, target in CASES:
+        if kind != "mm" or "fp16" not in name or target != "gfx942":
             continue
-        s = amdgcn_stats(tilec_asm(kind, types, cx, warps, div))
+        s = amdgcn_stats(tilec_asm(kind, types, cx, warps, div, stages, target))
         # Triton 3.9: 128 (128x128x64) and 256 + 152 bytes of scratch (256x256x64).
         assert s["scratch_bytes"] == 0, (name, s)
-        assert s["vgpr_plus_agpr"] <= (128 if cx["BLOCK_M"] == 128 else 256), (name, s)
+        assert s["vgpr_plus_agpr"] <= (128 if cx["BLOCK_M"] == 128 and stages == 2 else
+                                       130 if cx["BLOCK_M"] == 128 else 256), (name, s)

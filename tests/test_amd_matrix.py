@@ -22,7 +22,12 @@ DOTS = [("gfx942", 128, 128, 64, "f16", 8), ("gfx942", 256, 256, 64, "f16", 8),
         # int8 -> int32: CDNA3 8 bytes per lane, CDNA2 4, RDNA3 iu8 16.
         ("gfx942", 64, 64, 64, "i8", 4), ("gfx942", 16, 64, 64, "i8", 4),
         ("gfx90a", 64, 32, 32, "i8", 2), ("gfx90a", 16, 32, 32, "i8", 2),
-        ("gfx1100", 32, 32, 32, "i8", 2)]
+        ("gfx1100", 32, 32, 32, "i8", 2),
+        # OCP fp8 -> f32 on CDNA4 (gfx950): 8 bytes per lane, as int8 on CDNA3.
+        ("gfx950", 128, 128, 64, "f8E4M3FN", 8), ("gfx950", 64, 64, 64, "f8E5M2", 4),
+        ("gfx950", 16, 64, 64, "f8E4M3FN", 4),
+        # CDNA4's f16/bf16 with twice the K (8 elements per lane).
+        ("gfx950", 128, 128, 64, "f16", 8), ("gfx950", 16, 64, 64, "bf16", 4)]
 
 
 def _tilings() -> list[MatrixTiling]:
@@ -184,7 +189,7 @@ TUTORIAL = [("gfx942", 128, 128, 64, 8, "v_mfma_f32_32x32x8_f16", 16, True),
             ("gfx942", 256, 256, 64, 8, "v_mfma_f32_32x32x8_f16", 64, True),
             ("gfx942", 64, 64, 32, 4, "v_mfma_f32_32x32x8_f16", 4, True),
             ("gfx90a", 128, 128, 64, 8, "v_mfma_f32_32x32x8f16", 16, True),
-            ("gfx950", 128, 128, 64, 8, "v_mfma_f32_32x32x8_f16", 16, True),
+            ("gfx950", 128, 128, 64, 8, "v_mfma_f32_32x32x16_f16", 8, True),
             ("gfx1100", 64, 64, 32, 4, "v_wmma_f32_16x16x16_f16", 8, True)]
 
 

@@ -121,6 +121,18 @@ class MatrixTiling:
         return col + krow * ldb
 
 
+FP8_NAMES = {"e4m3": "f8E4M3FN", "e5m2": "f8E5M2"}
+
+
+def operand_name(op: Any, element: Any) -> str:
+    """The operand dtype a matrix instruction is chosen for: `element`'s name,
+    or the fp8 format a dot (or tile.mma) `op` keeps as raw bytes (`tile.mma_fp8`,
+    gfx950's fp8 MFMA)."""
+    if "tile.mma_fp8" in op.attributes:
+        return FP8_NAMES[str(op.attributes["tile.mma_fp8"]).strip('"')]
+    return str(element)
+
+
 def choose(target: Target, kind: str, m: int, n: int, k: int, a: str, acc: str,
            num_warps: int) -> MatrixTiling | None:
     """The tiling of the first `kind` instruction of the target's table that the
@@ -151,7 +163,7 @@ def choose_from(instrs: tuple[MatrixInstr, ...], warp_size: int, kind: str, m: i
         if best is None:
             continue
         _, _, wm, wn, nv = best
-        eb = 1 if a == "i8" else 2
+        eb = 1 if a in ("i8", "f8E4M3FN", "f8E5M2") else 2
         kpack = 2 if (k // ins.k) % 2 == 0 and 2 * ins.operand_elems * eb <= 16 else 1
         return MatrixTiling(ins, warp_size, wm, wn, nv, kpack)
     return None

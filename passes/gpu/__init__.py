@@ -42,6 +42,7 @@ from tilec.passes.gpu.context import FuncLowering, Rule
 from tilec.passes.rules import RuleTable
 from tilec.targets import Target
 from tilec.targets.amd import buffer_ops as amd_buffer_ops
+from tilec.targets.amd import lds_ring as amd_lds_ring
 from tilec.targets.amd import mfma as amd_mfma
 from tilec.targets.amd import rules as amd_rules
 from tilec.targets.nvidia import rules as nvidia_rules
@@ -58,7 +59,7 @@ TABLE: RuleTable[Rule] = RuleTable([
     dot.RULES, control_flow.RULES, sync.RULES, elements.RULES, debug.RULES,
     nvidia_rules.RULES, nvidia_wgmma.RULES, nvidia_async_copy.RULES,
     nvidia_mma_sync_ring.RULES, nvidia_tcgen05.RULES, nvidia_tma.RULES,
-    amd_rules.RULES, amd_mfma.RULES, amd_buffer_ops.RULES,
+    amd_rules.RULES, amd_mfma.RULES, amd_buffer_ops.RULES, amd_lds_ring.RULES,
 ])
 
 

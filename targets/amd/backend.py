@@ -3,7 +3,9 @@
 `stages(target, options)` is the ordered step list (targets/pipeline.py):
 
   tile-loop-pointers   tilec pass: loops carry scalar bases, not pointer tiles
-  tile-layout          tilec pass: choose layouts                     -> `tiled`
+  tile-layout          tilec pass: choose layouts
+  tile-pipeline-lds    tilec pass: MFMA/WMMA K loops stream through LDS rings (num_stages >= 2)
+  tile-pipeline        tilec pass (NVIDIA's families only: nothing on AMD) -> `tiled`
   convert-tile-to-gpu  tilec pass: distribute onto threads            -> `gpu`
   convert-gpu-to-rocdl upstream: gpu.module(convert-scf-to-cf, convert-amdgpu-to-rocdl,
                        convert-gpu-to-rocdl{chipset index-bitwidth}), reconcile-unrealized-casts
@@ -277,10 +279,12 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,
     names = list(gpu_steps)
     cut = names.index("tile-layout")
     first = {k: gpu_steps[k] for k in names[:cut]}
-    rest = {k: gpu_steps[k] for k in names[cut:]}
+    rest = {k: gpu_steps[k] for k in names[cut + 1:]}
     return {
         **first,
         "tile-loop-pointers": pass_step("tile-loop-pointers"),
+        "tile-layout": gpu_steps["tile-layout"],
+        "tile-pipeline-lds": pass_step("tile-pipeline-lds"),
         **rest,
         "convert-gpu-to-rocdl": Step(convert_gpu_to_rocdl, (), lower),
         "llir": Step(llir, ("llir",)),

@@ -27,14 +27,17 @@ IREE's `amdgpu.mfma` lowering of `vector.contract`.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from mlir import ir
 from mlir.dialects import amdgpu, arith, gpu, llvm, vector
 
+from tilec.errors import CompilerBugError
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import log2
-from tilec.passes.analysis.matrix_tiling import MatrixTiling, a_static, b_static, choose
+from tilec.passes.analysis.matrix_tiling import (
+    MatrixTiling, a_static, b_static, choose, operand_name,
+)
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
 
@@ -43,9 +46,11 @@ if TYPE_CHECKING:
     from tilec.passes.gpu.dot import MmaPlan, Staged
 
 RULES: RuleSet[Rule] = RuleSet("amd.mfma")
+I = Any          # an int (the simulations) or an _Idx (the lowering), as in matrix_tiling
 # Bytes after each staged LDS row.
 _PAD_BYTES = 16
 _DYNAMIC_INDEX = -2147483648   # kDynamicIndex of llvm.getelementptr
+XOR_CHUNK_BYTES = 16           # the unit the LDS rings' "xor" layout permutes
 
 
 class _Idx:
@@ -93,8 +98,8 @@ def _tiling(L: FuncLowering, op: ir.Operation, kind: str) -> MatrixTiling | None
     if "tile.mma" not in op.attributes or ir.StringAttr(op.attributes["tile.mma"]).value != kind:
         return None
     (m, k), n = tuple(a.shape), tuple(b.shape)[1]
-    tiling = choose(L.target, kind, m, n, k, str(a.element_type), str(res.element_type),
-                    L.num_warps)
+    tiling = choose(L.target, kind, m, n, k, operand_name(op, a.element_type),
+                    str(res.element_type), L.num_warps)
     d = L.dist(res)
     if tiling is None or d.sliced_dim is not None or d.blocked != tiling.layout():
         return None
@@ -132,10 +137,79 @@ def _load(L: FuncLowering, buf: ir.Value, base: ir.Value, offset: int, elem: ir.
 
 def _emit(L: FuncLowering, op: ir.Operation, tiling: MatrixTiling, pad: int,
           staged: Staged) -> None:
+    (m_dim, k_dim, n_dim) = staged[0]
+    res = op.results[0]
+    L.values[res] = product(L, tiling, staged, (k_dim + pad, n_dim + pad), False,
+                            L.frag(op.operands[2]), res.type)
+    gpu.BarrierOp()
+    L.release_shared(staged[3])     # dead now: later staging (the epilogue) reuses them
+    L.release_shared(staged[2])
+
+
+def _xor_rows(L: FuncLowering, base: ir.Value, lda: int, chunk: int) -> ir.Value:
+    """`base` (row * lda + col) with col's `chunk`-element groups permuted by
+    row % 8 (the LDS rings' "xor" slot layout)."""
+    row7 = arith.AndIOp(arith.ShRUIOp(base, L.const_i32(log2(lda))).result,
+                        L.const_i32(7)).result
+    return arith.XOrIOp(base, arith.ShLIOp(row7, L.const_i32(log2(chunk))).result).result
+
+
+def xor_rows(base: int, lda: int, chunk: int) -> int:
+    """The integer model of `_xor_rows`."""
+    return base ^ (((base // lda) % 8) * chunk)
+
+
+def xor_read_parts(tiling: MatrixTiling, t: int, pair: int, lda: int) -> tuple[int, int]:
+    """(column bits to XOR, elements to add) that take a lane's "xor" A read of
+    M-tile 0, k-group 0 to that of M-tile t, k-group `pair`: the lane's column
+    bits lie below `kpack * k` (a power of two) and the tile's rows are a
+    multiple of 8, so the permutation moves only the pair's column bits."""
+    off = a_static(tiling, t, pair, lda)
+    row_off, col_off = off - off % lda, off % lda
+    step_k = tiling.instr.k * tiling.kpack
+    if (row_off // lda) % 8 or col_off % step_k or step_k & (step_k - 1):
+        raise CompilerBugError(f"no xor-layout read for tile {t}, k-group {pair}")
+    return col_off, row_off
+
+
+def bt_coords(tiling: MatrixTiling, lane: I, warp: I, g_n: int, u: int) -> tuple[I, I]:
+    """(column n, first k) of the `kpack * kpl` contiguous B elements the lane
+    reads from a K-major ("xor_t") slot for N-group g_n, tile u of the group,
+    k-group 0 (the columns `b_offset` reads, one k run instead of kpl rows)."""
+    n, kpl = tiling.instr.n, tiling.instr.operand_elems
+    g = (lane // n) % tiling.kgroups
+    col = ((warp % tiling.wn) * n + lane % n) * tiling.nv + g_n * n * tiling.nv * tiling.wn + u
+    return col, g * (tiling.kpack * kpl)
+
+
+def xor_t_mask(col: int) -> int:
+    """The chunk permutation of row `col` of a K-major slot: 8 consecutive
+    columns (the lanes of a read) and columns 8 apart (the lanes of a write)
+    both fall on different 16-byte chunks."""
+    return (col ^ (col >> 3)) & 7
+
+
+def xor_t_base(L: FuncLowering, col: ir.Value, k: ir.Value, ld: int, chunk: int) -> ir.Value:
+    """col * ld + (k ^ xor_t_mask(col) * chunk), emitted."""
+    mask = arith.AndIOp(arith.XOrIOp(col, arith.ShRUIOp(col, L.const_i32(3)).result).result,
+                        L.const_i32(7)).result
+    kx = arith.XOrIOp(k, arith.ShLIOp(mask, L.const_i32(log2(chunk))).result).result
+    return arith.AddIOp(arith.ShLIOp(col, L.const_i32(log2(ld))).result, kx).result
+
+
+def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[int, int],
+            a_xor: bool, frag: list[ir.Value], res_t: ir.Type,
+            b_kmajor: str | None = None) -> list[ir.Value]:
+    """acc + A @ B on the matrix units, A [M, K] and B [K, N] read from the
+    workgroup-memory arrays of `staged` with row strides `lds` (A's rows in
+    the "xor" layout when `a_xor`; B stored K-major when `b_kmajor`, "xor"
+    (the "xor_t" slot: stride K, chunks permuted) or "pad" ("pad_t": stride K
+    plus 16 bytes), the stride then that of B's columns); `frag` is the accumulator's fragment, the
+    result fragment is returned (in registers: the caller orders the reads
+    before later writes of the arrays)."""
     ins = tiling.instr
-    acc, res = op.operands[2], op.results[0]
     (m_dim, k_dim, n_dim), elem, buf_a, buf_b = staged
-    lda, ldb = k_dim + pad, n_dim + pad
+    lda, ldb = lds
     eb = axis_info.type_bytes(elem)
     kpl, width = ins.operand_elems, ins.operand_elems * tiling.kpack
     assert L.tid is not None
@@ -146,11 +220,57 @@ def _emit(L: FuncLowering, op: ir.Operation, tiling: MatrixTiling, pad: int,
     b_base = tiling.b_offset(lane, warp, 0, 0, 0, 0, ldb)
     a_base_v = a_base.v if isinstance(a_base, _Idx) else L.const_i32(a_base)
     b_base_v = b_base.v if isinstance(b_base, _Idx) else L.const_i32(b_base)
+    step_k = ins.k * tiling.kpack        # A columns per k-group: a power of two
+    a_pair_bases: dict[int, ir.Value] = {}
+    chunk = XOR_CHUNK_BYTES // eb
+    if a_xor:
+        a_base_v = _xor_rows(L, a_base_v, lda, chunk)
+
+    def a_read(t: int, pair: int) -> ir.Value:
+        off = a_static(tiling, t, pair, lda)
+        if not a_xor:
+            return _load(L, buf_a, a_base_v, off, elem, width, a_align)
+        col_off, row_off = xor_read_parts(tiling, t, pair, lda)
+        pieces = []
+        for h in range(0, width, chunk):      # runs longer than a chunk: chunk by chunk
+            c = col_off + h
+            if c not in a_pair_bases:
+                a_pair_bases[c] = arith.XOrIOp(a_base_v, L.const_i32(c)).result \
+                    if c else a_base_v
+            pieces.append(_load(L, buf_a, a_pair_bases[c], row_off, elem, min(width, chunk),
+                                eb * min(width, chunk)))
+        return L.concat(pieces)
     a_align = eb * math.gcd(width, lda)
     b_align = eb * math.gcd(tiling.nv, ldb)
-    f32 = L.scalar_type(res.type.element_type)
-    d = L.dist(res.type)
-    frag = list(L.frag(acc))
+    bt_bases: dict[tuple[int, int], ir.Value] = {}
+    b_t = b_kmajor is not None
+    if b_t:
+        for g_n in range(tiling.tiles(m_dim, n_dim)[1]):
+            for u in range(tiling.nv):
+                col, k0 = bt_coords(tiling, lane, warp, g_n, u)
+                assert isinstance(col, _Idx) and isinstance(k0, (_Idx, int))
+                if b_kmajor == "xor":
+                    k0v = k0.v if isinstance(k0, _Idx) else L.const_i32(k0)
+                    bt_bases[(g_n, u)] = xor_t_base(L, col.v, k0v, ldb, XOR_CHUNK_BYTES // eb)
+                else:
+                    base = col * ldb + k0
+                    assert isinstance(base, _Idx)
+                    bt_bases[(g_n, u)] = base.v
+
+    def bt_read(g_n: int, u: int, pair: int) -> ir.Value:
+        base = bt_bases[(g_n, u)]
+        if b_kmajor == "pad":      # the k-group is a constant offset
+            return _load(L, buf_b, base, pair * step_k, elem, width,
+                         eb * math.gcd(width, ldb))
+        pieces = []
+        for h in range(0, width, chunk):      # runs longer than a chunk: chunk by chunk
+            c = pair * step_k + h
+            addr = arith.XOrIOp(base, L.const_i32(c)).result if c else base
+            pieces.append(_load(L, buf_b, addr, 0, elem, min(width, chunk),
+                                eb * min(width, chunk)))
+        return L.concat(pieces)
+    f32 = L.scalar_type(res_t.element_type)
+    d = L.dist(res_t)
     mt, ng = tiling.tiles(m_dim, n_dim)
     regs = range(tiling.acc_regs)
     tiles = [(t, g, u) for t in range(mt) for g in range(ng) for u in range(tiling.nv)]
@@ -159,30 +279,40 @@ def _emit(L: FuncLowering, op: ir.Operation, tiling: MatrixTiling, pad: int,
         L.extract(frag[d.chunk_index(tiling.chunk_key(t, g, r))], u) for r in regs]).result
         for t, g, u in tiles}
     opvec = ir.VectorType.get([kpl], elem)
-    for pair in range(k_dim // (ins.k * tiling.kpack)):
-        a_reads = [_load(L, buf_a, a_base_v, a_static(tiling, t, pair, lda), elem, width,
-                         a_align) for t in range(mt)]
+    # fp8 operands arrive as bytes (`tile.mma_fp8`): the instruction wants its format.
+    fp8 = ir.VectorType.get([kpl], ir.Type.parse(ins.a)) if ins.a.startswith("f8") else None
+
+    def operand(v: ir.Value) -> ir.Value:
+        return arith.BitcastOp(fp8, v).result if fp8 is not None else v
+    for pair in range(k_dim // step_k):
+        a_reads = [a_read(t, pair) for t in range(mt)]
+        b_reads = {(g, u): bt_read(g, u, pair) for g in range(ng) for u in range(tiling.nv)} \
+            if b_t else {}
         for s in range(tiling.kpack):
             a_ops = [L.slice(r, s * kpl, kpl) if tiling.kpack > 1 else r for r in a_reads]
             for g in range(ng):
-                rows = [_load(L, buf_b, b_base_v, b_static(tiling, g, pair, s, e, ldb), elem,
-                              tiling.nv, b_align) for e in range(kpl)]
+                rows = [] if b_t else [
+                    _load(L, buf_b, b_base_v, b_static(tiling, g, pair, s, e, ldb), elem,
+                          tiling.nv, b_align) for e in range(kpl)]
                 for u in range(tiling.nv):
-                    b_op = vector.FromElementsOp(opvec, [L.extract(r, u) for r in rows]).result
+                    if b_t:
+                        r = b_reads[(g, u)]
+                        b_op = L.slice(r, s * kpl, kpl) if tiling.kpack > 1 else r
+                    else:
+                        b_op = vector.FromElementsOp(opvec, [L.extract(r, u)
+                                                             for r in rows]).result
                     for t in range(mt):
                         c = accs[(t, g, u)]
                         if ins.kind == "mfma":
-                            accs[(t, g, u)] = amdgpu.mfma(ins.m, ins.n, ins.k, a_ops[t], b_op, c,
+                            accs[(t, g, u)] = amdgpu.mfma(ins.m, ins.n, ins.k,
+                                                          operand(a_ops[t]), operand(b_op), c,
                                                           blocks=1)
                         else:
                             accs[(t, g, u)] = amdgpu.wmma(ins.m, ins.n, ins.k, a_ops[t], b_op, c)
-    gpu.BarrierOp()
-    L.release_shared(buf_b)     # dead now: later staging (the epilogue) reuses them
-    L.release_shared(buf_a)
     chunks: list[list[ir.Value | None]] = [[None] * tiling.nv for _ in range(d.num_chunks)]
     for (t, g, u), c in accs.items():
         for r in regs:
             chunks[d.chunk_index(tiling.chunk_key(t, g, r))][u] = L.extract(c, r)
     chunk_t = ir.VectorType.get([tiling.nv], f32)
-    L.values[res] = [vector.FromElementsOp(chunk_t, [x for x in ch if x is not None]).result
-                     for ch in chunks]
+    return [vector.FromElementsOp(chunk_t, [x for x in ch if x is not None]).result
+            for ch in chunks]

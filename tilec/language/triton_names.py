@@ -53,8 +53,9 @@ flip = _stub("flip", "The tile reversed along `dim` (default: the last).")
 histogram = _stub("histogram", "int32 counts of the values 0 .. num_bins - 1 in a 1-D integer tile.")
 sort = _stub("sort", "The tile sorted along `dim` (default: the last; a power-of-two size).")
 topk = _stub("topk", "The k largest elements along `dim` (default: the last), largest first.")
+gather = _stub("gather", "src read along `axis` at `index` (the result has the index's shape).")
 device_assert = _stub("device_assert", "Checked when the condition is a compile-time value.")
 
 NAMES = ("tanh", "erf", "log1p", "expm1", "log10", "trunc", "sinh", "cosh", "square", "pow",
          "div_rn", "fdiv", "fast_dividef", "isnan", "isinf", "signbit", "umulhi", "cast",
-         "assume", "device_assert", "PropagateNan", "join", "split", "interleave", "cat", "flip", "histogram", "sort", "topk", "asin", "acos", "atan", "atan2")
+         "assume", "device_assert", "PropagateNan", "join", "split", "interleave", "cat", "flip", "histogram", "sort", "topk", "gather", "asin", "acos", "atan", "atan2")

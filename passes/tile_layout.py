@@ -270,7 +270,7 @@ class _LayoutFunc:
                 self.uf.union(op.operands[0], op.operands[2])
             self.stores.append(op)
         elif name in ("scf.yield", "func.return", "tile.convert_layout", "tile.reshape",
-                      "tile.trans", "tile.restride", "tile.gather"):
+                      "tile.trans", "tile.restride", "tile.gather", "tile.print"):
             for v in op.operands:
                 if _is_tile(v):
                     self.uf.add(v)

@@ -130,6 +130,12 @@ class CodeGenBase(ABC):
         if isinstance(x, tl.dtype):
             return f"the dtype {x!r}"
         if x is None:
+            absent = [p for p, v in self.spec.constexprs.items()
+                      if v is None and p in self.spec.runtime_types]
+            if absent:  # most likely one of them: say why it is None
+                names = ", ".join(f"'{p}'" for p in absent)
+                return (f"None (the launch passed None for {names}; such a parameter is a "
+                        "constexpr None, which cannot be used as a value)")
             return "None"
         return f"a Python {type(x).__name__} ({x!r})"
 

@@ -42,6 +42,7 @@ from mlir.dialects import arith, gpu, scf
 from tilec.dialects import tile_print
 from tilec.errors import TilecError, source_loc
 from tilec.passes.gpu.context import FuncLowering, Rule, i32, is_tile
+from tilec.passes.gpu.memory import first_thread
 from tilec.passes.gpu.reduce import canonical_thread
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
@@ -101,8 +102,7 @@ def _device_print(L: FuncLowering, op: ir.Operation) -> None:
     pids = [arith.IndexCastOp(i32(), gpu.BlockIdOp(d).result).result
             for d in (gpu.Dimension.x, gpu.Dimension.y, gpu.Dimension.z)]
     if not op.operands or not is_tile(op.operands[0].type):
-        assert L.tid is not None
-        first = arith.CmpIOp(arith.CmpIPredicate.eq, L.tid, L.const_i32(0)).result
+        first = first_thread(L)
         if not op.operands:
             _when(first, lambda: gpu.printf(tile_print.line_format(prefix, "", 0, None), *pids))
         else:

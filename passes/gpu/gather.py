@@ -7,7 +7,7 @@ computes, for each of its result elements, the source position
 `(index & (n - 1)) * stride[axis] + sum(coord[d] * stride[d], d != axis)`
 (n = the source's extent along `axis`, a power of two: a bad index reads some
 element of the source, never other memory) and reads it; a barrier after the
-reads lets later exchanges reuse the memory.  The same exchange as
+reads lets later exchanges reuse the memory (it is released).  The same exchange as
 `tile.restride` (passes/gpu/elements.py) with a data-dependent position.
 
 Nearest upstream analogue: Triton's `GatherOpConversion` (its fallback path
@@ -87,4 +87,7 @@ def _gather(L: FuncLowering, op: ir.Operation) -> None:
             elems.append(arith.TruncIOp(elem, v).result if mem_t != elem else v)
         out.append(L.concat(elems) if len(elems) > 1 else L.splat(elems[0], 1))
     gpu.BarrierOp()
+    if ibuf is not None:
+        L.release_shared(ibuf)
+    L.release_shared(buf)
     L.values[res] = out

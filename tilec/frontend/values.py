@@ -266,6 +266,12 @@ class CodeGenBase(ABC):
     def expand_dims(self, v: TValue, axis: int) -> TValue:
         shape = list(v.shape)
         shape.insert(axis, 1)
+        if len(shape) == 3:
+            # A rank-3 tile from a rank-2 one is a reshape (free on the CPU): GPU
+            # layouts give expand_dims a slice of its result's layout, and a slice
+            # of a slice (arange(B)[:, None, None]) has no distribution.
+            return TValue(tile.reshape(v.handle, tuple(shape), loc=self.loc, ip=self.ip),
+                          v.elem, tuple(shape))
         return TValue(tile.expand_dims(v.handle, axis, loc=self.loc, ip=self.ip), v.elem,
                       tuple(shape))
 

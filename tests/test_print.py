@@ -93,13 +93,27 @@ def test_ptx_uses_vprintf() -> None:
 
 
 @triton.jit
-def print_big(x_ptr):
+def print_big(x_ptr, n):
     x = tl.load(x_ptr + tl.arange(0, 64)[:, None] * 32 + tl.arange(0, 32)[None, :])
     tl.device_print("x", x)
+    tl.device_print("p", x_ptr + tl.arange(0, 4))
+    for i in range(n):
+        tl.device_print("i", i)
 
 
-def test_ptx_print_of_a_2d_tile_assembles() -> None:
-    assemble(print_big, "sm90", "*fp16", {})
+def test_ptx_print_of_a_2d_tile_pointers_and_in_a_loop_assembles() -> None:
+    assemble(print_big, "sm90", "*fp16, i32", {})
+
+
+def test_cpu_print_pointers_in_a_loop_and_big_tiles(capfd: pytest.CaptureFixture[str]) -> None:
+    x = np.ones(64 * 32, np.float16)
+    print_big[(1,)](x, 3)
+    got = _lines(capfd.readouterr().out)
+    assert len(got) == 64 * 32 + 4 + 3
+    addr = x.__array_interface__["data"][0]
+    assert got[64 * 32] == f"pid (0, 0, 0) idx (0) p: {hex(addr)}"
+    assert got[64 * 32 + 3] == f"pid (0, 0, 0) idx (3) p: {hex(addr + 6)}"
+    assert got[-3:] == [f"pid (0, 0, 0) idx () i: {i}" for i in range(3)]
 
 
 def test_amd_print_is_a_compile_error() -> None:

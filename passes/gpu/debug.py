@@ -24,7 +24,7 @@ program.
     and the element's coordinates (`tile_print.line_format`); a scalar, or a
     call without values, is printed by thread 0 once per program.  Values are
     passed as vprintf expects them: floats as double, integers below 32 bits
-    as i32.
+    as i32, pointers as their 64-bit address.
   * generic (no device printf, e.g. AMD, whose `gpu.printf` lowering needs the
     ROCm device library's hostcall buffer, which tilec does not link): a
     TilecError at the user's line when the kernel is compiled.
@@ -37,7 +37,7 @@ from __future__ import annotations
 from typing import Callable
 
 from mlir import ir
-from mlir.dialects import arith, gpu, scf
+from mlir.dialects import arith, gpu, llvm, scf
 
 from tilec.dialects import tile_print
 from tilec.errors import TilecError, source_loc
@@ -78,6 +78,8 @@ def _no_print(L: FuncLowering, op: ir.Operation) -> None:
 
 def _vararg(v: ir.Value, fmt: str) -> ir.Value:
     t = v.type
+    if isinstance(t, llvm.PointerType):  # %p takes the 64-bit address
+        return llvm.PtrToIntOp(ir.IntegerType.get_signless(64), v).result
     if isinstance(t, ir.FloatType):
         return v if isinstance(t, ir.F64Type) else arith.ExtFOp(ir.F64Type.get(), v).result
     if isinstance(t, ir.IntegerType) and ir.IntegerType(t).width < 32:

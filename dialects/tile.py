@@ -26,7 +26,7 @@ upstream equivalent:
 | `tile.reshape`      | tensor -> tensor with as many elements (row-major) | |
 | `tile.trans`        | 2-D tensor -> its transpose | |
 | `tile.dot`          | a [M,K], b [K,N], acc [M,N] -> acc + a @ b | |
-| `tile.make_descriptor`, `tile.descriptor_load/store`: dialects/tile_descriptors.py; `tile.int_to_ptr`, `tile.ptr_to_int`, `tile.restride`: dialects/tile_elements.py; `tile.assert`, `tile.debug_trap`: dialects/tile_debug.py | | |
+| `tile.make_descriptor`, `tile.descriptor_load/store`: dialects/tile_descriptors.py; `tile.int_to_ptr`, `tile.ptr_to_int`, `tile.restride`, `tile.gather`: dialects/tile_elements.py; `tile.assert`, `tile.debug_trap`: dialects/tile_debug.py; `tile.print`: dialects/tile_print.py | | |
 
 `combine` names a `func.func private` in the same module that takes 2N
 scalars (the running values, then the new values) and returns N scalars; IRDL
@@ -50,7 +50,7 @@ from typing import Iterable, Sequence, Union
 from mlir import ir
 from mlir.dialects import irdl
 
-from tilec.dialects import memory_ops, tile_debug, tile_descriptors, tile_elements
+from tilec.dialects import memory_ops, tile_debug, tile_descriptors, tile_elements, tile_print
 
 _IRDL_TEMPLATE = r"""
 irdl.dialect @tile {
@@ -182,7 +182,7 @@ MAX_COMBINE_OPERANDS = 4
 IRDL_SOURCE = _IRDL_TEMPLATE.replace("{memory_ops}", memory_ops.IRDL_MEMORY_OPS).replace(
     "{generated_ops}",
     "".join(_one_operand_op(n) for n in ("broadcast", "convert_layout", "reshape", "trans")) +
-    tile_descriptors.IRDL_OPS + tile_elements.IRDL_OPS + tile_debug.IRDL_OPS +
+    tile_descriptors.IRDL_OPS + tile_elements.IRDL_OPS + tile_debug.IRDL_OPS + tile_print.IRDL_OPS +
     _combine_op("reduce", MAX_COMBINE_OPERANDS) + _combine_op("scan", MAX_COMBINE_OPERANDS))
 
 

@@ -5,6 +5,7 @@
 | `tile.int_to_ptr` | i64 scalar or tile -> `!tile.ptr<T>` of the same shape | |
 | `tile.ptr_to_int` | `!tile.ptr<T>` scalar or tile -> i64 of the same shape | |
 | `tile.restride`   | 1 or 2 tiles of one element type -> a tile | `view`, `strides`, `offset` |
+| `tile.gather`     | src tile, i32 index tile of src's rank -> a tile of the index's shape | `axis` |
 
 `tile.int_to_ptr` is Triton's `x.to(tl.pointer_type(T))` on an integer (tutorial
 08 keeps matrix addresses in an int64 array); `tile.ptr_to_int` is
@@ -18,6 +19,13 @@ may be negative).  It expresses `tl.join`, `tl.split`, `tl.interleave`,
 `tl.cat` and `tl.flip` (tilec/frontend/builtins_shape.py builds them) with
 one lowering per target: a `vector.shuffle` on the CPU, an exchange through
 workgroup memory on GPUs.
+
+`tile.gather` is `tl.gather(src, index, axis)`: the result at coordinates c
+is `src` at c with coordinate `axis` replaced by `index[c]` (masked to
+`src.shape[axis] - 1`, a power of two, so that a bad index reads some element
+of `src` and never other memory: Triton leaves it undefined).  The index has
+src's extent in every other dimension.  CPU: a gather from a stack copy of
+src; GPUs: src and the index through workgroup memory.
 
 This module imports no other tilec module: dialects/tile.py takes IRDL_OPS
 into the dialect's IRDL text and PURE_OPS into its set of pure ops.
@@ -51,9 +59,18 @@ IRDL_OPS = r"""  irdl.operation @int_to_ptr {
     irdl.operands(sources: variadic %s)
     irdl.results(result: %r)
   }
+  irdl.operation @gather {
+    %s = irdl.any
+    %i = irdl.any
+    %a = irdl.any
+    %r = irdl.any
+    irdl.attributes {"axis" = %a}
+    irdl.operands(src: %s, index: %i)
+    irdl.results(result: %r)
+  }
 """
 
-PURE_OPS = frozenset({"tile.int_to_ptr", "tile.ptr_to_int", "tile.restride"})
+PURE_OPS = frozenset({"tile.int_to_ptr", "tile.ptr_to_int", "tile.restride", "tile.gather"})
 
 
 def _same_shape(like: ir.Type, element: ir.Type) -> ir.Type:
@@ -94,6 +111,20 @@ def restride(sources: Sequence[ir.Value], shape: Sequence[int], view: Sequence[i
     return ir.Operation.create("tile.restride",
                                results=[ir.RankedTensorType.get(list(shape), elem)],
                                operands=list(sources), attributes=attrs, loc=loc, ip=ip).result
+
+
+def gather(src: ir.Value, index: ir.Value, axis: int, *, loc: ir.Location,
+           ip: ir.InsertionPoint | None = None) -> ir.Value:
+    """`tl.gather(src, index, axis)` (see the module doc); `index` is i32."""
+    elem = ir.RankedTensorType(src.type).element_type
+    shape = list(ir.RankedTensorType(index.type).shape)
+    attrs = {"axis": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(axis))}
+    return ir.Operation.create("tile.gather", results=[ir.RankedTensorType.get(shape, elem)],
+                               operands=[src, index], attributes=attrs, loc=loc, ip=ip).result
+
+
+def gather_axis(op: ir.Operation) -> int:
+    return ir.IntegerAttr(op.attributes["axis"]).value
 
 
 def restride_params(op: ir.Operation) -> tuple[list[int], list[int], int]:

@@ -14,7 +14,7 @@ Output: the same IR where every tensor type carries a `#tile.blocked` or
     tile results `#tile.slice<a, P>` (scalar results need none);
   * `tile.atomic_rmw`/`tile.atomic_cas` operands and results share one
     encoding, like loads and stores (the lowering goes element by element);
-  * `tile.reshape`/`tile.trans`/`tile.restride` results get their own encoding (the lowering
+  * `tile.reshape`/`tile.trans`/`tile.restride`/`tile.gather` results get their own encoding (the lowering
     goes through workgroup memory); so do `tile.dot`'s operands, while its
     accumulator and result share one, which is the accumulator fragment layout
     of the instruction family `tile-accelerate-dot` chose (`tile.mma`:
@@ -271,7 +271,7 @@ class _LayoutFunc:
                 self.uf.union(op.operands[0], op.operands[2])
             self.stores.append(op)
         elif name in ("scf.yield", "func.return", "tile.convert_layout", "tile.reshape",
-                      "tile.trans", "tile.restride"):
+                      "tile.trans", "tile.restride", "tile.gather", "tile.print"):
             for v in op.operands:
                 if _is_tile(v):
                     self.uf.add(v)

@@ -30,7 +30,7 @@ from tilec.errors import TilecError
 from tilec.language import core as tl
 from tilec.options import CompileOptions
 from tilec.runtime.args import (
-    EQUAL_TO_1, ArgInfo, TensorWithoutStorage, check_declared, classify, fast_arg, fast_arg_plain,
+    ABSENT, EQUAL_TO_1, ArgInfo, TensorWithoutStorage, check_declared, classify, fast_arg, fast_arg_plain,
 )
 from tilec.version import __version__
 
@@ -175,6 +175,14 @@ class Params:
         for p, v in zip(self.params, values):
             if p.constexpr:
                 constexprs[p.name] = v.value if isinstance(v, tl.constexpr) else v
+                continue
+            if v is None:
+                # Triton: None for a runtime parameter (an optional pointer) is a
+                # constexpr None.  The kernel keeps the parameter (an unused i64,
+                # passed 0) so the launchers' argument lists do not change; the
+                # constexpr, which enters the specialization, shadows it in code.
+                constexprs[p.name] = None
+                infos.append(ABSENT)
                 continue
             try:
                 info = classify(v)

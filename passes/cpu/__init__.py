@@ -21,7 +21,7 @@ The target's `vector_bytes` (its SIMD register width) sets the strip-mining
 width, where reduction trees stop, the scan chunk and the alignment of stack
 buffers.  Each op is lowered by the rule `RULES` finds for it on the target
 (rule files: memory, math, shape, control_flow, reduce, scan, atomic, dot,
-elements, debug);
+elements, debug, printing);
 an op without one is a CompilerBugError naming the op, the target and the
 user's line.  Bodies that are 1-D elementwise work, or 1-D rows with
 reductions, are strip-mined first (rows.py); bodies with big 2-D tiles keep
@@ -39,7 +39,8 @@ from mlir.dialects import arith, func, llvm, scf
 from tilec.options import CompileOptions
 from tilec.passes.analysis import axis_info as ai
 from tilec.passes.cpu import (
-    atomic, control_flow, debug, dot, elements, math, memory, reduce, rows, scan, shape, tiled,
+    atomic, control_flow, debug, dot, elements, math, memory, printing, reduce, rows, scan, shape,
+    tiled,
 )
 from tilec.passes.cpu.context import NAME, ROLLED_LOOPS, Lowering, Rule, const_int, int_t
 from tilec.passes.rules import RuleTable
@@ -49,7 +50,7 @@ __all__ = ["NAME", "RULES", "run"]
 
 RULES: RuleTable[Rule] = RuleTable([memory.RULES, math.RULES, shape.RULES, control_flow.RULES,
                                     reduce.RULES, scan.RULES, atomic.RULES, dot.RULES,
-                                    elements.RULES, debug.RULES])
+                                    elements.RULES, debug.RULES, printing.RULES])
 
 
 def run(module: ir.Module, target: Target, options: CompileOptions) -> None:

@@ -89,6 +89,12 @@ def _per_lane(lw: Lowering, operands: list[ir.Value], mask: ir.Value | None,
     return llvm.LoadOp(vt, out_buf, alignment=scalar_bytes(result)).result
 
 
+def _bind_old(lw: Lowering, op: ir.Operation, res: ir.Value | None) -> None:
+    """The old values, or a poison value of their type when nobody reads them
+    (the big-tile path still stores every tile result to its buffer)."""
+    lw.bind(op.result, res if res is not None else llvm.PoisonOp(lw.convert(op.result.type)).result)
+
+
 @RULES.rule("tile.atomic_rmw")
 def atomic_rmw(lw: Lowering, op: ir.Operation) -> None:
     seg = segments(op)
@@ -105,9 +111,7 @@ def atomic_rmw(lw: Lowering, op: ir.Operation) -> None:
         return llvm.AtomicRMWOp(_ATOMIC_BIN_OP[kind], s[0], s[1],
                                 llvm.AtomicOrdering.acq_rel).result
     want = len(list(op.result.uses)) > 0
-    res = _per_lane(lw, [ptr, val], mask, rmw, elem, want)
-    if res is not None:
-        lw.bind(op.result, res)
+    _bind_old(lw, op, _per_lane(lw, [ptr, val], mask, rmw, elem, want))
 
 
 @RULES.rule("tile.atomic_cas")
@@ -129,6 +133,4 @@ def atomic_cas(lw: Lowering, op: ir.Operation) -> None:
             old = arith.BitcastOp(elem, old).result
         return old
     want = len(list(op.result.uses)) > 0
-    res = _per_lane(lw, [ptr, cmp, val], None, cas, elem, want)
-    if res is not None:
-        lw.bind(op.result, res)
+    _bind_old(lw, op, _per_lane(lw, [ptr, cmp, val], None, cas, elem, want))

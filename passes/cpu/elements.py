@@ -6,15 +6,21 @@
 | `tile.int_to_ptr` | `llvm.inttoptr` on an i64 or a vector of i64. |
 | `tile.ptr_to_int` | `llvm.ptrtoint`. |
 | `tile.restride`   | one `vector.shuffle` of the (flat, row-major) sources with the index mask the op's view/strides/offset give. |
+| `tile.gather`     | the source stored to a stack buffer, one `llvm.intr.masked.gather` at the flat positions (index & (n - 1)) * stride + the constant part of each element's other coordinates. |
 """
 from __future__ import annotations
 
+import math
+
 from mlir import ir
-from mlir.dialects import llvm
+from mlir.dialects import arith, llvm, vector
 
 from tilec.dialects import tile
 from tilec.dialects import tile_elements as el
-from tilec.passes.cpu.context import CpuRules, Lowering, gather, shuffle2
+from tilec.passes.cpu.context import (
+    GEP_DYNAMIC, CpuRules, Lowering, all_true, entry_alloca, gather, int_t, is_bool, scalar_bytes,
+    shuffle2,
+)
 
 RULES = CpuRules("cpu.elements")
 
@@ -40,3 +46,45 @@ def restride(lw: Lowering, op: ir.Operation) -> None:
     idx = [el.source_index(view, strides, offset, f) for f in range(n)]
     srcs = [lw.mapped(v) for v in op.operands]
     lw.bind(op.result, gather(srcs[0], idx) if len(srcs) == 1 else shuffle2(srcs[0], srcs[1], idx))
+
+
+@RULES.rule("tile.gather")
+def gather_elements(lw: Lowering, op: ir.Operation) -> None:
+    axis = el.gather_axis(op)
+    src_shape = tile.shape_of(op.operands[0].type)
+    out_shape = tile.shape_of(op.result.type)
+    src, idx = lw.mapped(op.operands[0]), lw.mapped(op.operands[1])
+    vt = ir.VectorType(lw.convert(op.result.type))
+    n = vt.shape[0]
+    boolean = is_bool(vt)
+    mem = int_t(8) if boolean else vt.element_type
+    if boolean:
+        src = arith.ExtUIOp(ir.VectorType.get([math.prod(src_shape)], mem), src).result
+    buf = entry_alloca(lw, mem, math.prod(src_shape))
+    llvm.StoreOp(src, buf, alignment=scalar_bytes(mem))
+    rm = [math.prod(src_shape[d + 1:]) for d in range(len(src_shape))]
+    fixed = []
+    for flat in range(n):
+        pos, rem = 0, flat
+        for d in range(len(out_shape)):
+            coord, rem = divmod(rem, math.prod(out_shape[d + 1:]))
+            pos += 0 if d == axis else coord * rm[d]
+        fixed.append(pos)
+    i32v = ir.VectorType.get([n], int_t(32))
+
+    def dense(values: list[int]) -> ir.Value:
+        text = ", ".join(str(v) for v in values)
+        return arith.ConstantOp(i32v, ir.Attribute.parse(f"dense<[{text}]> : {i32v}")).result
+
+    # A power-of-two extent: masking keeps a bad index inside the buffer.
+    off = arith.AndIOp(idx, dense([src_shape[axis] - 1] * n)).result
+    if rm[axis] != 1:
+        off = arith.MulIOp(off, dense([rm[axis]] * n)).result
+    off = arith.AddIOp(off, dense(fixed)).result
+    pt = ir.VectorType.get([n], lw.llvm_ptr)
+    base = vector.BroadcastOp(pt, buf).result
+    ptrs = llvm.GEPOp(pt, base, [off], [GEP_DYNAMIC], mem, llvm.GEPNoWrapFlags.none).result
+    mvt = ir.VectorType.get([n], mem)
+    out = llvm.masked_gather(mvt, ptrs, all_true(n), [llvm.PoisonOp(mvt).result],
+                             scalar_bytes(mem)).result
+    lw.bind(op.result, arith.TruncIOp(vt, out).result if boolean else out)

@@ -17,7 +17,7 @@ functions included, are erased.
     expand_dims/reshape/trans/convert_layout, addptr), math.py (arith/math),
     memory.py (load/store), reduce.py, scan.py, atomic.py, dot.py,
     control_flow.py (scf, func.return), sync.py (barrier, warp_sync),
-    elements.py (int_to_ptr/ptr_to_int, restride), debug.py (debug_trap); the
+    elements.py (int_to_ptr/ptr_to_int, restride), gather.py, debug.py (debug_trap); the
     target rule files (targets/nvidia/rules.py, targets/amd/rules.py) add the
     variants and target hooks selected by features.
   * Workgroup memory is one `llvm.mlir.global` in address space 3 per kernel
@@ -36,7 +36,7 @@ from mlir.dialects import gpu
 
 from tilec.options import CompileOptions
 from tilec.passes.gpu import (
-    atomic, control_flow, debug, dot, elements, math, memory, reduce, scan, shape, sync,
+    atomic, control_flow, debug, dot, elements, gather, math, memory, reduce, scan, shape, sync,
 )
 from tilec.passes.gpu.context import FuncLowering, Rule
 from tilec.passes.rules import RuleTable
@@ -56,7 +56,7 @@ NAME = "convert-tile-to-gpu"
 
 TABLE: RuleTable[Rule] = RuleTable([
     shape.RULES, math.RULES, memory.RULES, reduce.RULES, scan.RULES, atomic.RULES,
-    dot.RULES, control_flow.RULES, sync.RULES, elements.RULES, debug.RULES,
+    dot.RULES, control_flow.RULES, sync.RULES, elements.RULES, gather.RULES, debug.RULES,
     nvidia_rules.RULES, nvidia_wgmma.RULES, nvidia_async_copy.RULES,
     nvidia_mma_sync_ring.RULES, nvidia_tcgen05.RULES, nvidia_tma.RULES,
     amd_rules.RULES, amd_mfma.RULES, amd_buffer_ops.RULES, amd_lds_ring.RULES,

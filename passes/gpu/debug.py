@@ -1,5 +1,6 @@
 """`convert-tile-to-gpu` rules for the debug mode's `tile.debug_trap`
-(dialects/tile_debug.py; made by passes/tile_debug_checks.py).
+(dialects/tile_debug.py; made by passes/tile_debug_checks.py) and for
+`tile.print` (`tl.device_print`, dialects/tile_print.py).
 
   * generic: nothing more (AMD): the error record in device memory says what
     failed, and the host raises a located `TilecError` from it after the
@@ -16,16 +17,33 @@ The op is reached by the threads of one program together (its condition is a
 reduction over the program's tile), so the print happens once per failing
 program.
 
+`tile.print`:
+  * `Feature.DEVICE_PRINTF`: `gpu.printf` (vprintf), the same mechanism: each
+    thread prints the elements it holds (the canonical copy only, where a
+    layout replicates elements), one line per element with the program ids
+    and the element's coordinates (`tile_print.line_format`); a scalar, or a
+    call without values, is printed by thread 0 once per program.  Values are
+    passed as vprintf expects them: floats as double, integers below 32 bits
+    as i32, pointers as their 64-bit address.
+  * generic (no device printf, e.g. AMD, whose `gpu.printf` lowering needs the
+    ROCm device library's hostcall buffer, which tilec does not link): a
+    TilecError at the user's line when the kernel is compiled.
+
 Nearest upstream analogue: Triton's `tl.device_assert` lowering
-(`__assertfail` on NVIDIA, `abort` on AMD).
+(`__assertfail` on NVIDIA, `abort` on AMD) and its `PrintOpToLLVM`.
 """
 from __future__ import annotations
 
-from mlir import ir
-from mlir.dialects import arith, gpu, scf
+from typing import Callable
 
-from tilec.errors import source_loc
-from tilec.passes.gpu.context import FuncLowering, Rule
+from mlir import ir
+from mlir.dialects import arith, gpu, llvm, scf
+
+from tilec.dialects import tile_print
+from tilec.errors import TilecError, source_loc
+from tilec.passes.gpu.context import FuncLowering, Rule, i32, is_tile
+from tilec.passes.gpu.memory import first_thread
+from tilec.passes.gpu.reduce import canonical_thread
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
 
@@ -49,3 +67,61 @@ def _print(L: FuncLowering, op: ir.Operation) -> None:
     with ir.InsertionPoint(if_op.then_block):
         gpu.printf(fmt, *[L.get(v) for v in op.operands])
         scf.YieldOp([])
+
+
+@RULES.rule("tile.print")
+def _no_print(L: FuncLowering, op: ir.Operation) -> None:
+    raise TilecError(f"tl.device_print / print() is not supported on {L.target.name}: the "
+                     "target has no device printf that tilec links (NVIDIA GPUs and the CPU "
+                     "have one)", source_loc(op.location))
+
+
+def _vararg(v: ir.Value, fmt: str) -> ir.Value:
+    t = v.type
+    if isinstance(t, llvm.PointerType):  # %p takes the 64-bit address
+        return llvm.PtrToIntOp(ir.IntegerType.get_signless(64), v).result
+    if isinstance(t, ir.FloatType):
+        return v if isinstance(t, ir.F64Type) else arith.ExtFOp(ir.F64Type.get(), v).result
+    if isinstance(t, ir.IntegerType) and ir.IntegerType(t).width < 32:
+        unsigned = ir.IntegerType(t).width == 1 or fmt.endswith(("u", "x"))
+        return (arith.ExtUIOp if unsigned else arith.ExtSIOp)(i32(), v).result
+    return v
+
+
+def _when(cond: ir.Value | None, body: Callable[[], None]) -> None:
+    if cond is None:
+        body()
+        return
+    if_op = scf.IfOp(cond, [], has_else=False)
+    with ir.InsertionPoint(if_op.then_block):
+        body()
+        scf.YieldOp([])
+
+
+@RULES.rule("tile.print", feature=Feature.DEVICE_PRINTF)
+def _device_print(L: FuncLowering, op: ir.Operation) -> None:
+    prefix, formats, which = tile_print.print_params(op)
+    pids = [arith.IndexCastOp(i32(), gpu.BlockIdOp(d).result).result
+            for d in (gpu.Dimension.x, gpu.Dimension.y, gpu.Dimension.z)]
+    if not op.operands or not is_tile(op.operands[0].type):
+        first = first_thread(L)
+        if not op.operands:
+            _when(first, lambda: gpu.printf(tile_print.line_format(prefix, "", 0, None), *pids))
+        else:
+            fmt, v = formats[0], L.get(op.operands[0])
+            _when(first, lambda: gpu.printf(tile_print.line_format(prefix, fmt, 0, which),
+                                            *pids, _vararg(v, fmt)))
+        return
+    src, fmt = op.operands[0], formats[0]
+    d = L.dist(src.type)
+    text = tile_print.line_format(prefix, fmt, d.rank, which)
+    coords = [L.coordinates(d, dim, 0) for dim in range(d.rank)]
+    frags = L.frag(src)
+
+    def emit() -> None:
+        for c, frag in enumerate(frags):
+            for i in range(d.vec_len):
+                at = [L.extract(coords[dim][c], i) for dim in range(d.rank)]
+                gpu.printf(text, *pids, *at, _vararg(L.extract(frag, i), fmt))
+
+    _when(canonical_thread(L, d), emit)

@@ -20,7 +20,8 @@ thread runs one `scf.for` over k = 0 .. K-1 that carries its accumulator
 fragments and, for each result element (m, n) it holds, loads A[m*K + k] and
 B[k*N + n], widens them to the accumulator type and adds their product
 (`math.fma` for floats, `muli`+`addi` for integers), in k order; a last barrier
-lets the buffers be reused (a dot in a loop).  Each element is thus summed
+lets the buffers be reused (a dot in a loop; they are released, so later
+exchanges in straight-line code take the same bytes).  Each element is thus summed
 sequentially in k, in the accumulator's precision (f32 operands are not
 rounded to tf32).
 
@@ -145,4 +146,6 @@ def _dot(L: FuncLowering, op: ir.Operation) -> None:
             out.append(L.concat(elems) if len(elems) > 1 else L.splat(elems[0], 1))
         scf.YieldOp(out)
     gpu.BarrierOp()
+    L.release_shared(buf_b)  # a batched dot's next products reuse the bytes
+    L.release_shared(buf_a)
     L.values[res] = list(loop.results)

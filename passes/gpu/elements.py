@@ -88,5 +88,6 @@ def _restride(L: FuncLowering, op: ir.Operation) -> None:
             elems.append(arith.TruncIOp(elem, v).result if mem_t != elem else v)
         out.append(L.concat(elems) if len(elems) > 1 else L.splat(elems[0], 1))
     gpu.BarrierOp()
+    L.release_shared(buf)  # read by every thread: later exchanges may reuse it
     L.values[res] = out
 

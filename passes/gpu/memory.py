@@ -17,7 +17,10 @@ is constant over each access):
     instructions from a scalar base where `Feature.BUFFER_OPS` holds).
   * `hook.address-lane` gives element j of an address or mask vector; the
     generic rule is `vector.extract` (a target may recompute it on scalars).
-i1 tiles are stored as i8.
+i1 tiles are stored as i8.  A scalar store (a scalar value through a scalar
+pointer) is done once per program, by thread 0 (Triton's semantics: every
+thread holds the same value and address), its mask and'ed with that; unlike a
+scalar atomic (atomic.py) it has no result to broadcast, so no barriers.
 
 Nearest upstream analogue: `vector.maskedload`/`vector.maskedstore` lowering
 (`convert-vector-to-llvm`); Triton's `LoadOpConversion`/`StoreOpConversion`
@@ -93,6 +96,12 @@ def _load_one(L: FuncLowering, pred: ir.Value | None, t: ir.Type, p: ir.Value, a
         return llvm.LoadOp(t, p, alignment=align).result
     v = L.hook("hook.masked-load")(L, pred, t, p, align, alt)
     return v if v is not None else guarded_load(L, pred, t, p, align, alt)
+
+
+def first_thread(L: FuncLowering) -> ir.Value:
+    """i1: the calling thread is thread 0 of its program."""
+    assert L.tid is not None
+    return arith.CmpIOp(arith.CmpIPredicate.eq, L.tid, L.const_i32(0)).result
 
 
 def _store_one(L: FuncLowering, pred: ir.Value | None, v: ir.Value, p: ir.Value,
@@ -180,8 +189,9 @@ def _store(L: FuncLowering, op: ir.Operation) -> None:
         _store_one(L, pred, v, p, align)
 
     if not is_tile(ptr.type):
-        store(L.get(mask) if mask is not None else None, L.get(value), L.get(ptr),
-              math.gcd(L.axis.get(ptr).divisibility[0], eb))
+        once = first_thread(L)
+        pred = once if mask is None else arith.AndIOp(L.get(mask), once).result
+        store(pred, L.get(value), L.get(ptr), math.gcd(L.axis.get(ptr).divisibility[0], eb))
         return
     if L.hook("hook.tile-access")(L, op):
         return

@@ -7,12 +7,17 @@
   for chunks of bins small enough that the equality tile stays within 2^13
   elements (larger i1 vectors overwhelm LLVM's CPU instruction selection), the
   chunks joined with `tile.restride` (tl.cat).
+* `tl.gather(src, index, axis)`: a tile of the index's shape, `src` read at
+  each element's coordinates with coordinate `axis` replaced by the index
+  (Triton's semantics: same rank, the index as long as `src` in every other
+  dimension, integer indices); one `tile.gather` (dialects/tile_elements.py).
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from tilec.dialects import tile
+from tilec.dialects import tile_elements as el
 from tilec.frontend.builtins import Rule, _constexpr_int, rule_table
 from tilec.frontend.builtins_reduce import _add, combine_function, emit_reduce
 from tilec.frontend.builtins_shape import cat
@@ -63,6 +68,34 @@ def histogram(cg: CodeGen, node: Any, input: Any, num_bins: Any, mask: Any = Non
     while len(parts) > 1:
         parts = [cat(cg, node, parts[i], parts[i + 1], True) for i in range(0, len(parts), 2)]
     return parts[0]
+
+
+@rule("gather")
+def gather(cg: CodeGen, node: Any, src: Any, index: Any, axis: Any) -> TValue:
+    if isinstance(src, tl.constexpr):
+        src = src.value
+    if isinstance(index, tl.constexpr):
+        index = index.value
+    if not isinstance(src, TValue) or not src.shape or src.is_ptr:
+        cg.err(node, f"tl.gather needs a tile of numbers to read from, got {cg.describe(src)}")
+    if not isinstance(index, TValue) or index.is_ptr or not index.dtype.is_int() \
+            or index.dtype.is_bool():
+        cg.err(node, f"tl.gather's index must be a tile of integers, got {cg.describe(index)}")
+    rank = len(src.shape)
+    if len(index.shape) != rank:
+        cg.err(node, f"tl.gather needs an index of the source's rank {rank}, got an index of "
+               f"shape {list(index.shape)} for a source of shape {list(src.shape)}")
+    a = _constexpr_int(cg, node, axis, "tl.gather's axis")
+    a = a + rank if a < 0 else a
+    if not 0 <= a < rank:
+        cg.err(node, f"tl.gather: axis {axis} is out of range for a tile of rank {rank}")
+    for d in range(rank):
+        if d != a and index.shape[d] != src.shape[d]:
+            cg.err(node, f"tl.gather: the index's dimension {d} ({index.shape[d]}) must equal the "
+                   f"source's ({src.shape[d]}); only axis {a} may differ")
+    idx = cg.cast(index, tl.int32, node) if index.dtype is not tl.int32 else index
+    h = el.gather(src.handle, idx.handle, a, loc=cg.loc, ip=cg.ip)
+    return TValue(h, src.elem, index.shape)
 
 
 __all__ = ["RULES"]

@@ -18,7 +18,7 @@ from lark import Tree
 from tilec.frontend import builtins as builtins_core
 from tilec.frontend import (
     builtins_blockptr, builtins_compat, builtins_extra, builtins_lang, builtins_random,
-    builtins_reduce, builtins_select, builtins_shape,
+    builtins_print, builtins_reduce, builtins_select, builtins_shape, builtins_sort,
 )
 from tilec.frontend.inline import inline_call
 from tilec.frontend.semantic import TValue
@@ -31,8 +31,10 @@ BUILTIN_RULES: dict[str, Rule] = {**builtins_core.RULES, **builtins_extra.RULES,
                                   **builtins_reduce.RULES, **builtins_compat.RULES,
                                   **builtins_lang.RULES, **builtins_random.RULES,
                                   **builtins_shape.RULES, **builtins_select.RULES,
-                                  **builtins_blockptr.RULES}
-METHODS: dict[str, Rule] = {**builtins_lang.METHODS, **builtins_shape.METHODS}
+                                  **builtins_blockptr.RULES, **builtins_sort.RULES,
+                                  **builtins_print.RULES}
+METHODS: dict[str, Rule] = {**builtins_lang.METHODS, **builtins_shape.METHODS,
+                             **builtins_sort.METHODS}
 
 _CONSTEXPR_BUILTINS = (py_builtins.float, py_builtins.int, py_builtins.bool, py_builtins.min,
                        py_builtins.max, py_builtins.abs, py_builtins.len, py_builtins.tuple,
@@ -97,7 +99,7 @@ class CallMixin(CodeGenBase):
             except Exception as e:
                 self.err(node, f"{callee.__name__}() failed: {e}")
         if callee is py_builtins.print:
-            self.err(node, "print() is not supported in kernels")
+            return builtins_print.python_print(self, node, args, kwargs)
         if callee is py_builtins.range:
             self.err(node, "range() can only be used as the iterable of a for loop")
         if getattr(callee, "__tilec_kernel__", False):

@@ -343,6 +343,9 @@ class ExpressionMixin(CodeGenBase):
         op = " ".join(str(op_tok).split())
         lhs, rhs = self.eval(a), self.eval(b)
         if op in ("is", "is not", "in", "not in"):
+            if op in ("is", "is not") and (lhs is None or rhs is None):
+                # a runtime value is never None (`if bias_ptr is not None:`, as Triton folds it)
+                return (lhs is rhs) == (op == "is")
             if isinstance(lhs, TValue) or isinstance(rhs, TValue):
                 self.err(op_tok, f"'{op}' works on compile-time values only")
             return self.fold_constexpr(op, lhs, rhs, op_tok)

@@ -130,6 +130,12 @@ class CodeGenBase(ABC):
         if isinstance(x, tl.dtype):
             return f"the dtype {x!r}"
         if x is None:
+            absent = [p for p, v in self.spec.constexprs.items()
+                      if v is None and p in self.spec.runtime_types]
+            if absent:  # most likely one of them: say why it is None
+                names = ", ".join(f"'{p}'" for p in absent)
+                return (f"None (the launch passed None for {names}; such a parameter is a "
+                        "constexpr None, which cannot be used as a value)")
             return "None"
         return f"a Python {type(x).__name__} ({x!r})"
 
@@ -260,6 +266,12 @@ class CodeGenBase(ABC):
     def expand_dims(self, v: TValue, axis: int) -> TValue:
         shape = list(v.shape)
         shape.insert(axis, 1)
+        if len(shape) == 3:
+            # A rank-3 tile from a rank-2 one is a reshape (free on the CPU): GPU
+            # layouts give expand_dims a slice of its result's layout, and a slice
+            # of a slice (arange(B)[:, None, None]) has no distribution.
+            return TValue(tile.reshape(v.handle, tuple(shape), loc=self.loc, ip=self.ip),
+                          v.elem, tuple(shape))
         return TValue(tile.expand_dims(v.handle, axis, loc=self.loc, ip=self.ip), v.elem,
                       tuple(shape))
 

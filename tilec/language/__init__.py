@@ -347,7 +347,7 @@ def static_range(*args: Any) -> Any:
 from tilec.language.triton_names import (  # noqa: E402,F401  (more of Triton's tl.* names)
     PropagateNan, acos, asin, assume, atan, atan2, cast, cosh, device_assert, div_rn, erf, expm1, fast_dividef, fdiv,
     isinf, isnan, log1p, log10, pow, signbit, sinh, square, tanh, trunc, umulhi,
-    join, split, interleave, cat, flip, histogram,
+    join, split, interleave, cat, flip, histogram, sort, topk, gather, device_print,
 )
 from tilec.language.random import (  # noqa: E402,F401  (Philox random numbers)
     pair_uniform_to_normal, philox, rand, rand4x, randint, randint4x, randn, randn4x,

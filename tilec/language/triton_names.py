@@ -51,8 +51,12 @@ interleave = _stub("interleave", "a's and b's elements alternating along the las
 cat = _stub("cat", "Two tiles concatenated along `dim` (can_reorder=True: 1-D, in order).")
 flip = _stub("flip", "The tile reversed along `dim` (default: the last).")
 histogram = _stub("histogram", "int32 counts of the values 0 .. num_bins - 1 in a 1-D integer tile.")
+sort = _stub("sort", "The tile sorted along `dim` (default: the last; a power-of-two size).")
+topk = _stub("topk", "The k largest elements along `dim` (default: the last), largest first.")
+gather = _stub("gather", "src read along `axis` at `index` (the result has the index's shape).")
+device_print = _stub("device_print", "Print `prefix` and every element of the values at run time.")
 device_assert = _stub("device_assert", "Checked when the condition is a compile-time value.")
 
 NAMES = ("tanh", "erf", "log1p", "expm1", "log10", "trunc", "sinh", "cosh", "square", "pow",
          "div_rn", "fdiv", "fast_dividef", "isnan", "isinf", "signbit", "umulhi", "cast",
-         "assume", "device_assert", "PropagateNan", "join", "split", "interleave", "cat", "flip", "histogram", "asin", "acos", "atan", "atan2")
+         "assume", "device_assert", "PropagateNan", "join", "split", "interleave", "cat", "flip", "histogram", "sort", "topk", "gather", "device_print", "asin", "acos", "atan", "atan2")

@@ -46,6 +46,11 @@ class ArgInfo:
     zero_dim: bool = False     # a 0-d tensor
 
 
+# The placeholder of a runtime parameter given None (Triton's constexpr None;
+# tilec/specialization.py): an i64 0 the kernel never reads.
+ABSENT = ArgInfo(tl.int64, True, 0)
+
+
 class TensorWithoutStorage(TypeError):
     """A meta, fake or functional tensor: it has no memory a kernel could use."""
 

@@ -25,6 +25,35 @@ RESERVED_SHARED = 8192
 Mapping = dict[ir.Value, ir.Value]
 
 
+def loops(op: ir.Operation) -> list[ir.Operation]:
+    """The `scf.for` ops nested in `op`, innermost first."""
+    out: list[ir.Operation] = []
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                out += loops(inner.operation)
+                if inner.operation.name == "scf.for":
+                    out.append(inner.operation)
+    return out
+
+
+def staged_loops(module: ir.Module, num_stages: int
+                 ) -> list[tuple[ir.Operation, ir.Operation, int]]:
+    """(kernel, loop, stages) of every loop of every kernel, innermost first,
+    where the loop's depth (`tile.num_stages`, else the launch option) is > 1."""
+    out = []
+    for func in list(module.body.operations):
+        if func.operation.name != "func.func" or "tile.kernel" not in func.attributes:
+            continue
+        for op in loops(func.operation):
+            stages = num_stages
+            if "tile.num_stages" in op.attributes:
+                stages = int(ir.IntegerAttr(op.attributes["tile.num_stages"]).value)
+            if stages > 1:
+                out.append((func.operation, op, stages))
+    return out
+
+
 def ops(block: ir.Block) -> list[ir.Operation]:
     return [v.operation for v in block.operations]
 

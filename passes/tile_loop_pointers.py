@@ -33,6 +33,7 @@ from mlir.dialects import arith, tensor
 
 from tilec.dialects import tile
 from tilec.options import CompileOptions
+from tilec.passes import pipeline_support as ps
 from tilec.targets import Target
 
 NAME = "tile-loop-pointers"
@@ -41,15 +42,6 @@ NAME = "tile-loop-pointers"
 def _producer(v: ir.Value) -> ir.Operation | None:
     owner = v.owner
     return None if isinstance(owner, ir.Block) else owner.operation
-
-
-def _loops(op: ir.Operation, out: list[ir.Operation]) -> None:
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                _loops(inner.operation, out)
-                if inner.operation.name == "scf.for":
-                    out.append(inner.operation)
 
 
 def _scalar_step(v: ir.Value, ip: ir.InsertionPoint) -> ir.Value | None:
@@ -146,9 +138,7 @@ def _rebuild(base: ir.Value, offs: ir.Value, tile_t: ir.Type, loc: ir.Location,
 
 
 def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
-    loops: list[ir.Operation] = []
-    _loops(module.operation, loops)
     with module.context:
-        for loop in loops:
+        for loop in ps.loops(module.operation):
             for i in range(len(loop.results)):
                 _rewrite(loop, i)

@@ -288,30 +288,13 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     return True
 
 
-def _loops(op: ir.Operation, out: list[ir.Operation]) -> None:
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                _loops(inner.operation, out)
-                if inner.operation.name == "scf.for":
-                    out.append(inner.operation)
-
-
 def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
     with module.context:
-        for func in list(module.body.operations):
-            if func.operation.name != "func.func" or "tile.kernel" not in func.attributes:
-                continue
-            loops: list[ir.Operation] = []
-            _loops(func.operation, loops)  # innermost first
-            # One analysis per kernel: a loop that qualifies holds no region, so
-            # pipelining it adds no value a later (enclosing) candidate inspects.
-            info: axis_info.AxisInfoMap | None = None
-            for op in loops:
-                stages = options.num_stages
-                if "tile.num_stages" in op.attributes:
-                    stages = int(ir.IntegerAttr(op.attributes["tile.num_stages"]).value)
-                if stages > 1:
-                    info = info or axis_info.analyze(func.operation)
-                    _pipeline(op, stages, options.num_warps, target.shared_bytes, info,
-                              target.has(Feature.TMA))
+        # One analysis per kernel: a loop that qualifies holds no region, so
+        # pipelining it adds no value a later (enclosing) candidate inspects.
+        infos: dict[ir.Operation, axis_info.AxisInfoMap] = {}
+        for func, op, stages in ps.staged_loops(module, options.num_stages):
+            if func not in infos:
+                infos[func] = axis_info.analyze(func)
+            _pipeline(op, stages, options.num_warps, target.shared_bytes, infos[func],
+                      target.has(Feature.TMA))

@@ -335,25 +335,7 @@ def _pipeline(for_op: ir.Operation, stages: int, target: Target, num_warps: int)
     return True
 
 
-def _loops(op: ir.Operation, out: list[ir.Operation]) -> None:
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                _loops(inner.operation, out)
-                if inner.operation.name == "scf.for":
-                    out.append(inner.operation)
-
-
 def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
     with module.context:
-        for func in list(module.body.operations):
-            if func.operation.name != "func.func" or "tile.kernel" not in func.attributes:
-                continue
-            loops: list[ir.Operation] = []
-            _loops(func.operation, loops)       # innermost first
-            for op in loops:
-                stages = options.num_stages
-                if "tile.num_stages" in op.attributes:
-                    stages = int(ir.IntegerAttr(op.attributes["tile.num_stages"]).value)
-                if stages > 1:
-                    _pipeline(op, stages, target, options.num_warps)
+        for _func, op, stages in ps.staged_loops(module, options.num_stages):
+            _pipeline(op, stages, target, options.num_warps)

@@ -41,6 +41,7 @@ from mlir.dialects import arith, scf, tensor
 
 from tilec.dialects import tile
 from tilec.options import CompileOptions
+from tilec.passes import pipeline_support as ps
 from tilec.targets import Target
 
 NAME = "tile-prefetch"
@@ -162,17 +163,6 @@ def _prefetch_loop(for_op: ir.Operation) -> bool:
     return True
 
 
-def _loops(op: ir.Operation, out: list[ir.Operation]) -> None:
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                _loops(inner.operation, out)
-                if inner.operation.name == "scf.for":
-                    out.append(inner.operation)
-
-
 def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
-    loops: list[ir.Operation] = []
-    _loops(module.operation, loops)  # innermost first
-    for op in loops:
+    for op in ps.loops(module.operation):   # innermost first
         _prefetch_loop(op)

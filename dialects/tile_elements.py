@@ -6,6 +6,7 @@
 | `tile.ptr_to_int` | `!tile.ptr<T>` scalar or tile -> i64 of the same shape | |
 | `tile.restride`   | 1 or 2 tiles of one element type -> a tile | `view`, `strides`, `offset` |
 | `tile.gather`     | src tile, i32 index tile of src's rank -> a tile of the index's shape | `axis` |
+| `tile.inline_asm` | tiles of one shape (or scalars) -> tiles of that shape (or scalars) | `asm`, `constraints`, `pure`, `pack` |
 
 `tile.int_to_ptr` is Triton's `x.to(tl.pointer_type(T))` on an integer (tutorial
 08 keeps matrix addresses in an int64 array); `tile.ptr_to_int` is
@@ -27,6 +28,12 @@ of `src` and never other memory: Triton leaves it undefined).  The index has
 src's extent in every other dimension.  CPU: a gather from a stack copy of
 src; GPUs: src and the index through workgroup memory.
 
+`tile.inline_asm` is `tl.inline_asm_elementwise(asm, constraints, args, dtype,
+is_pure, pack)`: the assembly runs once per `pack` elements of every operand
+(their bits packed into one register when pack > 1) and writes one register
+per result; `constraints` lists the results' then the operands' (LLVM inline
+asm syntax: `=r,r,r`).  Elementwise for the layout; GPUs only.
+
 This module imports no other tilec module: dialects/tile.py takes IRDL_OPS
 into the dialect's IRDL text and PURE_OPS into its set of pure ops.
 """
@@ -37,7 +44,18 @@ from typing import Sequence
 
 from mlir import ir
 
-IRDL_OPS = r"""  irdl.operation @int_to_ptr {
+IRDL_OPS = r"""  irdl.operation @inline_asm {
+    %a = irdl.any
+    %s = irdl.any
+    %c = irdl.any
+    %p = irdl.any
+    %k = irdl.any
+    %r = irdl.any
+    irdl.attributes {"asm" = %s, "constraints" = %c, "pure" = %p, "pack" = %k}
+    irdl.operands(args: variadic %a)
+    irdl.results(results: variadic %r)
+  }
+  irdl.operation @int_to_ptr {
     %s = irdl.any
     %r = irdl.any
     irdl.operands(src: %s)
@@ -141,3 +159,15 @@ def source_index(view: Sequence[int], strides: Sequence[int], offset: int, flat:
         coord, rem = divmod(rem, math.prod(view[d + 1:]))
         idx += coord * strides[d]
     return idx
+
+
+def inline_asm(args: Sequence[ir.Value], results: Sequence[ir.Type], asm: str, constraints: str,
+               pure: bool, pack: int, *, loc: ir.Location,
+               ip: ir.InsertionPoint | None = None) -> list[ir.Value]:
+    """`tl.inline_asm_elementwise`'s op (results in order)."""
+    i32 = ir.IntegerType.get_signless(32)
+    attrs = {"asm": ir.StringAttr.get(asm), "constraints": ir.StringAttr.get(constraints),
+             "pure": ir.BoolAttr.get(pure), "pack": ir.IntegerAttr.get(i32, pack)}
+    op = ir.Operation.create("tile.inline_asm", results=list(results), operands=list(args),
+                             attributes=attrs, loc=loc, ip=ip)
+    return list(op.results)

@@ -32,7 +32,9 @@ per-thread chunk along the pointer's most contiguous dimension is as wide as a
 single `target.vector_bytes` access that the axis info proves contiguous and
 aligned (fp32 -> 4, fp16 -> 8 for 16-byte accesses); lanes = `target.warp_size`
 and warps = `num_warps` are spread over the tile, fastest dimension first.  The
-widest proposal wins.  Groups without memory ops get a row-major default.
+widest proposal wins (a `tile.inline_asm` with pack > 1 requires `pack`
+elements per thread along the last dimension: its proposal always wins).  Groups without memory ops get
+a row-major default.
 
 Nearest upstream analogue: none in MLIR; Triton's `ConvertTritonToTritonGPU`
 plus `TritonGPUCoalesce` and the forward part of `RemoveLayoutConversions`.
@@ -100,6 +102,9 @@ class _UnionFind:
 class _Proposal:
     layout: Blocked
     access_bytes: int
+
+
+_REQUIRED = 1 << 20   # the access size a proposal that must win claims
 
 
 def propose(ptr: ir.Value, mask: ir.Value | None, info: axis_info.AxisInfoMap,
@@ -215,6 +220,18 @@ class _LayoutFunc:
                 mask = op.operands[2 if op.name == "tile.store" else 1] if has_mask else None
                 self.anchors.setdefault(self.uf.find(ptr), []).append(
                     propose(ptr, mask, info, self.target, self.num_warps))
+            elif op.name == "tile.inline_asm" and op.results and _is_tile(op.results[0]):
+                # pack > 1: each call takes `pack` consecutive elements of a thread.
+                pack = int(ir.IntegerAttr(op.attributes["pack"]).value)
+                shape = _shape(op.results[0].type)
+                if pack > 1:
+                    eb = axis_info.type_bytes(ir.RankedTensorType(op.results[0].type)
+                                              .element_type)
+                    layout = make_blocked(shape, tuple(reversed(range(len(shape)))), pack,
+                                          self.target.warp_size, self.num_warps)
+                    # A requirement, not a preference: it outbids every access.
+                    self.anchors.setdefault(self.uf.find(op.results[0]), []).append(
+                        _Proposal(layout, _REQUIRED + pack * eb))
         for root, layout in forced.items():
             self.forced[self.uf.find(root)] = layout
         for v in list(self.uf.parent):

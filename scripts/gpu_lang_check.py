@@ -92,6 +92,22 @@ def printer(x_ptr, n):
     print("n", n)
 
 
+@tilec.jit
+def asm_ops(x_ptr, y_ptr, s_ptr, m_ptr, b_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    y = tl.load(y_ptr + offs, mask=offs < n)
+    s, m = tl.inline_asm_elementwise(
+        asm="add.s32 $0, $2, $3;\n\tmax.s32 $1, $2, $3;", constraints="=r,=r,r,r",
+        args=[x, y], dtype=(tl.int32, tl.int32), is_pure=True, pack=1)
+    tl.store(s_ptr + offs, s, mask=offs < n)
+    tl.store(m_ptr + offs, m, mask=offs < n)
+    bytes_in = tl.load(x_ptr + offs, mask=offs < n).to(tl.uint8)
+    shifted = tl.inline_asm_elementwise(asm="shl.b32 $0, $1, 3;", constraints="=r,r",
+                                        args=[bytes_in], dtype=tl.uint8, is_pure=True, pack=4)
+    tl.store(b_ptr + offs, shifted, mask=offs < n)
+
+
 Call = Callable[..., None]
 
 
@@ -160,7 +176,23 @@ def _print(torch: Any, dev: str, call: Call, launch: bool) -> None:
         print("(device_print: 2 x 8 element lines and 2 scalar lines expected above)", flush=True)
 
 
+def _asm(torch: Any, dev: str, call: Call, launch: bool) -> None:
+    n = 1000
+    x = torch.randint(-1000, 1000, (n,), device=dev, dtype=torch.int32)
+    y = torch.randint(-1000, 1000, (n,), device=dev, dtype=torch.int32)
+    s, m = torch.zeros_like(x), torch.zeros_like(x)
+    b = torch.zeros(n, device=dev, dtype=torch.uint8)
+    call(asm_ops, (4,), x, y, s, m, b, n, BLOCK=256)
+    if launch:
+        assert torch.equal(s, x + y) and torch.equal(m, torch.maximum(x, y)), "two results"
+        # Four consecutive bytes share one 32-bit register, shifted as a whole.
+        words = x.to(torch.uint8).view(torch.int32).to(torch.int64)
+        want = ((words << 3) & 0xFFFFFFFF).to(torch.uint32).view(torch.uint8)
+        assert torch.equal(b, want), "packed shl"
+
+
 CASES = [("tl.sort / tl.topk", _sorts), ("tl.gather", _gathers),
+         ("tl.inline_asm_elementwise (two results; pack=4 bytes)", _asm),
          ("scalar store once per program, None pointer, 3-D dot", _scalar_store_none_bmm),
          ("tl.device_print", _print)]
 

@@ -17,12 +17,20 @@ from mlir.dialects import arith, llvm, vector
 
 from tilec.dialects import tile
 from tilec.dialects import tile_elements as el
+from tilec.errors import TilecError, source_loc
 from tilec.passes.cpu.context import (
     GEP_DYNAMIC, CpuRules, Lowering, all_true, entry_alloca, gather, int_t, is_bool, scalar_bytes,
     shuffle2,
 )
 
 RULES = CpuRules("cpu.elements")
+
+
+@RULES.rule("tile.inline_asm")
+def inline_asm(lw: Lowering, op: ir.Operation) -> None:
+    raise TilecError("tl.inline_asm_elementwise runs GPU assembly (PTX or AMDGCN); the CPU "
+                     "target cannot run it: compile this kernel for a GPU target",
+                     source_loc(op.location))
 
 
 @RULES.rule("tile.int_to_ptr")

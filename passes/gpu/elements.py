@@ -3,6 +3,10 @@ shuffles (dialects/tile_elements.py).
 
 * `tile.int_to_ptr` -> `llvm.inttoptr` to `!llvm.ptr<1>` per fragment chunk
   (or on the scalar); `tile.ptr_to_int` -> `llvm.ptrtoint`.
+* `tile.inline_asm` -> `llvm.inline_asm` per `pack` elements of each chunk
+  (operands and results packed into iN registers when pack > 1); a scalar
+  op is one call.  NVIDIA only: on AMD a located error (LLVM would abort: the
+  in-process AMDGPU back end has no assembler for inline AMDGCN).
 * `tile.restride`: every thread stores its elements of each source at their
   row-major positions in one workgroup-memory array (the second source after
   the first), a barrier, then each thread reads each of its result elements
@@ -19,9 +23,12 @@ from __future__ import annotations
 import math
 
 from mlir import ir
-from mlir.dialects import arith, gpu, llvm
+from mlir.dialects import arith, gpu, llvm, vector
 
+from tilec.dialects import tile
 from tilec.dialects import tile_elements as el
+from tilec.errors import TilecError, source_loc
+from tilec.passes.analysis import axis_info
 from tilec.passes.gpu.context import (
     FuncLowering, Rule, i32, is_i1, is_tile, linear_index, result, shared_element,
     store_row_major,
@@ -37,6 +44,74 @@ def _each(L: FuncLowering, op: ir.Operation, build: type) -> None:
         L.values[res] = build(L.scalar_type(res.type), L.get(src)).result
         return
     L.values[res] = [build(t, f).result for t, f in zip(L.frag_types(res.type), L.frag(src))]
+
+
+@RULES.rule("tile.inline_asm")
+def _inline_asm(L: FuncLowering, op: ir.Operation) -> None:
+    """One `llvm.inline_asm` per `pack` elements of each fragment chunk: the
+    operands' elements (packed into one iN register when pack > 1), the results
+    (a struct when several) unpacked back into elements."""
+    if L.target.vendor != "nvidia":
+        # LLVM aborts emitting the object (the AMDGPU assembler parser is not in
+        # the in-process LLVM that llvmlite ships), so refuse it here.
+        raise TilecError(f"tl.inline_asm_elementwise is not supported on {L.target.name} yet: "
+                         "the in-process AMDGPU code generator cannot assemble inline "
+                         "AMDGCN; NVIDIA targets take it", source_loc(op.location))
+    asm = ir.StringAttr(op.attributes["asm"]).value
+    cons = ir.StringAttr(op.attributes["constraints"]).value
+    pure = ir.BoolAttr(op.attributes["pure"]).value
+    pack = int(ir.IntegerAttr(op.attributes["pack"]).value)
+    res = list(op.results)
+    scalars = [L.scalar_type(tile.element_type(r.type)) for r in res]
+
+    def reg(t: ir.Type) -> ir.Type:
+        return t if pack == 1 else ir.IntegerType.get_signless(
+            pack * axis_info.type_bytes(t) * 8)
+
+    regs = [reg(t) for t in scalars]
+    out_t = regs[0] if len(regs) == 1 else llvm.StructType.get_literal(regs)
+
+    def call(ins: list[ir.Value]) -> list[ir.Value]:
+        v = llvm.InlineAsmOp(out_t, ins, asm, cons, has_side_effects=not pure).result
+        return [v] if len(regs) == 1 else [llvm.ExtractValueOp(t, v, [i]).result
+                                           for i, t in enumerate(regs)]
+
+    if not is_tile(res[0].type):
+        if pack != 1:
+            raise TilecError("tl.inline_asm_elementwise: pack > 1 needs tiles",
+                             source_loc(op.location))
+        for r, v in zip(res, call([L.get(a) for a in op.operands])):
+            L.values[r] = v
+        return
+    d = L.dist(res[0].type)
+    if d.vec_len % pack:
+        raise TilecError(f"tl.inline_asm_elementwise: pack={pack} needs {pack} consecutive "
+                         f"elements per thread, and this tile's layout gives "
+                         f"{d.vec_len}", source_loc(op.location))
+    frags = [L.frag(a) for a in op.operands]
+    out: list[list[ir.Value]] = [[] for _ in res]
+    for c in range(d.num_chunks):
+        elems: list[list[ir.Value]] = [[] for _ in res]
+        for g in range(0, d.vec_len, pack):
+            ins = []
+            for f in frags:
+                if pack == 1:
+                    ins.append(L.extract(f[c], g))
+                    continue
+                piece = L.slice(f[c], g, pack)
+                ins.append(llvm.BitcastOp(reg(ir.VectorType(piece.type).element_type),
+                                          piece).result)
+            for i, (v, t) in enumerate(zip(call(ins), scalars)):
+                if pack == 1:
+                    elems[i].append(v)
+                else:
+                    vec = llvm.BitcastOp(ir.VectorType.get([pack], t), v).result
+                    elems[i] += [L.extract(vec, k) for k in range(pack)]
+        for i, t in enumerate(scalars):
+            out[i].append(vector.FromElementsOp(ir.VectorType.get([d.vec_len], t),
+                                                elems[i]).result)
+    for r, chunks in zip(res, out):
+        L.values[r] = chunks
 
 
 @RULES.rule("tile.int_to_ptr")

@@ -17,7 +17,7 @@ from lark import Tree
 
 from tilec.frontend import builtins as builtins_core
 from tilec.frontend import (
-    builtins_blockptr, builtins_compat, builtins_extra, builtins_lang, builtins_random,
+    builtins_asm, builtins_blockptr, builtins_compat, builtins_extra, builtins_lang, builtins_random,
     builtins_print, builtins_reduce, builtins_select, builtins_shape, builtins_sort,
 )
 from tilec.frontend.inline import inline_call
@@ -32,7 +32,7 @@ BUILTIN_RULES: dict[str, Rule] = {**builtins_core.RULES, **builtins_extra.RULES,
                                   **builtins_lang.RULES, **builtins_random.RULES,
                                   **builtins_shape.RULES, **builtins_select.RULES,
                                   **builtins_blockptr.RULES, **builtins_sort.RULES,
-                                  **builtins_print.RULES}
+                                  **builtins_print.RULES, **builtins_asm.RULES}
 METHODS: dict[str, Rule] = {**builtins_lang.METHODS, **builtins_shape.METHODS,
                              **builtins_sort.METHODS}
 

@@ -348,6 +348,7 @@ from tilec.language.triton_names import (  # noqa: E402,F401  (more of Triton's 
     PropagateNan, acos, asin, assume, atan, atan2, cast, cosh, device_assert, div_rn, erf, expm1, fast_dividef, fdiv,
     isinf, isnan, log1p, log10, pow, signbit, sinh, square, tanh, trunc, umulhi,
     join, split, interleave, cat, flip, histogram, sort, topk, gather, device_print,
+    inline_asm_elementwise,
 )
 from tilec.language.random import (  # noqa: E402,F401  (Philox random numbers)
     pair_uniform_to_normal, philox, rand, rand4x, randint, randint4x, randn, randn4x,

@@ -55,8 +55,11 @@ sort = _stub("sort", "The tile sorted along `dim` (default: the last; a power-of
 topk = _stub("topk", "The k largest elements along `dim` (default: the last), largest first.")
 gather = _stub("gather", "src read along `axis` at `index` (the result has the index's shape).")
 device_print = _stub("device_print", "Print `prefix` and every element of the values at run time.")
+inline_asm_elementwise = _stub(
+    "inline_asm_elementwise", "Run `asm` once per `pack` elements of the arguments "
+    "(GPU targets; constraints in LLVM inline-asm syntax).")
 device_assert = _stub("device_assert", "Checked when the condition is a compile-time value.")
 
 NAMES = ("tanh", "erf", "log1p", "expm1", "log10", "trunc", "sinh", "cosh", "square", "pow",
          "div_rn", "fdiv", "fast_dividef", "isnan", "isinf", "signbit", "umulhi", "cast",
-         "assume", "device_assert", "PropagateNan", "join", "split", "interleave", "cat", "flip", "histogram", "sort", "topk", "gather", "device_print", "asin", "acos", "atan", "atan2")
+         "assume", "device_assert", "PropagateNan", "join", "split", "interleave", "cat", "flip", "histogram", "sort", "topk", "gather", "device_print", "inline_asm_elementwise", "asin", "acos", "atan", "atan2")

@@ -43,8 +43,8 @@ def all_tagged(loads: list[ir.Operation]) -> bool:
 
 def rows_in_order_ok(for_op: ir.Operation, acc_index: int, dot: ir.Operation) -> bool:
     """Whether the loop's accumulator may hold its rows permuted until the loop
-    ends: it starts as a splat constant (the same in every row) and nothing in
-    the body but the dot reads it."""
+    ends: it starts as a splat constant (the same in every row), nothing in the
+    body but the dot reads it and nothing but the yield reads the product."""
     init = list(for_op.operands)[3 + acc_index]
     owner = init.owner
     if not (isinstance(owner, ir.OpView) and owner.operation.name == "arith.constant"):
@@ -52,8 +52,14 @@ def rows_in_order_ok(for_op: ir.Operation, acc_index: int, dot: ir.Operation) ->
     attr = owner.operation.attributes["value"]
     if not (isinstance(attr, ir.DenseElementsAttr) and attr.is_splat):
         return False
-    arg = for_op.regions[0].blocks[0].arguments[1 + acc_index]
-    return all(u.owner == dot for u in arg.uses)
+    body = for_op.regions[0].blocks[0]
+    arg = body.arguments[1 + acc_index]
+    if not all(u.owner == dot for u in arg.uses):
+        return False
+    # The product itself only goes round the loop (anything else in the body
+    # would see its rows permuted).
+    yld = ps.ops(body)[-1]
+    return all(u.owner == yld for u in dot.results[0].uses)
 
 
 def tile_bytes(load: ir.Operation) -> int:

@@ -201,3 +201,29 @@ def test_tma_kernels_launch_through_the_c_path_with_their_maps(
 
 _ = tl  # the kernel module imports tilec.language itself
 _ = tilec
+
+
+@tilec.kernel
+def scaled_in_loop(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                   BLOCK_K: tl.constexpr):
+    a_d = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1],
+                                    block_shape=[BLOCK_M, BLOCK_K])
+    b_d = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1],
+                                    block_shape=[BLOCK_N, BLOCK_K])
+    rows = tl.arange(0, BLOCK_M)
+    acc = tl.load(c_ptr + rows[:, None] * N + tl.arange(0, BLOCK_N)[None, :])  # not a splat
+    for ki in range(tl.cdiv(K, BLOCK_K)):
+        acc = tl.dot(a_d.load([0, ki * BLOCK_K]), b_d.load([0, ki * BLOCK_K]).T, acc)
+    tl.store(c_ptr + rows[:, None] * N + tl.arange(0, BLOCK_N)[None, :], acc)
+
+
+def test_a_non_splat_accumulator_keeps_the_permuted_ring() -> None:
+    """Rows of A may stay in order only where the accumulator starts as a splat:
+    here it is loaded, so A's ring is permuted (16 boxes of 8 rows) and no row
+    exchange follows."""
+    k = scaled_in_loop.compile(target="sm90", signature="*fp16:16,*fp16:16,*fp32:16,i32:16,"
+                               "i32:16,i32:16", num_warps=8, num_stages=3,
+                               constexprs={"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64})
+    assert [m["box"] for m in k.metadata["tensormaps"]] == [[8, 64], [128, 64]]
+    assert '"tile.row_exchange"' not in k.asm["tiled"]
+    assert 'row_permutation = "wgmma"' in k.asm["tiled"]

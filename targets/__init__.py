@@ -59,6 +59,10 @@ class Feature(str, Enum):
     # mbarriers, sm90 and later): the pipeliner copies descriptor loads whose
     # tensor map the host can encode with one thread per block.
     TMA = "tma"
+    # The back end assembles inline assembly in the generated code
+    # (`tl.inline_asm_elementwise`; NVIDIA: ptxas reads the PTX text).  The
+    # in-process AMDGPU back end has no assembler for inline AMDGCN.
+    INLINE_ASM = "inline_asm"
     # The grid size comes from the code object's hidden kernel arguments
     # (gpu.grid_dim would call the unlinked device library).
     IMPLICIT_BLOCK_COUNT = "implicit_block_count"
@@ -200,7 +204,7 @@ STAGES: dict[str, tuple[str, ...]] = {
 F = Feature
 _NV_COMMON = frozenset({F.WARP_SYNC_INSTR, F.DEVICE_LIBM, F.DEVICE_PRINTF, F.FAST_EXP2,
                         F.FP_CONTRACT, F.PTX_PREDICATED_MEM, F.FAST_FDIV, F.DYNAMIC_SHARED,
-                        F.MMA_M16N8K16, F.CP_ASYNC})
+                        F.MMA_M16N8K16, F.CP_ASYNC, F.INLINE_ASM})
 _AMD_COMMON = frozenset({F.FAST_EXP2, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT})
 # CUDA's default cap on static shared memory per block.
 _NV_STATIC_SHARED = 48 * 1024

@@ -173,9 +173,7 @@ class KernelLauncher(abc.ABC):
             if loaded is not None and fast is not None and type(grid) is tuple and \
                     len(grid) == 1 and type(grid[0]) is int and 0 <= grid[0] < 2 ** 31:
                 loaded.launch((grid[0], 1, 1), fast[1])
-                if getattr(loaded._launcher, "_maps", None) is not None:
-                    # A TMA kernel's C entries hold the maps of their tensors:
-                    # new tensors get one of their own.
+                if loaded.has_tensormaps:   # new tensors get a C entry of their own
                     self._add_native_entry(grid, args, kwargs, loaded.spec, loaded)
                 return
         values, options = self.plan.bind(args, kwargs)

@@ -5,8 +5,9 @@ shuffles (dialects/tile_elements.py).
   (or on the scalar); `tile.ptr_to_int` -> `llvm.ptrtoint`.
 * `tile.inline_asm` -> `llvm.inline_asm` per `pack` elements of each chunk
   (operands and results packed into iN registers when pack > 1); a scalar
-  op is one call.  NVIDIA only: on AMD a located error (LLVM would abort: the
-  in-process AMDGPU back end has no assembler for inline AMDGCN).
+  op is one call.  Where the target has `Feature.INLINE_ASM`; elsewhere a
+  located error (LLVM would abort: the in-process AMDGPU back end has no
+  assembler for inline AMDGCN).
 * `tile.restride`: every thread stores its elements of each source at their
   row-major positions in one workgroup-memory array (the second source after
   the first), a barrier, then each thread reads each of its result elements
@@ -34,6 +35,7 @@ from tilec.passes.gpu.context import (
     store_row_major,
 )
 from tilec.passes.rules import RuleSet
+from tilec.targets import Feature
 
 RULES: RuleSet[Rule] = RuleSet("gpu.elements")
 
@@ -47,16 +49,20 @@ def _each(L: FuncLowering, op: ir.Operation, build: type) -> None:
 
 
 @RULES.rule("tile.inline_asm")
+def _no_inline_asm(L: FuncLowering, op: ir.Operation) -> None:
+    """Targets without `Feature.INLINE_ASM`: LLVM would abort emitting the
+    object (the AMDGPU assembler parser is not in the in-process LLVM that
+    llvmlite ships), so the kernel is refused here, at the user's line."""
+    raise TilecError(f"tl.inline_asm_elementwise is not supported on {L.target.name} yet: its "
+                     "code generator cannot assemble inline assembly; NVIDIA targets take it",
+                     source_loc(op.location))
+
+
+@RULES.rule("tile.inline_asm", feature=Feature.INLINE_ASM)
 def _inline_asm(L: FuncLowering, op: ir.Operation) -> None:
     """One `llvm.inline_asm` per `pack` elements of each fragment chunk: the
     operands' elements (packed into one iN register when pack > 1), the results
     (a struct when several) unpacked back into elements."""
-    if L.target.vendor != "nvidia":
-        # LLVM aborts emitting the object (the AMDGPU assembler parser is not in
-        # the in-process LLVM that llvmlite ships), so refuse it here.
-        raise TilecError(f"tl.inline_asm_elementwise is not supported on {L.target.name} yet: "
-                         "the in-process AMDGPU code generator cannot assemble inline "
-                         "AMDGCN; NVIDIA targets take it", source_loc(op.location))
     asm = ir.StringAttr(op.attributes["asm"]).value
     cons = ir.StringAttr(op.attributes["constraints"]).value
     pure = ir.BoolAttr(op.attributes["pure"]).value

@@ -83,7 +83,7 @@ if TYPE_CHECKING:
 RULES: RuleSet[Rule] = RuleSet("nvidia-tcgen05")
 _STATE_BYTES = 24         # TMEM address (4 bytes, padded to 8), two mbarriers
 _LD_PIECE = 32            # columns per tcgen05.ld / st
-_TICKS = 0x989680         # try_wait suspend-time hint (ns)
+TRY_WAIT_TICKS = 0x989680  # try_wait suspend-time hint (ns)
 
 
 # -- per-kernel state
@@ -208,7 +208,7 @@ def _inval_barriers(L: FuncLowering, st: _Tmem, count: int) -> None:
 def _wait(st: _Tmem, index: ir.Value | int, parity: ir.Value | int) -> None:
     nvvm.MBarrierTryWaitParityOp(_barrier(st, index),
                                  parity if isinstance(parity, ir.Value) else _c(parity),
-                                 _c(_TICKS))
+                                 _c(TRY_WAIT_TICKS))
 
 
 def _wait_for_product(st: _Tmem, j: ir.Value) -> None:

@@ -40,6 +40,7 @@ from tilec.errors import CompilerBugError
 from tilec.passes.analysis.layouts import SwizzledTile
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
+from tilec.targets.nvidia.tcgen05 import TRY_WAIT_TICKS
 from tilec.targets.nvidia.wgmma import byte_address, ring_tile
 
 if TYPE_CHECKING:
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
 RULES: RuleSet[Rule] = RuleSet("nvidia-tma")
 MAX_BOX_ROWS = 256
 _EXCHANGE_BYTES = 160 * 1024
-_TICKS = 0x989680   # try_wait suspend-time hint (ns)
 
 
 def _i32() -> ir.IntegerType:
@@ -148,7 +148,7 @@ def _copy(L: FuncLowering, op: ir.Operation) -> None:
         atom = arith.DivUIOp(q, _c(per_atom)).result
         block = arith.RemUIOp(q, _c(per_atom)).result
         row = arith.MulIOp(block, _c(rows)).result
-        pos = _permuted_row(L, t, block) if t.permute_rows else row
+        pos = _permuted_row(L, t.rows, block) if t.permute_rows else row
         dst = arith.AddIOp(base, arith.AddIOp(arith.MulIOp(atom, _c(t.atom_bytes)).result,
                                               arith.MulIOp(pos, _c(128)).result).result).result
         col = arith.AddIOp(col0, arith.MulIOp(atom, _c(t.atom_cols)).result).result
@@ -158,9 +158,10 @@ def _copy(L: FuncLowering, op: ir.Operation) -> None:
         scf.YieldOp([])
 
 
-def _permuted_row(L: FuncLowering, t: SwizzledTile, block: ir.Value) -> ir.Value:
-    """`t.row_position(8 * block)` computed (the 8-row block `block` of operand A
-    in its wgmma ring: warp w = block % W, repetition block // W)."""
+def _permuted_row(L: FuncLowering, rows: int, block: ir.Value) -> ir.Value:
+    """`SwizzledTile.row_position(8 * block)` of a permuted `rows`-row ring,
+    computed (the 8-row block `block` of operand A in its wgmma ring: warp
+    w = block % W, repetition block // W)."""
     nw = L.num_warps
     assert nw % 4 == 0 and nw & (nw - 1) == 0
     w = arith.AndIOp(block, _c(nw - 1)).result
@@ -169,7 +170,7 @@ def _permuted_row(L: FuncLowering, t: SwizzledTile, block: ir.Value) -> ir.Value
     wq = arith.AndIOp(w, _c(3)).result
     i = arith.ShRUIOp(rep, _c(1)).result
     r = arith.AndIOp(rep, _c(1)).result
-    terms = [arith.MulIOp(wg, _c(t.rows // (nw // 4))).result, arith.MulIOp(i, _c(64)).result,
+    terms = [arith.MulIOp(wg, _c(rows // (nw // 4))).result, arith.MulIOp(i, _c(64)).result,
              arith.MulIOp(wq, _c(16)).result, arith.MulIOp(r, _c(8)).result]
     out = terms[0]
     for x in terms[1:]:
@@ -195,11 +196,11 @@ def _row_exchange(L: FuncLowering, op: ir.Operation) -> None:
     span = 8 * L.num_warps
     if rows * pitch * 4 > _EXCHANGE_BYTES or d.fast != 1 or d.sliced_dim is not None:
         raise CompilerBugError(f"tile.row_exchange of a {rows}x{cols} tile in {d.blocked}")
-    t = SwizzledTile(rows, 64, 2, permute_rows=True, num_warps=L.num_warps)
+    t = SwizzledTile(rows, 64, 2, permute_rows=True, num_warps=L.num_warps)  # row_position
     base_r, base_c = L.thread_base(d, 0), L.thread_base(d, 1)
     if isinstance(base_r, int) or isinstance(base_c, int):
         raise CompilerBugError("tile.row_exchange needs thread-dependent coordinates")
-    pos = arith.AddIOp(_permuted_row(L, t, arith.ShRUIOp(base_r, _c(3)).result),
+    pos = arith.AddIOp(_permuted_row(L, rows, arith.ShRUIOp(base_r, _c(3)).result),
                        arith.AndIOp(base_r, _c(7)).result).result
     buf = L.shared_buffer(f32, rows * pitch, align=16)
     put = _element(buf, _index(pos, base_c, pitch))
@@ -241,7 +242,7 @@ def _cluster(p: ir.Value) -> ir.Value:
 @RULES.rule("tile.mbarrier_wait", feature=Feature.TMA)
 def _wait(L: FuncLowering, op: ir.Operation) -> None:
     bars, slot, phase = op.operands
-    nvvm.MBarrierTryWaitParityOp(_bar(L, bars, slot), L.get(phase), _c(_TICKS))
+    nvvm.MBarrierTryWaitParityOp(_bar(L, bars, slot), L.get(phase), _c(TRY_WAIT_TICKS))
 
 
 def mark_parameters(module: ir.Module) -> None:

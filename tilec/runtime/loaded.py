@@ -30,6 +30,8 @@ class LoadedKernel:
                                               if manifest.get("debug") else None)
         self.device = "cpu" if self.target == "cpu" else "cuda"
         self._launcher = launcher
+        # TMA kernels: each C launch entry holds the tensor maps of its tensors.
+        self.has_tensormaps = getattr(launcher, "_maps", None) is not None
         self.launch = launcher.launch  # type: ignore[method-assign]  # one call less per launch
 
     def launch(self, grid: tuple[int, int, int], raw_args: Sequence[Any]) -> None:

@@ -63,16 +63,17 @@ def prepare() -> None:
             lse = torch.empty(16, dtype=torch.float32)
             for causal in (False, True):
                 for bm, bn, w, s in FWD_CONFIGS[d]:
-                    tl_attn._attn_fwd.warmup(q, k, v, o, lse, 0.1, h, n, HEAD_DIM=d,
+                    tl_attn._attn_fwd.warmup(q, k, v, o, lse, 0.1, z, h, n, HEAD_DIM=d,
                                              BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal,
                                              num_warps=w, num_stages=s, target="sm90")
                     done += 1
                 for (bm1, bn1, w1), (bm2, bn2, w2), s in BWD_CONFIGS[d]:
-                    tl_attn._attn_bwd_dkdv.warmup(q, k, v, o, q, k, lse, lse, 0.1, n,
+                    tl_attn._attn_bwd_dkdv.warmup(q, k, v, o, q, k, lse, lse, 0.1, z * h * n, n,
                                                   HEAD_DIM=d, BLOCK_M=bm1, BLOCK_N=bn1,
                                                   CAUSAL=causal, num_warps=w1, num_stages=s,
                                                   target="sm90")
-                    tl_attn._attn_bwd_dq.warmup(q, k, v, o, q, lse, lse, 0.1, n, HEAD_DIM=d,
+                    tl_attn._attn_bwd_dq.warmup(q, k, v, o, q, lse, lse, 0.1, z * h * n, n,
+                                                HEAD_DIM=d,
                                                 BLOCK_M=bm2, BLOCK_N=bn2, CAUSAL=causal,
                                                 num_warps=w2, num_stages=s, target="sm90")
                     done += 2
@@ -260,9 +261,22 @@ def _plot(rows: list[dict[str, Any]], path: str) -> None:
     fig.savefig(path, dpi=120)
 
 
+def _quick() -> None:
+    """A probe subset: d = 128 and 64 at N = 4096, fp16, the first backward config."""
+    global SHAPES, DTYPES, CHECKS
+    SHAPES = [SHAPES[0], SHAPES[3]]
+    DTYPES = ("float16",)
+    CHECKS = [c for c in CHECKS if c[4] == "float16"]
+    for d in BWD_CONFIGS:
+        BWD_CONFIGS[d] = BWD_CONFIGS[d][:1]
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("phase", choices=["prepare", "run", "check"])
     ap.add_argument("--json")
+    ap.add_argument("--quick", action="store_true", help="the probe subset (_quick)")
     ns = ap.parse_args()
+    if ns.quick:
+        _quick()
     {"prepare": prepare, "check": check}.get(ns.phase, lambda: run(ns.json))()

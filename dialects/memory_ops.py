@@ -25,7 +25,11 @@ Tensor-memory-accelerator (TMA) copies of descriptor loads (NVIDIA sm90+):
   kernel's `tile.tensormaps` entry `tma`) can copy; no effect of its own (the
   pipeliner reads it; the GPU lowering drops it).
 `tile.mbarrier_alloc {slots}` -> `memref<S x i64, 3>`: S transaction barriers in
-  shared memory, initialized (arrival count 1) before any thread uses them.
+  shared memory, initialized (arrival count 1) before any thread uses them;
+  with `tile.arrivals = "warps"` the arrival count is the number of warps (the
+  "slot is free" barriers that `tile.mbarrier_arrive` completes).
+`tile.mbarrier_arrive(bars, slot, live)`: where `live`, one lane of every warp
+  arrives on barrier `slot` (every thread of the warp is past its reads).
 `tile.mbarrier_inval(bars)`: the barriers are dead (every copy has completed).
 `tile.tma_expect(bars, slot, live) {bytes}`: where `live`, one thread arrives on
   barrier `slot` expecting `bytes` of copies.
@@ -34,7 +38,8 @@ Tensor-memory-accelerator (TMA) copies of descriptor loads (NVIDIA sm90+):
   ring's layout), completing on barrier `slot`; elements outside the tensor
   are zeros.
 `tile.mbarrier_wait(bars, slot, phase)`: every thread waits until barrier
-  `slot` has completed phase `phase` (0/1, i32).
+  `slot` has completed phase `phase` (0/1, i32); with `tile.one_thread` only
+  the thread that issues the TMA copies waits (a producer waiting for a slot).
 `tile.row_exchange(acc) {permutation = "wgmma"}` -> acc type: the accumulator
   of a wgmma loop whose A ring kept A's rows in order (one TMA box) holds, where
   its layout says row l, row `row_position(l)` of the product; the result has
@@ -116,6 +121,12 @@ IRDL_MEMORY_OPS = """\
     %t = irdl.any
     irdl.attributes {"tma" = %t}
     irdl.operands(ring: %r, slot: %i, bars: %b, live: %l, coords: variadic %c)
+  }
+  irdl.operation @mbarrier_arrive {
+    %b = irdl.any
+    %i = irdl.any
+    %l = irdl.any
+    irdl.operands(bars: %b, slot: %i, live: %l)
   }
   irdl.operation @mbarrier_wait {
     %b = irdl.any

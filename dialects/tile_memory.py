@@ -73,11 +73,20 @@ def tma_coords(coords: Sequence[ir.Value], tma: int, *, loc: ir.Location,
     return _create("tile.tma_coords", [], list(coords), {"tma": _i32_attr(tma)}, loc, ip)
 
 
-def mbarrier_alloc(slots: int, *, loc: ir.Location, ip: IP = None) -> ir.Value:
+def mbarrier_alloc(slots: int, *, loc: ir.Location, ip: IP = None,
+                   per_warp: bool = False) -> ir.Value:
     t = ir.MemRefType.get([slots], ir.IntegerType.get_signless(64),
                           memory_space=ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
                                                           SHARED_MEMORY_SPACE))
-    return _create("tile.mbarrier_alloc", [t], [], {"slots": _i32_attr(slots)}, loc, ip).result
+    attrs: dict[str, ir.Attribute] = {"slots": _i32_attr(slots)}
+    if per_warp:
+        attrs["tile.arrivals"] = ir.StringAttr.get("warps")
+    return _create("tile.mbarrier_alloc", [t], [], attrs, loc, ip).result
+
+
+def mbarrier_arrive(bars: ir.Value, slot: ir.Value, live: ir.Value, *, loc: ir.Location,
+                    ip: IP = None) -> ir.Operation:
+    return _create("tile.mbarrier_arrive", [], [bars, slot, live], None, loc, ip)
 
 
 def mbarrier_inval(bars: ir.Value, *, loc: ir.Location, ip: IP = None) -> ir.Operation:
@@ -98,8 +107,9 @@ def tma_copy(ring: ir.Value, slot: ir.Value, bars: ir.Value, live: ir.Value,
 
 
 def mbarrier_wait(bars: ir.Value, slot: ir.Value, phase: ir.Value, *, loc: ir.Location,
-                  ip: IP = None) -> ir.Operation:
-    return _create("tile.mbarrier_wait", [], [bars, slot, phase], None, loc, ip)
+                  ip: IP = None, one_thread: bool = False) -> ir.Operation:
+    attrs = {"tile.one_thread": ir.UnitAttr.get()} if one_thread else None
+    return _create("tile.mbarrier_wait", [], [bars, slot, phase], attrs, loc, ip)
 
 
 def row_exchange(acc: ir.Value, *, loc: ir.Location, ip: IP = None) -> ir.Value:

@@ -27,10 +27,10 @@ import tilec.language as tl
 
 
 @tilec.jit
-def _fwd_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, lo, hi, N_CTX, qk_scale,
+def _fwd_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, lo, hi, rows, N_CTX, qk_scale,
                 BLOCK_N: tl.constexpr, MASK: tl.constexpr, CAUSAL: tl.constexpr):
     for start_n in tl.range(lo, hi, BLOCK_N):
-        k = k_d.load([start_n, 0])
+        k = k_d.load([rows + start_n, 0])
         qk = tl.dot(q, k.T)
         if MASK:
             offs_n = start_n + tl.arange(0, BLOCK_N)
@@ -48,24 +48,31 @@ def _fwd_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, lo, hi, N_CTX, qk_scale,
         alpha = tl.math.exp2(m_i - m_ij)
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None]
-        v = v_d.load([start_n, 0])
+        v = v_d.load([rows + start_n, 0])
         acc = tl.dot(p.to(v.dtype), v, acc)
         m_i = m_ij
     return acc, l_i, m_i
 
 
 @tilec.kernel
-def _attn_fwd(Q, K, V, O, LSE, sm_scale, H, N_CTX, HEAD_DIM: tl.constexpr,
+def _attn_fwd(Q, K, V, O, LSE, sm_scale, Z, H, N_CTX, HEAD_DIM: tl.constexpr,
               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
     start_m = tl.program_id(0)
     off_hz = tl.program_id(1)
-    base = off_hz.to(tl.int64) * N_CTX * HEAD_DIM
-    q_d = tl.make_tensor_descriptor(Q + base, shape=[N_CTX, HEAD_DIM], strides=[HEAD_DIM, 1],
+    # Q, K and V are read as one [Z * H * N, D] matrix (as Triton's tutorial
+    # does): the descriptors' fields are the kernel's arguments, so on sm90 the
+    # host encodes their tensor maps and the key/value loop runs on TMA.  Rows
+    # past this head's N belong to the next head (or read as zeros): the masked
+    # blocks give their keys no weight, and O (per head) is stored in bounds.
+    rows = off_hz * N_CTX
+    y_dim = Z * H * N_CTX
+    q_d = tl.make_tensor_descriptor(Q, shape=[y_dim, HEAD_DIM], strides=[HEAD_DIM, 1],
                                     block_shape=[BLOCK_M, HEAD_DIM])
-    k_d = tl.make_tensor_descriptor(K + base, shape=[N_CTX, HEAD_DIM], strides=[HEAD_DIM, 1],
+    k_d = tl.make_tensor_descriptor(K, shape=[y_dim, HEAD_DIM], strides=[HEAD_DIM, 1],
                                     block_shape=[BLOCK_N, HEAD_DIM])
-    v_d = tl.make_tensor_descriptor(V + base, shape=[N_CTX, HEAD_DIM], strides=[HEAD_DIM, 1],
+    v_d = tl.make_tensor_descriptor(V, shape=[y_dim, HEAD_DIM], strides=[HEAD_DIM, 1],
                                     block_shape=[BLOCK_N, HEAD_DIM])
+    base = off_hz.to(tl.int64) * N_CTX * HEAD_DIM
     o_d = tl.make_tensor_descriptor(O + base, shape=[N_CTX, HEAD_DIM], strides=[HEAD_DIM, 1],
                                     block_shape=[BLOCK_M, HEAD_DIM])
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -73,17 +80,17 @@ def _attn_fwd(Q, K, V, O, LSE, sm_scale, H, N_CTX, HEAD_DIM: tl.constexpr,
     l_i = tl.zeros([BLOCK_M], tl.float32) + 1.0
     acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
     qk_scale = sm_scale * 1.44269504
-    q = q_d.load([start_m * BLOCK_M, 0])
+    q = q_d.load([rows + start_m * BLOCK_M, 0])
     if CAUSAL:
         full_hi = start_m * BLOCK_M
         tail_hi = tl.minimum(full_hi + BLOCK_M, N_CTX)
     else:
         full_hi = N_CTX // BLOCK_N * BLOCK_N
         tail_hi = N_CTX
-    acc, l_i, m_i = _fwd_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, 0, full_hi, N_CTX,
+    acc, l_i, m_i = _fwd_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, 0, full_hi, rows, N_CTX,
                                 qk_scale, BLOCK_N, False, CAUSAL)
-    acc, l_i, m_i = _fwd_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, full_hi, tail_hi, N_CTX,
-                                qk_scale, BLOCK_N, True, CAUSAL)
+    acc, l_i, m_i = _fwd_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, full_hi, tail_hi, rows,
+                                N_CTX, qk_scale, BLOCK_N, True, CAUSAL)
     m_i += tl.math.log2(l_i)
     acc = acc / l_i[:, None]
     tl.store(LSE + off_hz * N_CTX + offs_m, m_i, mask=offs_m < N_CTX)
@@ -102,28 +109,32 @@ def _attn_bwd_preprocess(O, DO, DELTA, N_ROWS, HEAD_DIM: tl.constexpr, BLOCK_M: 
 
 
 @tilec.kernel
-def _attn_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, DELTA, sm_scale, N_CTX, HEAD_DIM: tl.constexpr,
-                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
+def _attn_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, DELTA, sm_scale, Y_DIM, N_CTX,
+                   HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                   CAUSAL: tl.constexpr):
     start_n = tl.program_id(0) * BLOCK_N
     off_hz = tl.program_id(1)
-    base = off_hz.to(tl.int64) * N_CTX * HEAD_DIM
     rows = off_hz * N_CTX
-    q_d = tl.make_tensor_descriptor(Q + base, shape=[N_CTX, HEAD_DIM], strides=[HEAD_DIM, 1],
+    # Reads through [Z * H * N, D] descriptors (TMA on sm90, as in the
+    # forward); dK and dV are stored per head, in bounds.
+    flat = [Y_DIM, HEAD_DIM]
+    q_d = tl.make_tensor_descriptor(Q, shape=flat, strides=[HEAD_DIM, 1],
                                     block_shape=[BLOCK_M, HEAD_DIM])
-    do_d = tl.make_tensor_descriptor(DO + base, shape=[N_CTX, HEAD_DIM],
-                                     strides=[HEAD_DIM, 1], block_shape=[BLOCK_M, HEAD_DIM])
+    do_d = tl.make_tensor_descriptor(DO, shape=flat, strides=[HEAD_DIM, 1],
+                                     block_shape=[BLOCK_M, HEAD_DIM])
+    k_d = tl.make_tensor_descriptor(K, shape=flat, strides=[HEAD_DIM, 1],
+                                    block_shape=[BLOCK_N, HEAD_DIM])
+    v_d = tl.make_tensor_descriptor(V, shape=flat, strides=[HEAD_DIM, 1],
+                                    block_shape=[BLOCK_N, HEAD_DIM])
+    base = off_hz.to(tl.int64) * N_CTX * HEAD_DIM
     kv_shape = [N_CTX, HEAD_DIM]
-    k_d = tl.make_tensor_descriptor(K + base, shape=kv_shape, strides=[HEAD_DIM, 1],
-                                    block_shape=[BLOCK_N, HEAD_DIM])
-    v_d = tl.make_tensor_descriptor(V + base, shape=kv_shape, strides=[HEAD_DIM, 1],
-                                    block_shape=[BLOCK_N, HEAD_DIM])
     dk_d = tl.make_tensor_descriptor(DK + base, shape=kv_shape, strides=[HEAD_DIM, 1],
                                      block_shape=[BLOCK_N, HEAD_DIM])
     dv_d = tl.make_tensor_descriptor(DV + base, shape=kv_shape, strides=[HEAD_DIM, 1],
                                      block_shape=[BLOCK_N, HEAD_DIM])
     offs_n = start_n + tl.arange(0, BLOCK_N)
-    k = k_d.load([start_n, 0])
-    v = v_d.load([start_n, 0])
+    k = k_d.load([rows + start_n, 0])
+    v = v_d.load([rows + start_n, 0])
     dk = tl.zeros([BLOCK_N, HEAD_DIM], tl.float32)
     dv = tl.zeros([BLOCK_N, HEAD_DIM], tl.float32)
     qk_scale = sm_scale * 1.44269504
@@ -132,14 +143,14 @@ def _attn_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, DELTA, sm_scale, N_CTX, HEAD_DIM: t
         lo = start_n // BLOCK_M * BLOCK_M
     for start_m in tl.range(lo, N_CTX, BLOCK_M):
         offs_m = start_m + tl.arange(0, BLOCK_M)
-        q = q_d.load([start_m, 0])
+        q = q_d.load([rows + start_m, 0])
         lse = tl.load(LSE + rows + offs_m, mask=offs_m < N_CTX, other=0.0)
         p_t = tl.math.exp2(tl.dot(k, q.T) * qk_scale - lse[None, :])
         keep = (offs_m < N_CTX)[None, :]
         if CAUSAL:
             keep = keep & (offs_m[None, :] >= offs_n[:, None])
         p_t = tl.where(keep, p_t, 0.0)
-        do = do_d.load([start_m, 0])
+        do = do_d.load([rows + start_m, 0])
         dv = tl.dot(p_t.to(do.dtype), do, dv)
         delta = tl.load(DELTA + rows + offs_m, mask=offs_m < N_CTX, other=0.0)
         dp_t = tl.dot(v, do.T)
@@ -150,26 +161,26 @@ def _attn_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, DELTA, sm_scale, N_CTX, HEAD_DIM: t
 
 
 @tilec.kernel
-def _attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA, sm_scale, N_CTX, HEAD_DIM: tl.constexpr,
+def _attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA, sm_scale, Y_DIM, N_CTX, HEAD_DIM: tl.constexpr,
                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
     start_m = tl.program_id(0) * BLOCK_M
     off_hz = tl.program_id(1)
-    base = off_hz.to(tl.int64) * N_CTX * HEAD_DIM
     rows = off_hz * N_CTX
-    shape = [N_CTX, HEAD_DIM]
-    q_d = tl.make_tensor_descriptor(Q + base, shape=shape, strides=[HEAD_DIM, 1],
+    flat = [Y_DIM, HEAD_DIM]
+    q_d = tl.make_tensor_descriptor(Q, shape=flat, strides=[HEAD_DIM, 1],
                                     block_shape=[BLOCK_M, HEAD_DIM])
-    do_d = tl.make_tensor_descriptor(DO + base, shape=shape, strides=[HEAD_DIM, 1],
+    do_d = tl.make_tensor_descriptor(DO, shape=flat, strides=[HEAD_DIM, 1],
                                      block_shape=[BLOCK_M, HEAD_DIM])
-    dq_d = tl.make_tensor_descriptor(DQ + base, shape=shape, strides=[HEAD_DIM, 1],
+    k_d = tl.make_tensor_descriptor(K, shape=flat, strides=[HEAD_DIM, 1],
+                                    block_shape=[BLOCK_N, HEAD_DIM])
+    v_d = tl.make_tensor_descriptor(V, shape=flat, strides=[HEAD_DIM, 1],
+                                    block_shape=[BLOCK_N, HEAD_DIM])
+    base = off_hz.to(tl.int64) * N_CTX * HEAD_DIM
+    dq_d = tl.make_tensor_descriptor(DQ + base, shape=[N_CTX, HEAD_DIM], strides=[HEAD_DIM, 1],
                                      block_shape=[BLOCK_M, HEAD_DIM])
-    k_d = tl.make_tensor_descriptor(K + base, shape=shape, strides=[HEAD_DIM, 1],
-                                    block_shape=[BLOCK_N, HEAD_DIM])
-    v_d = tl.make_tensor_descriptor(V + base, shape=shape, strides=[HEAD_DIM, 1],
-                                    block_shape=[BLOCK_N, HEAD_DIM])
     offs_m = start_m + tl.arange(0, BLOCK_M)
-    q = q_d.load([start_m, 0])
-    do = do_d.load([start_m, 0])
+    q = q_d.load([rows + start_m, 0])
+    do = do_d.load([rows + start_m, 0])
     lse = tl.load(LSE + rows + offs_m, mask=offs_m < N_CTX, other=0.0)
     delta = tl.load(DELTA + rows + offs_m, mask=offs_m < N_CTX, other=0.0)
     dq = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
@@ -179,8 +190,8 @@ def _attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA, sm_scale, N_CTX, HEAD_DIM: tl.cons
         hi = tl.minimum(start_m + BLOCK_M, N_CTX)
     for start_n in tl.range(0, hi, BLOCK_N):
         offs_n = start_n + tl.arange(0, BLOCK_N)
-        k = k_d.load([start_n, 0])
-        v = v_d.load([start_n, 0])
+        k = k_d.load([rows + start_n, 0])
+        v = v_d.load([rows + start_n, 0])
         p = tl.math.exp2(tl.dot(q, k.T) * qk_scale - lse[:, None])
         keep = (offs_n < N_CTX)[None, :]
         if CAUSAL:
@@ -209,7 +220,7 @@ def _launch_fwd(q, k, v, causal, sm_scale, config=None):
     lse = torch.empty((z, h, n), dtype=torch.float32, device=q.device)
     bm, bn, warps, stages = config or (CPU_FWD if q.device.type == "cpu" else FWD_CONFIG[d])
     grid = (tilec.cdiv(n, bm), z * h)
-    _attn_fwd[grid](q, k, v, o, lse, sm_scale, h, n, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn,
+    _attn_fwd[grid](q, k, v, o, lse, sm_scale, z, h, n, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn,
                     CAUSAL=causal, num_warps=warps, num_stages=stages)
     return o, lse
 
@@ -223,12 +234,12 @@ def _launch_bwd(q, k, v, o, lse, do, causal, sm_scale, config=None):
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     (bm1, bn1, w1), (bm2, bn2, w2), stages = config or (
         CPU_BWD if q.device.type == "cpu" else BWD_CONFIG[d])
-    _attn_bwd_dkdv[(tilec.cdiv(n, bn1), z * h)](q, k, v, do, dk, dv, lse, delta, sm_scale, n,
-                                               HEAD_DIM=d, BLOCK_M=bm1, BLOCK_N=bn1,
-                                               CAUSAL=causal, num_warps=w1,
+    _attn_bwd_dkdv[(tilec.cdiv(n, bn1), z * h)](q, k, v, do, dk, dv, lse, delta, sm_scale,
+                                               z * h * n, n, HEAD_DIM=d, BLOCK_M=bm1,
+                                               BLOCK_N=bn1, CAUSAL=causal, num_warps=w1,
                                                num_stages=stages)
-    _attn_bwd_dq[(tilec.cdiv(n, bm2), z * h)](q, k, v, do, dq, lse, delta, sm_scale, n,
-                                             HEAD_DIM=d, BLOCK_M=bm2, BLOCK_N=bn2,
+    _attn_bwd_dq[(tilec.cdiv(n, bm2), z * h)](q, k, v, do, dq, lse, delta, sm_scale, z * h * n,
+                                             n, HEAD_DIM=d, BLOCK_M=bm2, BLOCK_N=bn2,
                                              CAUSAL=causal, num_warps=w2, num_stages=stages)
     return dq, dk, dv
 
@@ -256,7 +267,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     return _Attention.apply(q, k, v, causal, scale)
 
 
-_SIG = "*{t}:16,*{t}:16,*{t}:16,*{t}:16,*fp32:16,fp32,i32,i32:16"
+_SIG = "*{t}:16,*{t}:16,*{t}:16,*{t}:16,*fp32:16,fp32,i32,i32,i32:16"
 # What the test suite compiles for every target: (kernel, signature, constexprs).
 SPECS = [
     (_attn_fwd, _SIG.format(t="fp16"),

@@ -170,7 +170,7 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     if plan is None:
         multi = tile_pipeline_multi.plan(for_op, info)
         return multi is not None and tile_pipeline_multi.transform(
-            for_op, multi, stages, shared_bytes)
+            for_op, multi, stages, shared_bytes, has_tma)
     kind = ps.kind(plan.dot)
     pad = 16 if kind == "mma_sync" else 0   # bytes after each row (PaddedTile)
     per_stage = sum((axis_info.type_bytes(ld.results[0].type.element_type) *

@@ -42,6 +42,7 @@ from mlir.dialects import arith, scf
 
 from tilec.dialects import tile, tile_memory
 from tilec.passes import pipeline_support as ps
+from tilec.passes import pipeline_tma
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import wgmma_register_a
 
@@ -60,6 +61,16 @@ class _Use:
     a: int | None                 # index into tiles, None: A from registers
     b: int
     kmajor: bool
+
+
+@dataclass
+class _Bars:
+    """The transaction barriers of a TMA-fed loop: `full` (S, a slot's copies
+    landed), `empty` (S, every warp is done reading a slot), `once` (1, the
+    tiles loaded before the loop)."""
+    full: ir.Value
+    empty: ir.Value
+    once: ir.Value | None
 
 
 @dataclass
@@ -162,10 +173,18 @@ def _bytes(t: _Tile) -> int:
 
 
 def _copies(p: _Plan, slot: ir.Value, iv: ir.Value, ub: ir.Value,
-            mapping: ps.Mapping) -> ps.Mapping:
+            mapping: ps.Mapping, bars: _Bars | None = None) -> ps.Mapping:
     """The load side cloned with `mapping`, then a copy of every tile loaded
-    in the body into `slot`, and a commit."""
+    in the body into `slot`, and a commit (with `bars`: TMA copies completing
+    on the slot's full barrier)."""
     ps.clone_side(p.side, mapping)
+    if bars is not None:
+        inside = [t for t in p.tiles if t.inside]
+        with p.uses[0].dot.location:
+            live = arith.CmpIOp(arith.CmpIPredicate.slt, iv, ub).result
+        pipeline_tma.issue([t.load for t in inside], [_ring(t) for t in inside], bars.full,
+                           slot, live, mapping)
+        return mapping
     for t in p.tiles:
         if not t.inside:
             continue
@@ -180,7 +199,13 @@ def _copies(p: _Plan, slot: ir.Value, iv: ir.Value, ub: ir.Value,
     return mapping
 
 
-def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int) -> bool:
+def _ring(t: _Tile) -> ir.Value:
+    assert t.ring is not None
+    return t.ring
+
+
+def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
+              has_tma: bool = False) -> bool:
     """Pipeline `for_op` by plan `p` (see the module docstring)."""
     fixed = sum(_bytes(t) for t in p.tiles if not t.inside)
     per_stage = sum(_bytes(t) for t in p.tiles if t.inside)
@@ -211,7 +236,13 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int) ->
                     users[0].owner.operation.name == "scf.yield":
                 lazy[u.dot] = yld_ops.index(res)
     ahead = stages - 2 if lazy else stages - 1
+    # A slot is free when the products reading it are done: in the iteration
+    # itself, or in the next one when one of them stays in flight.
+    late = any(u.dot in lazy for u in p.uses
+               if (u.a is not None and p.tiles[u.a].inside) or p.tiles[u.b].inside)
     loc = for_op.location
+    use_tma = has_tma and pipeline_tma.all_tagged([t.load for t in p.tiles])
+    bars: _Bars | None = None
     with loc, ir.InsertionPoint(for_op):
         for t in p.tiles:
             rt = t.load.results[0].type
@@ -219,24 +250,48 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int) ->
                                              rt.element_type, swizzle=ps.SWIZZLE,
                                              row_permutation="wgmma" if t.role == "a"
                                              else "none", loc=loc)
-        for t in p.tiles:   # loaded before the loop: copied once, in the first group
-            if not t.inside:
-                ptr, mask, _ = ps.load_parts(t.load)
-                tile_memory.async_copy(t.ring, ps.i32(0), ptr, mask, loc=t.load.location)
+        before = [t for t in p.tiles if not t.inside]
+        if use_tma:
+            bars = _Bars(tile_memory.mbarrier_alloc(stages, loc=loc),
+                         tile_memory.mbarrier_alloc(stages, loc=loc, per_warp=True),
+                         tile_memory.mbarrier_alloc(1, loc=loc) if before else None)
+            if bars.once is not None:
+                true = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
+                pipeline_tma.issue([t.load for t in before], [_ring(t) for t in before],
+                                   bars.once, ps.i32(0), true, {})
+        for t in before if bars is None else []:   # copied once, in the first group
+            ptr, mask, _ = ps.load_parts(t.load)
+            tile_memory.async_copy(_ring(t), ps.i32(0), ptr, mask, loc=t.load.location)
         new_for = ps.prologue_loop(for_op, p.carried, ahead,
-                                   lambda slot, iv, m: _copies(p, slot, iv, ub, m))
+                                   lambda slot, iv, m: _copies(p, slot, iv, ub, m, bars))
+    if bars is not None and bars.once is not None:
+        with loc, ir.InsertionPoint(new_for.operation):
+            tile_memory.mbarrier_wait(bars.once, ps.i32(0), ps.i32(0), loc=loc)
     new_body = new_for.body
     new_args = list(new_body.arguments)
     counter = new_args[-1]
     with loc, ir.InsertionPoint(new_body):
-        tile_memory.async_wait(ahead - 1, loc=loc)
-        tile.barrier(loc=loc)
         s_c = ps.i32(stages)
+        if bars is None:
+            tile_memory.async_wait(ahead - 1, loc=loc)
+            tile.barrier(loc=loc)
+        else:
+            # This iteration's slot has landed; the slot the copies below
+            # overwrite (load i = j + ahead) is free once every warp arrived
+            # for its previous use (i - S: phase (i / S - 1) & 1; the first S
+            # loads find the "previous" phase complete).
+            pipeline_tma.wait(bars.full, counter, stages, loc)
+            i_w = arith.AddIOp(counter, ps.i32(ahead)).result
+            parity = arith.XOrIOp(arith.AndIOp(arith.DivUIOp(i_w, s_c).result,
+                                               ps.i32(1)).result, ps.i32(1)).result
+            tile_memory.mbarrier_wait(bars.empty, arith.RemUIOp(i_w, s_c).result, parity,
+                                      loc=loc, one_thread=True)
         read = arith.RemUIOp(counter, s_c).result
         write = arith.RemUIOp(arith.AddIOp(counter, ps.i32(ahead)).result, s_c).result
         iv_w = arith.AddIOp(new_args[0], arith.MulIOp(step, ps.i32(ahead)).result).result
         m = _copies(p, write, iv_w, ub,
-                    {args[0]: iv_w, **{args[i + 1]: new_args[i + 1] for i in p.carried}})
+                    {args[0]: iv_w, **{args[i + 1]: new_args[i + 1] for i in p.carried}},
+                    bars)
         sentinel = scf.YieldOp([])
     for op in ps.ops(body):
         op.move_before(sentinel.operation)
@@ -263,9 +318,11 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int) ->
         d.erase()
     for tr in p.trans:
         tr.erase()
-    for t in p.tiles:
-        if t.inside or not list(t.load.results[0].uses):
-            t.load.erase()
+    gone = [t.load for t in p.tiles if t.inside or not list(t.load.results[0].uses)]
+    if bars is not None:
+        pipeline_tma.drop_hints(gone)
+    for load in gone:
+        load.erase()
     old_yield = ps.ops(new_body)[-1]
     outs = list(old_yield.operands)
     with loc, ir.InsertionPoint(old_yield):
@@ -274,8 +331,10 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int) ->
                     [nxt])
     old_yield.erase()
     ps.dce(new_body)
-    for idx in lazy.values():
-        _wait_before_first_use(new_args[idx + 1], new_body)
+    waits = [w for idx in lazy.values()
+             if (w := _wait_before_first_use(new_args[idx + 1], new_body)) is not None]
+    if bars is not None:
+        _arrive(late, waits, bars.empty, counter, stages, new_body, loc)
     for old, new in zip(for_op.results, list(new_for.results)[:-1]):
         old.replace_all_uses_with(new)
     nxt_op = ps.next_op(new_for.operation)
@@ -286,21 +345,50 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int) ->
             final = tile_memory.mma_wait(out, 0, loc=loc)
             for use in uses:
                 use.owner.operands[use.operand_number] = final
-        tile_memory.async_wait(0, loc=loc)
+        if bars is None:
+            tile_memory.async_wait(0, loc=loc)
         tile.barrier(loc=loc)
+        if bars is not None:
+            for b in (bars.once, bars.empty, bars.full):   # a stack: last in, first out
+                if b is not None:
+                    tile_memory.mbarrier_inval(b, loc=loc)
         for t in reversed(p.tiles):
-            assert t.ring is not None
-            tile_memory.local_dealloc(t.ring, loc=loc)
+            tile_memory.local_dealloc(_ring(t), loc=loc)
     for_op.erase()
+    if bars is not None:   # the prologue's clones of the pointer arithmetic are dead
+        ps.dce(new_for.operation.block)
     return True
 
 
-def _wait_before_first_use(arg: ir.Value, body: ir.Block) -> None:
+def _arrive(late: bool, waits: list[ir.Operation], empty: ir.Value, counter: ir.Value,
+            stages: int, body: ir.Block, loc: ir.Location) -> None:
+    """Each warp arrives on a slot's empty barrier once it is done reading it:
+    after the last wait of the products that read slot j % S in iteration j,
+    or, when one of them stays in flight across the back edge, after its wait
+    in iteration j + 1, for slot (j - 1) % S (nothing to free in iteration 0)."""
+    order = ps.ops(body)
+    if late:
+        after = max(waits, key=order.index)
+        with loc, ir.InsertionPoint(ps.next_op(after)):
+            slot = arith.RemUIOp(arith.AddIOp(counter, ps.i32(stages - 1)).result,
+                                 ps.i32(stages)).result
+            live = arith.CmpIOp(arith.CmpIPredicate.ugt, counter, ps.i32(0)).result
+            tile_memory.mbarrier_arrive(empty, slot, live, loc=loc)
+        return
+    last = max((w for w in order if w.name == "tile.mma_wait"), key=order.index)
+    with loc, ir.InsertionPoint(ps.next_op(last)):
+        slot = arith.RemUIOp(counter, ps.i32(stages)).result
+        true = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
+        tile_memory.mbarrier_arrive(empty, slot, true, loc=loc)
+
+
+def _wait_before_first_use(arg: ir.Value, body: ir.Block) -> ir.Operation | None:
     """`tile.mma_wait {pending = 0}` on the in-flight accumulator `arg` right
-    before its first user in `body`; every user then reads the waited value."""
+    before its first user in `body`; every user then reads the waited value.
+    Returns the wait (None when `arg` has no user)."""
     uses = list(arg.uses)
     if not uses:
-        return
+        return None
     order = ps.ops(body)
     users = [u.owner.operation if isinstance(u.owner, ir.OpView) else u.owner for u in uses]
     first = min(users, key=order.index)
@@ -308,3 +396,4 @@ def _wait_before_first_use(arg: ir.Value, body: ir.Block) -> None:
         waited = tile_memory.mma_wait(arg, 0, loc=first.location)
     for use in uses:
         use.owner.operands[use.operand_number] = waited
+    return waited.owner.operation if isinstance(waited.owner, ir.OpView) else None

@@ -108,6 +108,8 @@ def run_steps(c: Compilation, steps: Stages, result: CompileResult, keep_ir: boo
         except TilecError:
             raise
         except Exception as e:
+            if os.environ.get("TILEC_DEBUG_TRACEBACK"):
+                raise
             path = _reproducer(before if before is not None else str(c.module), name,
                                step.pipeline, c.target)
             raise CompilerBugError(f"step '{name}' failed: {e}", path) from None

@@ -8,7 +8,8 @@ pipeliner's `tile.tma_*` and `tile.mbarrier_*` ops (dialects/memory_ops.py).
 | `tile.mbarrier_inval` | `TMA` | thread 0 `mbarrier.inval` each; the bytes are released |
 | `tile.tma_expect` | `TMA` | `@p mbarrier.arrive.expect_tx.shared.b64 _, [bar], bytes`, p = thread 0 and live |
 | `tile.tma_copy` | `TMA` | where live, lane q < boxes of warp 0: `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` of box q |
-| `tile.mbarrier_wait` | `TMA` | `mbarrier.try_wait.parity` in a loop (every thread) |
+| `tile.mbarrier_wait` | `TMA` | `mbarrier.try_wait.parity` in a loop (every thread; with `tile.one_thread` thread 0) |
+| `tile.mbarrier_arrive` | `TMA` | where live, lane 0 of every warp `mbarrier.arrive` (count: the warps) |
 
 Boxes: a ring slot (`layouts.SwizzledTile`) is a row of 128-byte column
 atoms, each [rows, 128 bytes] with the 128-byte swizzle, which is what a TMA
@@ -92,8 +93,9 @@ def _alloc(L: FuncLowering, op: ir.Operation) -> None:
     buf = L.shared_buffer(ir.IntegerType.get_signless(64), slots, align=8)
     L.values[op.results[0]] = buf
     t0 = _thread0(L)
+    count = L.num_warps if "tile.arrivals" in op.attributes else 1
     for i in range(slots):
-        nvvm.MBarrierInitOp(byte_address(buf, _c(8 * i)), _c(1), predicate=t0)
+        nvvm.MBarrierInitOp(byte_address(buf, _c(8 * i)), _c(count), predicate=t0)
     nvvm.FenceMbarrierInitOp()
     gpu.BarrierOp()
 
@@ -242,7 +244,27 @@ def _cluster(p: ir.Value) -> ir.Value:
 @RULES.rule("tile.mbarrier_wait", feature=Feature.TMA)
 def _wait(L: FuncLowering, op: ir.Operation) -> None:
     bars, slot, phase = op.operands
-    nvvm.MBarrierTryWaitParityOp(_bar(L, bars, slot), L.get(phase), _c(TRY_WAIT_TICKS))
+    if "tile.one_thread" not in op.attributes:
+        nvvm.MBarrierTryWaitParityOp(_bar(L, bars, slot), L.get(phase), _c(TRY_WAIT_TICKS))
+        return
+    if_op = scf.IfOp(_thread0(L))
+    with ir.InsertionPoint(if_op.then_block):
+        nvvm.MBarrierTryWaitParityOp(_bar(L, bars, slot), L.get(phase), _c(TRY_WAIT_TICKS))
+        scf.YieldOp([])
+
+
+@RULES.rule("tile.mbarrier_arrive", feature=Feature.TMA)
+def _arrive(L: FuncLowering, op: ir.Operation) -> None:
+    """Lane 0 of each warp arrives once its warp is past the op before (the
+    warp's `wgmma.wait_group` is `.aligned`: every lane has executed it)."""
+    bars, slot, live = op.operands
+    assert L.tid is not None
+    lane0 = arith.CmpIOp(arith.CmpIPredicate.eq,
+                         arith.AndIOp(L.tid, _c(L.target.warp_size - 1)).result, _c(0)).result
+    if_op = scf.IfOp(arith.AndIOp(lane0, L.get(live)).result)
+    with ir.InsertionPoint(if_op.then_block):
+        nvvm.MBarrierArriveOp(ir.IntegerType.get_signless(64), _bar(L, bars, slot))
+        scf.YieldOp([])
 
 
 def mark_parameters(module: ir.Module) -> None:

@@ -38,6 +38,7 @@ PASSES: dict[str, str] = {
     "tile-pipeline": "tilec.passes.tile_pipeline",
     "tile-pipeline-lds": "tilec.passes.tile_pipeline_lds",
     "tile-prefetch": "tilec.passes.tile_prefetch",
+    "tile-prefetch-vectors": "tilec.passes.tile_prefetch_vectors",
     "tile-loop-pointers": "tilec.passes.tile_loop_pointers",
     "convert-tile-to-gpu": "tilec.passes.gpu",
     "convert-tile-to-cpu": "tilec.passes.cpu",

@@ -28,6 +28,19 @@ by `tile.mma` (A from its slot, or the register tile) and `tile.mma_wait
 stays in flight.  After the loop: wait for all copies, a barrier, and
 `tile.local_dealloc` of the rings.  Loads before the loop keep their other
 users (they are erased when none is left).
+A product that does not depend on the one started before it is started right
+after it (`_issue_early`), and every wait in the body leaves the products
+started after its own in flight (`pending`).
+On targets with TMA, where `tile-tma-descriptors` tagged every loaded tile, the
+rings are filled by TMA copies (`pipeline_tma.issue`) instead: a "full"
+transaction barrier per slot (consumers wait on it: no cp.async wait), an
+"empty" barrier per slot with one arrival per warp (`tile.mbarrier_arrive`
+once the products reading the slot are done: in the iteration, or after the
+in-flight product's wait in the next one), on which the one issuing thread
+waits before it refills the slot (`tile.mbarrier_wait {tile.one_thread}`),
+so no CTA barrier is left in the loop and the warpgroups run independently;
+tiles loaded before the loop get a one-slot barrier of their own, waited
+for before the loop.
 
 Nearest upstream analogue: Triton's `tritongpu-pipeline` on the attention
 loop (its loads of K and V become multi-buffered async copies; Q is hoisted
@@ -227,18 +240,20 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
     # nothing), and the copies then run S - 2 iterations ahead, into the slot
     # of iteration j - 2 (iteration j - 1's product may still be reading its own).
     yld_ops = list(ps.ops(body)[-1].operands)
-    lazy: dict[ir.Operation, int] = {}
+    # Keyed by the index of the use: an ir.Operation's hash does not survive
+    # the rewrites below (moving and erasing ops), so a dict of ops misses.
+    lazy: dict[int, int] = {}
     if stages >= 3:
-        for u in p.uses:
+        for ui, u in enumerate(p.uses):
             res = u.dot.results[0]
             users = list(res.uses)
             if len(users) == 1 and isinstance(users[0].owner, ir.OpView) and \
                     users[0].owner.operation.name == "scf.yield":
-                lazy[u.dot] = yld_ops.index(res)
+                lazy[ui] = yld_ops.index(res)
     ahead = stages - 2 if lazy else stages - 1
     # A slot is free when the products reading it are done: in the iteration
     # itself, or in the next one when one of them stays in flight.
-    late = any(u.dot in lazy for u in p.uses
+    late = any(ui in lazy for ui, u in enumerate(p.uses)
                if (u.a is not None and p.tiles[u.a].inside) or p.tiles[u.b].inside)
     loc = for_op.location
     use_tma = has_tma and pipeline_tma.all_tagged([t.load for t in p.tiles])
@@ -299,7 +314,7 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
     for old, new in zip(args, new_args[:-1]):
         old.replace_all_uses_with(new)
     zero = None
-    for u in p.uses:
+    for ui, u in enumerate(p.uses):
         d = u.dot
         with d.location, ir.InsertionPoint(d):
             if zero is None:
@@ -313,7 +328,7 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
                                       loc=d.location)
             if u.kmajor:
                 started.owner.attributes["tile.b_kmajor"] = ir.UnitAttr.get()
-            done = started if d in lazy else tile_memory.mma_wait(started, 0, loc=d.location)
+            done = started if ui in lazy else tile_memory.mma_wait(started, 0, loc=d.location)
         d.results[0].replace_all_uses_with(done)
         d.erase()
     for tr in p.trans:
@@ -331,6 +346,7 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
                     [nxt])
     old_yield.erase()
     ps.dce(new_body)
+    _issue_early(new_body)
     waits = [w for idx in lazy.values()
              if (w := _wait_before_first_use(new_args[idx + 1], new_body)) is not None]
     if bars is not None:
@@ -358,6 +374,43 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
     if bars is not None:   # the prologue's clones of the pointer arithmetic are dead
         ps.dce(new_for.operation.block)
     return True
+
+
+def _issue_early(body: ir.Block) -> None:
+    """Start a product that does not depend on the one just started right after
+    it, before that one's wait (the backward's dP = dO @ V.T next to S = Q @
+    K.T: the second runs on the tensor cores while the softmax of the first is
+    computed), then give every wait in the body as `pending` the products
+    started between its product and it: `wgmma.wait_group N` leaves the N
+    latest groups in flight, and those are exactly the later ones."""
+    def waited(m: ir.Operation) -> ir.Operation | None:
+        uses = list(m.results[0].uses)
+        if len(uses) == 1 and isinstance(uses[0].owner, ir.OpView) and \
+                uses[0].owner.operation.name == "tile.mma_wait":
+            return uses[0].owner.operation
+        return None
+
+    order = ps.ops(body)
+    mmas = [op for op in order if op.name == "tile.mma" and waited(op) is not None]
+    for m1, m2 in zip(mmas, mmas[1:]):
+        w1 = waited(m1)
+        at = order.index(m1)
+        defs = [o.owner.operation for o in m2.operands if isinstance(o.owner, ir.OpView)]
+        if w1 is None or any(d.block == body and order.index(d) > at for d in defs):
+            continue
+        m2.move_before(w1)
+        order = ps.ops(body)
+    mma_seen = 0
+    started: dict[ir.Operation, int] = {}
+    for op in ps.ops(body):
+        if op.name == "tile.mma":
+            mma_seen += 1
+            started[op] = mma_seen
+        elif op.name == "tile.mma_wait":
+            src = op.operands[0].owner
+            if isinstance(src, ir.OpView) and src.operation in started:
+                op.attributes["pending"] = ir.IntegerAttr.get(
+                    ir.IntegerType.get_signless(32), mma_seen - started[src.operation])
 
 
 def _arrive(late: bool, waits: list[ir.Operation], empty: ir.Value, counter: ir.Value,

@@ -36,6 +36,8 @@ Nearest upstream analogue: the `scf` pipelining transform
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mlir import ir
 from mlir.dialects import arith, scf, tensor
 
@@ -116,7 +118,10 @@ def _clone_load(load: ir.Operation, ops: list[ir.Operation], iv: ir.Value, at: i
         return tile.load(ptr, mask, other, loc=load.location)
 
 
-def _prefetch_loop(for_op: ir.Operation) -> bool:
+def prefetch_loop(for_op: ir.Operation,
+                  want: Callable[[ir.Operation], bool] = lambda _load: True) -> bool:
+    """Prefetch the loads of `for_op` that qualify and `want` accepts (see the
+    module docstring); False when the loop is left as it is."""
     body = for_op.regions[0].blocks[0]
     if any(op.regions or _writes(op) for op in _ops(body)):
         return False
@@ -124,7 +129,8 @@ def _prefetch_loop(for_op: ir.Operation) -> bool:
     lb, ub, step = list(for_op.operands)[:3]
     plans: list[tuple[ir.Operation, list[ir.Operation]]] = []
     for op in _ops(body):
-        if op.name == "tile.load" and isinstance(op.results[0].type, ir.RankedTensorType):
+        if op.name == "tile.load" and isinstance(op.results[0].type, ir.RankedTensorType) \
+                and want(op):
             ops = _slice(op, body, iv)
             if ops is not None:
                 plans.append((op, ops))
@@ -165,4 +171,4 @@ def _prefetch_loop(for_op: ir.Operation) -> bool:
 
 def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
     for op in ps.loops(module.operation):   # innermost first
-        _prefetch_loop(op)
+        prefetch_loop(op)

@@ -142,6 +142,7 @@ def tile_to_gpu_steps() -> Stages:
     (-> `tiled`) and convert-tile-to-gpu (-> `gpu`): the first steps of every
     GPU back end."""
     accelerate = pass_step("tile-accelerate-dot")
+    prefetch = pass_step("tile-prefetch-vectors")
     layout = pass_step("tile-layout")
     pipeline = pass_step("tile-pipeline", keep="tiled")
     distribute = pass_step("convert-tile-to-gpu", keep="gpu")
@@ -164,6 +165,7 @@ def tile_to_gpu_steps() -> Stages:
     return {**lang,
             "tile-accelerate-dot": accelerate,
             "tile-expand-fp8": expand,
+            "tile-prefetch-vectors": prefetch,
             "tile-layout": Step(run_layout, layout.produces, layout.pipeline),
             "tile-pipeline": pipeline,
             "convert-tile-to-gpu": Step(run_distribute, distribute.produces,

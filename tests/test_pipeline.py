@@ -33,7 +33,7 @@ def test_registry_lists_every_pass_module() -> None:
     assert registry.names() == ["tile-verify", "tile-dce", "tile-tma-descriptors",
                                 "tile-lower-descriptors",
                                 "tile-debug-checks", "tile-dot-precision", "tile-expand-fp8", "tile-accelerate-dot",
-                                "tile-layout", "tile-pipeline", "tile-pipeline-lds", "tile-prefetch",
+                                "tile-layout", "tile-pipeline", "tile-pipeline-lds", "tile-prefetch", "tile-prefetch-vectors",
                                 "tile-loop-pointers", "convert-tile-to-gpu",
                                 "convert-tile-to-cpu"]
     for name in registry.names():
@@ -68,10 +68,11 @@ def test_stage_lists_match_target_stages() -> None:
         # On GPUs the dot selection runs before the fp8 expansion (fp8 tensor cores).
         gpu = ["tile-tma-descriptors", "tile-lower-descriptors", "tile-debug-checks", "tile-dot-precision",
                "tile-accelerate-dot",
-               "tile-expand-fp8", "tile-layout", "tile-pipeline", "convert-tile-to-gpu"]
+               "tile-expand-fp8", "tile-prefetch-vectors", "tile-layout", "tile-pipeline",
+               "convert-tile-to-gpu"]
         assert list(backend_stages(target, CompileOptions())) == {
             "nvidia": gpu + ["convert-gpu-to-nvvm", "llir", "ptx", "cubin"],
-            "amd": gpu[:6] + ["tile-loop-pointers", "tile-layout", "tile-pipeline-lds"] + gpu[7:]
+            "amd": gpu[:7] + ["tile-loop-pointers", "tile-layout", "tile-pipeline-lds"] + gpu[8:]
             + ["convert-gpu-to-rocdl", "llir", "amdgcn", "hsaco"],
             "cpu": list(LANGUAGE_PASSES) + ["convert-tile-to-cpu", "lower-to-llvm", "llir",
                                             "llvm-opt", "asm", "so"],

@@ -114,12 +114,16 @@ def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
         return None
     acc_index = args.index(acc) - 1
     # A flattened loop (tile-flatten-loops) yields the product through its
-    # epilogue branch; tcgen05's TMEM accumulator is set up per loop and read
-    # out after it (targets/nvidia/tcgen05.py), so that loop stays as it is.
+    # epilogue branch.  tcgen05's branch puts the next tile's init into TMEM
+    # (targets/nvidia/tcgen05.py): it must be defined before the loop.
     tail = ps.epilogue(for_op, acc_index, dot.results[0])
     regions = [op for op in ops if op.regions]
     if tail is not None:
-        if kind == "tcgen05" or regions != [tail[0]] or ops.index(tail[0]) < ops.index(dot):
+        if regions != [tail[0]] or ops.index(tail[0]) < ops.index(dot):
+            return None
+        then_y = ps.ops(tail[0].regions[0].blocks[0])[-1].operands[tail[1]]
+        if kind == "tcgen05" and (isinstance(then_y.owner, ir.Block) or
+                                  then_y.owner.operation in set(ps.region_ops(for_op))):
             return None
     elif regions or ops[-1].operands[acc_index] != dot.results[0]:
         return None
@@ -291,8 +295,10 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     with loc, ir.InsertionPoint.after(new_for.operation) if hasattr(
             ir.InsertionPoint, "after") else ir.InsertionPoint(ps.next_op(new_for.operation)):
         # A flattened loop's products were waited for in its epilogue branch.
+        # (tcgen05 keeps its wait: it reads the accumulator out of TMEM and
+        # invalidates the product barriers.)
         final = tile_memory.mma_wait(acc_out, 0, loc=loc) if kind in _ASYNC and (
-            plan.tail is None or uses) else acc_out
+            plan.tail is None or uses or kind == "tcgen05") else acc_out
         if bars is None:
             tile_memory.async_wait(0, loc=loc)
         tile.barrier(loc=loc)

@@ -213,7 +213,57 @@ def prologue_loop(for_op: ir.Operation, carried: list[int], ahead: int,
         now = {args[i + 1]: m.get(yld.operands[i], yld.operands[i]) for i in carried}
     new_inits = [now[args[i + 1]] if i in carried else v for i, v in enumerate(inits)] + [i32(0)]
     new_for = scf.ForOp(lb, ub, step, new_inits)
-    for name in ("tile.num_stages", "tile.num_stages_note"):
+    for name in ("tile.num_stages", "tile.num_stages_note", "tile.flattened"):
         if name in for_op.attributes:
             new_for.operation.attributes[name] = for_op.attributes[name]
     return new_for
+
+
+def region_ops(op: ir.Operation) -> list[ir.Operation]:
+    """Every op nested in `op`'s regions, outermost first."""
+    out: list[ir.Operation] = []
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in ops(block):
+                out.append(inner)
+                out += region_ops(inner)
+    return out
+
+
+def epilogue(for_op: ir.Operation, acc_index: int, product: ir.Value
+             ) -> tuple[ir.Operation, int] | None:
+    """For a loop `tile-flatten-loops` made (`tile.flattened`): (the epilogue
+    `scf.if` whose result the loop yields for iteration argument `acc_index`,
+    that result's index) where the branch's else yields `product` (its then
+    yields the next tile's init); else None."""
+    if "tile.flattened" not in for_op.attributes:
+        return None
+    body = for_op.regions[0].blocks[0]
+    v = ops(body)[-1].operands[acc_index]
+    owner = v.owner
+    if not (isinstance(owner, ir.OpView) and owner.operation.name == "scf.if") or \
+            owner.operation.block != body:
+        return None
+    tail = owner.operation
+    r = list(tail.results).index(v)
+    if ops(tail.regions[1].blocks[0])[-1].operands[r] != product:
+        return None
+    return tail, r
+
+
+def conversion_bytes(op: ir.Operation) -> int:
+    """The most workgroup memory one layout conversion nested in `op` takes
+    (passes/gpu/shape.py: rows of 64 bytes or more padded by 16 bytes)."""
+    most = 0
+    for inner in region_ops(op):
+        if inner.name != "tile.convert_layout":
+            continue
+        t = ir.RankedTensorType(inner.results[0].type)
+        eb = max(1, axis_info.type_bytes(t.element_type))
+        n = 1
+        for d in t.shape:
+            n *= d
+        pad = 16 * t.shape[0] if len(t.shape) == 2 and t.shape[1] * eb >= 64 else 0
+        most = max(most, n * eb + pad)
+    return most
+

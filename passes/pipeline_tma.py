@@ -41,25 +41,46 @@ def all_tagged(loads: list[ir.Operation]) -> bool:
     return all(tma_id(ld) is not None and coords_op(ld) is not None for ld in loads)
 
 
-def rows_in_order_ok(for_op: ir.Operation, acc_index: int, dot: ir.Operation) -> bool:
-    """Whether the loop's accumulator may hold its rows permuted until the loop
-    ends: it starts as a splat constant (the same in every row), nothing in the
-    body but the dot reads it and nothing but the yield reads the product."""
-    init = list(for_op.operands)[3 + acc_index]
-    owner = init.owner
+def _splat(v: ir.Value) -> bool:
+    owner = v.owner
     if not (isinstance(owner, ir.OpView) and owner.operation.name == "arith.constant"):
         return False
     attr = owner.operation.attributes["value"]
-    if not (isinstance(attr, ir.DenseElementsAttr) and attr.is_splat):
+    return isinstance(attr, ir.DenseElementsAttr) and attr.is_splat
+
+
+def rows_in_order_ok(for_op: ir.Operation, acc_index: int, dot: ir.Operation,
+                     tail: ir.Operation | None = None) -> bool:
+    """Whether the loop's accumulator may hold its rows permuted until the loop
+    ends: it starts as a splat constant (the same in every row), nothing in the
+    body but the dot reads it and nothing but the yield reads the product.  In
+    a flattened loop (`tail`: its epilogue branch) the product goes round the
+    loop through the branch, whose epilogue reads it (after the exchange) and
+    which resets it to a splat at a tile's end."""
+    if not _splat(list(for_op.operands)[3 + acc_index]):
         return False
     body = for_op.regions[0].blocks[0]
     arg = body.arguments[1 + acc_index]
     if not all(u.owner == dot for u in arg.uses):
         return False
+    if tail is not None:
+        v = ps.ops(body)[-1].operands[acc_index]
+        r = list(tail.results).index(v)
+        inside = set(ps.region_ops(tail))
+        return all((u.owner.operation if isinstance(u.owner, ir.OpView) else u.owner) in inside
+                   for u in dot.results[0].uses) and \
+            _splat(ps.ops(tail.regions[0].blocks[0])[-1].operands[r])
     # The product itself only goes round the loop (anything else in the body
     # would see its rows permuted).
     yld = ps.ops(body)[-1]
     return all(u.owner == yld for u in dot.results[0].uses)
+
+
+def exchange_bytes(dot: ir.Operation, num_warps: int) -> int:
+    """The workgroup memory `tile.row_exchange` of the dot's accumulator takes
+    (targets/nvidia/tma.py: f32 rows padded by 8 elements)."""
+    rows, cols = ir.RankedTensorType(dot.results[0].type).shape
+    return rows * (cols + 8) * 4
 
 
 def tile_bytes(load: ir.Operation) -> int:

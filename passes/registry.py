@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 PASSES: dict[str, str] = {
     "tile-verify": "tilec.passes.tile_verify",
     "tile-dce": "tilec.passes.tile_dce",
+    "tile-flatten-loops": "tilec.passes.tile_flatten_loops",
     "tile-tma-descriptors": "tilec.passes.tile_tma_descriptors",
     "tile-lower-descriptors": "tilec.passes.tile_lower_descriptors",
     "tile-debug-checks": "tilec.passes.tile_debug_checks",

@@ -93,13 +93,14 @@ class _Plan:
     side: list[ir.Operation]       # the load side, in body order
     carried: list[int]             # iteration-argument indices the load side carries
     b_trans: ir.Operation | None = None   # b = tile.trans(load): B is K-major in its ring
+    tail: ir.Operation | None = None      # a flattened loop's epilogue `scf.if`
 
 
 def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
     body = for_op.regions[0].blocks[0]
     ops = ps.ops(body)
     dots = [op for op in ops if op.name == "tile.dot"]
-    if len(dots) != 1 or any(op.regions for op in ops):
+    if len(dots) != 1:
         return None
     dot = dots[0]
     kind = ps.kind(dot)
@@ -109,9 +110,23 @@ def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
         return None
     args = list(body.arguments)
     acc = dot.operands[2]
-    if acc not in args[1:] or ops[-1].operands[args.index(acc) - 1] != dot.results[0]:
+    if acc not in args[1:]:
         return None
     acc_index = args.index(acc) - 1
+    # A flattened loop (tile-flatten-loops) yields the product through its
+    # epilogue branch.  tcgen05's branch puts the next tile's init into TMEM
+    # (targets/nvidia/tcgen05.py): it must be defined before the loop.
+    tail = ps.epilogue(for_op, acc_index, dot.results[0])
+    regions = [op for op in ops if op.regions]
+    if tail is not None:
+        if regions != [tail[0]] or ops.index(tail[0]) < ops.index(dot):
+            return None
+        then_y = ps.ops(tail[0].regions[0].blocks[0])[-1].operands[tail[1]]
+        if kind == "tcgen05" and (isinstance(then_y.owner, ir.Block) or
+                                  then_y.owner.operation in set(ps.region_ops(for_op))):
+            return None
+    elif regions or ops[-1].operands[acc_index] != dot.results[0]:
+        return None
     loads = []
     b_trans: ir.Operation | None = None
     for idx, v in enumerate(list(dot.operands)[:2]):
@@ -136,7 +151,8 @@ def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
     if found is None:
         return None
     side, carried = found
-    return _Plan(dot, (loads[0], loads[1]), acc_index, side, carried, b_trans)
+    return _Plan(dot, (loads[0], loads[1]), acc_index, side, carried, b_trans,
+                 tail[0] if tail else None)
 
 
 def _issue(plan: _Plan, rings: tuple[ir.Value, ir.Value], slot: ir.Value, iv: ir.Value,
@@ -176,7 +192,10 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     per_stage = sum((axis_info.type_bytes(ld.results[0].type.element_type) *
                      ld.results[0].type.shape[1] + pad) * ld.results[0].type.shape[0]
                     for ld in plan.loads)
-    fit = (shared_bytes - ps.RESERVED_SHARED) // per_stage
+    # A flattened loop's epilogue runs while the rings hold the next tile's
+    # blocks: its layout conversion's bytes come out of the rings' budget.
+    extra = ps.conversion_bytes(plan.tail) if plan.tail is not None else 0
+    fit = (shared_bytes - ps.RESERVED_SHARED - extra) // per_stage
     if fit < 2:
         return False
     if fit < stages:
@@ -195,7 +214,11 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     # the accumulator only chains products from a splat start: its rows are
     # then put in place once, after the loop (`tile.row_exchange`).
     in_order = use_tma and kind == "wgmma" and \
-        pipeline_tma.rows_in_order_ok(for_op, plan.acc_index, plan.dot)
+        pipeline_tma.rows_in_order_ok(for_op, plan.acc_index, plan.dot, plan.tail)
+    if in_order and plan.tail is not None:
+        # In a flattened loop the exchange runs next to the rings.
+        need = stages * per_stage + max(extra, pipeline_tma.exchange_bytes(plan.dot, num_warps))
+        in_order = need + ps.RESERVED_SHARED <= shared_bytes
     bars: ir.Value | None = None
     with loc, ir.InsertionPoint(for_op):
         swizzle = ps.SWIZZLE if kind in _ASYNC else 0
@@ -249,6 +272,8 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
                    {new_args[0]: iv_w, **{new_args[i + 1]: new_args[i + 1]
                                          for i in plan.carried}}, bars)
     dot.results[0].replace_all_uses_with(done)
+    if plan.tail is not None:
+        _finish_tile(plan.tail, done, kind, in_order)
     pipeline_tma.drop_hints(list(plan.loads))
     dot.erase()
     if plan.b_trans is not None:
@@ -269,7 +294,11 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     uses = [u for u in acc_out.uses]
     with loc, ir.InsertionPoint.after(new_for.operation) if hasattr(
             ir.InsertionPoint, "after") else ir.InsertionPoint(ps.next_op(new_for.operation)):
-        final = tile_memory.mma_wait(acc_out, 0, loc=loc) if kind in _ASYNC else acc_out
+        # A flattened loop's products were waited for in its epilogue branch.
+        # (tcgen05 keeps its wait: it reads the accumulator out of TMEM and
+        # invalidates the product barriers.)
+        final = tile_memory.mma_wait(acc_out, 0, loc=loc) if kind in _ASYNC and (
+            plan.tail is None or uses or kind == "tcgen05") else acc_out
         if bars is None:
             tile_memory.async_wait(0, loc=loc)
         tile.barrier(loc=loc)
@@ -277,7 +306,7 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
             tile_memory.mbarrier_inval(bars, loc=loc)
         tile_memory.local_dealloc(rings[1], loc=loc)
         tile_memory.local_dealloc(rings[0], loc=loc)
-        if in_order:
+        if in_order and plan.tail is None:
             final = tile_memory.row_exchange(final, loc=loc)
     for u in uses:
         u.owner.operands[u.operand_number] = final
@@ -286,6 +315,24 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     if bars is not None:   # the prologue's clones of the pointer arithmetic are dead
         ps.dce(block)
     return True
+
+
+def _finish_tile(tail: ir.Operation, done: ir.Value, kind: str, in_order: bool) -> None:
+    """In a flattened loop's epilogue branch: the tile's last product waited
+    for (`mma_wait {pending = 0}`; rows put in place where A's ring keeps
+    them in order) before the epilogue reads it."""
+    if kind not in _ASYNC:
+        return
+    then = tail.regions[0].blocks[0]
+    inside = set(ps.region_ops(tail)) - set(ps.ops(tail.regions[1].blocks[0]))
+    uses = [(u.owner, u.operand_number) for u in done.uses
+            if (u.owner.operation if isinstance(u.owner, ir.OpView) else u.owner) in inside]
+    with tail.location, ir.InsertionPoint(ps.ops(then)[0]):
+        final = tile_memory.mma_wait(done, 0, loc=tail.location)
+        if in_order:
+            final = tile_memory.row_exchange(final, loc=tail.location)
+    for owner, i in uses:
+        owner.operands[i] = final
 
 
 def run(module: ir.Module, target: Target, options: CompileOptions) -> None:

@@ -389,6 +389,33 @@ def _tma_matmul(torch: Any, device: str, launch: bool) -> None:
         torch.testing.assert_close(c.double(), want, rtol=tol, atol=tol * max(k, 1) ** 0.5)
 
 
+def _flat_matmul(torch: Any, device: str, launch: bool) -> None:
+    """The flattened persistent loop (tile-flatten-loops + tile-pipeline): few
+    programs for many tiles (the next tile's blocks in flight during an
+    epilogue, ring phases carried across tiles), K shorter than the pipeline
+    (k tiles < stages), K < BLOCK_K, 128x256 and fp8; against float64."""
+    pm = _example("matmul_persistent")
+    cases = [(torch.float16, 640, 768, 192, (128, 128, 64), 8, s, 5) for s in (2, 3, 4, 5)]
+    cases += [(torch.float16, 520, 1030, 64, (128, 256, 64), 8, 3, 3),
+              (torch.float16, 300, 400, 40, (128, 128, 64), 8, 4, 2),
+              (torch.float16, 256, 256, 4096, (128, 128, 64), 4, 3, 1),
+              (torch.bfloat16, 384, 512, 136, (128, 128, 64), 8, 3, 7),
+              (torch.float8_e4m3fn, 512, 768, 384, (128, 256, 128), 8, 3, 4)]
+    for dt, m, n, k, (bm, bn, bk), warps, stages, programs in cases:
+        a = torch.randn(m, k, device=device).to(dt)
+        b = torch.randn(n, k, device=device).to(dt)
+        c = torch.full((m, n), float("nan"), device=device, dtype=torch.float16)
+        cx = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=programs,
+                  num_warps=warps, num_stages=stages)
+        if not launch:
+            pm.matmul_persistent.warmup(a, b, c, m, n, k, **cx, target="sm90")
+            continue
+        pm.matmul_persistent[(programs,)](a, b, c, m, n, k, **cx)
+        want = a.double() @ b.double().t()
+        tol = 2e-2 if dt != torch.float8_e4m3fn else 5e-2
+        torch.testing.assert_close(c.double(), want, rtol=tol, atol=tol * max(k, 1) ** 0.5)
+
+
 _TUNED: Any = None
 
 
@@ -494,6 +521,8 @@ CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
          Case("tl.dot: matmul fp32 / fp16 (masked, transposed view) / int8", _matmul),
          Case("TMA descriptor loads: persistent matmul, ragged, K = 0, depths 2-5, fp8",
               _tma_matmul),
+         Case("flattened persistent matmul: many tiles per program, short K, depths 2-5, fp8",
+              _flat_matmul),
          Case("examples: softmax (+persistent), layernorm (+looped), rmsnorm, cross-entropy, "
               "histogram, prefix sum, annotated kernels", _more_examples)]
 

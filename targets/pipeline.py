@@ -108,20 +108,25 @@ def check_num_warps(target: Target, options: CompileOptions) -> None:
 
 
 # Tile-level rewrites of language features every back end runs first, in this
-# order: tensor descriptors -> masked loads/stores, tf32 operand rounding, fp8 ->
+# order: flattened persistent loops (`tl.range(..., flatten=True)`: the tile loop
+# and its K loop fused, so tile-pipeline keeps loads in flight across tiles;
+# AMD's stage list leaves it out, its LDS pipeliner takes the nest's K loop only),
+# tensor descriptors -> masked loads/stores, tf32 operand rounding, fp8 ->
 # integer bit operations on i8 storage.  A target-specific pass that wants the
 # original ops (TMA for descriptor loads, tensor cores for tf32/fp8 dots) runs
 # before them.
 # tile-debug-checks (after the descriptors are pointer tiles) bounds-checks the
 # accesses in debug mode and only drops `tile.assert` otherwise.
-LANGUAGE_PASSES = ("tile-tma-descriptors", "tile-lower-descriptors", "tile-debug-checks", "tile-dot-precision",
-                   "tile-expand-fp8")
+LANGUAGE_PASSES = ("tile-flatten-loops", "tile-tma-descriptors", "tile-lower-descriptors",
+                   "tile-debug-checks", "tile-dot-precision", "tile-expand-fp8")
 
 
-def language_steps() -> Stages:
+def language_steps(flatten: bool = True) -> Stages:
     """The LANGUAGE_PASSES as steps (each leaves the IR unchanged where its
-    feature is not used)."""
-    steps = {name: pass_step(name) for name in LANGUAGE_PASSES}
+    feature is not used); without `flatten`, tile-flatten-loops is left out (a
+    back end whose pipeliner takes the nest's K loop but not a fused loop)."""
+    steps = {name: pass_step(name) for name in LANGUAGE_PASSES
+             if flatten or name != "tile-flatten-loops"}
     steps["tile-debug-checks"] = Step(_debug_checks, (), "tile-debug-checks")
     return steps
 
@@ -137,7 +142,7 @@ def _debug_checks(c: Compilation) -> None:
         del attrs["tile.debug_sites"]
 
 
-def tile_to_gpu_steps() -> Stages:
+def tile_to_gpu_steps(flatten: bool = True) -> Stages:
     """The language steps, tile-accelerate-dot, tile-layout, tile-pipeline
     (-> `tiled`) and convert-tile-to-gpu (-> `gpu`): the first steps of every
     GPU back end."""
@@ -160,7 +165,7 @@ def tile_to_gpu_steps() -> Stages:
             c.metadata["tensormaps"] = maps
     # The dot selection runs before the fp8 expansion, which leaves the fp8
     # operands of a dot chosen for wgmma as raw bytes (fp8 tensor cores).
-    lang = language_steps()
+    lang = language_steps(flatten)
     expand = lang.pop("tile-expand-fp8")
     return {**lang,
             "tile-accelerate-dot": accelerate,

@@ -30,7 +30,8 @@ def test_registry_lists_every_pass_module() -> None:
         if isinstance(getattr(module, "NAME", None), str) and callable(getattr(module, "run", None)):
             found[module.NAME] = info.name
     assert found == registry.PASSES
-    assert registry.names() == ["tile-verify", "tile-dce", "tile-tma-descriptors",
+    assert registry.names() == ["tile-verify", "tile-dce", "tile-flatten-loops",
+                                "tile-tma-descriptors",
                                 "tile-lower-descriptors",
                                 "tile-debug-checks", "tile-dot-precision", "tile-expand-fp8", "tile-accelerate-dot",
                                 "tile-layout", "tile-pipeline", "tile-pipeline-lds", "tile-prefetch", "tile-prefetch-vectors",
@@ -70,8 +71,11 @@ def test_stage_lists_match_target_stages() -> None:
                "tile-accelerate-dot",
                "tile-expand-fp8", "tile-prefetch-vectors", "tile-layout", "tile-pipeline",
                "convert-tile-to-gpu"]
+        # AMD's stage list leaves tile-flatten-loops out (its LDS pipeliner takes
+        # the nest's K loop only).
         assert list(backend_stages(target, CompileOptions())) == {
-            "nvidia": gpu + ["convert-gpu-to-nvvm", "llir", "ptx", "cubin"],
+            "nvidia": ["tile-flatten-loops"] + gpu + ["convert-gpu-to-nvvm", "llir", "ptx",
+                                                      "cubin"],
             "amd": gpu[:7] + ["tile-loop-pointers", "tile-layout", "tile-pipeline-lds"] + gpu[8:]
             + ["convert-gpu-to-rocdl", "llir", "amdgcn", "hsaco"],
             "cpu": list(LANGUAGE_PASSES) + ["convert-tile-to-cpu", "lower-to-llvm", "llir",

@@ -173,6 +173,7 @@ def _through_memory(L: FuncLowering, src: ir.Value, res: ir.Value,
             elems.append(v)
         out.append(L.concat(elems) if len(elems) > 1 else L.splat(elems[0], 1))
     gpu.BarrierOp()
+    L.release_shared(buf)   # every thread has read it: later conversions reuse the bytes
     L.values[res] = out
 
 

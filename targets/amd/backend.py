@@ -275,7 +275,7 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,
 
     # Loop-carried pointer tiles become carried scalar bases before the layouts
     # are chosen (SGPR base + 32-bit offsets in the K loops).
-    gpu_steps = tile_to_gpu_steps()
+    gpu_steps = tile_to_gpu_steps(flatten=False)   # tile-pipeline-lds takes the nest
     names = list(gpu_steps)
     cut = names.index("tile-layout")
     first = {k: gpu_steps[k] for k in names[:cut]}

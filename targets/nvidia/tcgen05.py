@@ -413,7 +413,7 @@ def _mma_wait(L: FuncLowering, op: ir.Operation) -> None:
     assert isinstance(owner, ir.OpView)
     if pending == 1 and owner.operation.name == "tile.mma":
         j = _ring_counter(L, owner.operation)
-        if all(_name(u.owner) == "scf.yield" for u in res.uses):
+        if all(_name(u.owner) == "scf.yield" or _is_tile_end(u.owner) for u in res.uses):
             _wait_for_product(st, _add(j, -1))
             L.values[res] = L.frag(src)
             return
@@ -425,6 +425,9 @@ def _mma_wait(L: FuncLowering, op: ir.Operation) -> None:
         # ordered before the next product by the barrier at the loop's top
         nvvm.Tcgen05FenceOp(nvvm.Tcgen05FenceKind.BEFORE_THREAD_SYNC)
         return
+    if pending == 0 and owner.operation.name == "tile.mma_wait":
+        L.values[res] = _tile_end(L, st, op, d, n)
+        return
     if pending != 0 or owner.operation.name != "scf.for":
         raise CompilerBugError(f"tcgen05 tile.mma_wait {{pending = {pending}}} on a value of "
                                f"{owner.operation.name}: not the pipeliner's structure")
@@ -432,6 +435,33 @@ def _mma_wait(L: FuncLowering, op: ir.Operation) -> None:
     count = L.get(loop.results[len(loop.results) - 1])   # the loop's slot counter
     _wait_for_product(st, _add(count, -1))
     L.values[res] = _finish(L, st, d, n, 2)
+
+
+def _is_tile_end(user: ir.Operation | ir.OpView) -> bool:
+    op = user.operation if isinstance(user, ir.OpView) else user
+    return op.name == "tile.mma_wait" and int(ir.IntegerAttr(op.attributes["pending"]).value) == 0
+
+
+def _tile_end(L: FuncLowering, st: _Tmem, op: ir.Operation, d: Distribution,
+              n: int) -> list[ir.Value]:
+    """`mma_wait {pending = 0}` at the head of a flattened loop's epilogue
+    branch (tile-pipeline): wait for this iteration's product, read the
+    accumulator out, and put the value the branch yields for it (the next
+    tile's init, defined before the loop) into TMEM for the next product."""
+    wait1 = op.operands[0].owner.operation
+    mma = wait1.operands[0].owner.operation
+    _wait_for_product(st, _ring_counter(L, mma))
+    nvvm.Tcgen05FenceOp(nvvm.Tcgen05FenceKind.AFTER_THREAD_SYNC)
+    chunks = load_accumulator(L, st, d, n)
+    parent = op.parent
+    tail = parent.operation if isinstance(parent, ir.OpView) else parent
+    blocks = [list(tail.regions[i].blocks)[0] for i in (0, 1)]
+    then_y, else_y = (list(b.operations)[len(b.operations) - 1] for b in blocks)
+    r = list(else_y.operands).index(wait1.results[0])
+    store_accumulator(L, st, d, n, L.frag(then_y.operands[r]))
+    nvvm.Tcgen05FenceOp(nvvm.Tcgen05FenceKind.BEFORE_THREAD_SYNC)
+    gpu.BarrierOp()
+    return chunks
 
 
 @RULES.rule("hook.dot-tcgen05", feature=Feature.TCGEN05)

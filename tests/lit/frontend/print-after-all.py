@@ -26,6 +26,7 @@ def neg(x_ptr: "*fp32", n: "i32", BLOCK: tl.constexpr):
 # CHECK-NOT: IR Dump
 # CHECK: "tile.load"
 # CHECK-NOT: "tile.load"
+# CHECK: // -----// IR Dump After tile-flatten-loops //----- //
 # CHECK: // -----// IR Dump After tile-tma-descriptors //----- //
 # CHECK: // -----// IR Dump After tile-lower-descriptors //----- //
 # CHECK: // -----// IR Dump After tile-dot-precision //----- //

@@ -1,0 +1,52 @@
+# RUN: %tilec ir %S/../../../examples/matmul_persistent.py --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 GROUP_M=8 NUM_SMS=132 --num-warps 8 --num-stages 4 --stage tiled | %FileCheck %s
+# RUN: %tilec ir %S/../../../examples/matmul_persistent.py --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BLOCK_M=128 BLOCK_N=256 BLOCK_K=64 GROUP_M=8 NUM_SMS=132 --num-warps 8 --num-stages 3 --stage tiled | %FileCheck %s --check-prefix=WIDE
+# RUN: %tilec ir %S/../../../examples/matmul_persistent.py --target sm100 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 GROUP_M=8 NUM_SMS=132 --num-warps 8 --num-stages 3 --stage tiled | %FileCheck %s --check-prefix=TC
+
+# The persistent example's flattened loop (tile-flatten-loops) pipelined with
+# TMA rings: the rings and one set of transaction barriers are allocated once,
+# before the fused loop (no per-tile init/inval); the prologue issues the
+# first S-1 blocks of the fused index, the body waits on slot j % S, issues
+# block j + S - 1 (the next tile's first blocks during a tile's last ones)
+# and runs the epilogue in the scf.if at a tile's last k, which starts with
+# the product's wait {pending = 0} (and, A's ring keeping rows in order, the
+# row exchange) before the store.
+
+# CHECK: "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<4x128x64xf16, 3>
+# CHECK: "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<4x128x64xf16, 3>
+# CHECK: %[[BARS:.*]] = "tile.mbarrier_alloc"() {slots = 4 : i32}
+# CHECK-COUNT-3: "tile.tma_expect"
+# CHECK: scf.for
+# CHECK-NOT: "tile.mbarrier_alloc"
+# CHECK: "tile.mbarrier_wait"(%[[BARS]]
+# CHECK: %[[MMA:.*]] = "tile.mma"({{.*}}) {kind = "wgmma", tile.b_kmajor}
+# CHECK-NEXT: %[[DONE:.*]] = "tile.mma_wait"(%[[MMA]]) {pending = 1 : i32}
+# CHECK: "tile.tma_expect"(%[[BARS]]
+# CHECK-NEXT: "tile.tma_copy"
+# CHECK-NEXT: "tile.tma_copy"
+# CHECK: scf.if
+# CHECK-NEXT: %[[FIN:.*]] = "tile.mma_wait"(%[[DONE]]) {pending = 0 : i32}
+# CHECK-NEXT: "tile.row_exchange"(%[[FIN]]) {permutation = "wgmma"}
+# CHECK: "tile.store"
+# CHECK: } else {
+# CHECK-NEXT: scf.yield %[[DONE]]
+# CHECK: } {tile.flattened}
+# CHECK-NOT: "tile.mma_wait"
+# CHECK: "tile.mbarrier_inval"(%[[BARS]])
+# CHECK: "tile.local_dealloc"
+# CHECK-NEXT: "tile.local_dealloc"
+
+# 128x256: the exchange (135 KiB) does not fit next to the rings, so A's ring
+# keeps the wgmma row permutation and no exchange runs.
+# WIDE: "tile.local_alloc"() {row_permutation = "wgmma", swizzle = 128 : i32} : () -> memref<3x128x64xf16, 3>
+# WIDE: scf.if
+# WIDE-NEXT: "tile.mma_wait"({{.*}}) {pending = 0 : i32}
+# WIDE-NOT: "tile.row_exchange"
+# WIDE: } {tile.flattened}
+
+# tcgen05: the same loop; the branch's wait reads the accumulator out of TMEM
+# (targets/nvidia/tcgen05.py puts the next tile's init back).
+# TC: "tile.mbarrier_alloc"() {slots = 3 : i32}
+# TC: "tile.mma"({{.*}}) {kind = "tcgen05", tile.b_kmajor}
+# TC: scf.if
+# TC-NEXT: "tile.mma_wait"({{.*}}) {pending = 0 : i32}
+# TC: } {tile.flattened}

@@ -1,7 +1,12 @@
-# RUN: %tilec ir %S/../../../examples/matmul_persistent.py --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 GROUP_M=8 NUM_SMS=132 --num-warps 8 --num-stages 4 --stage tiled | %FileCheck %s
-# RUN: %tilec ir %S/../../../examples/matmul_persistent.py --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BLOCK_M=128 BLOCK_N=256 BLOCK_K=64 GROUP_M=8 NUM_SMS=132 --num-warps 8 --num-stages 3 --stage tiled | %FileCheck %s --check-prefix=WIDE
-# RUN: %tilec ir %S/../../../examples/matmul_persistent.py --target sm100 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 GROUP_M=8 NUM_SMS=132 --num-warps 8 --num-stages 3 --stage tiled | %FileCheck %s --check-prefix=TC
+# RUN: %tilec ir %S/../../../examples/matmul_persistent.py --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 GROUP_M=8 NUM_SMS=132 --num-warps 8 --num-stages 4 --stage tile-opt > %t.1.mlir
+# RUN: %tilec-opt %t.1.mlir --pass tile-flatten-loops,tile-tma-descriptors,tile-lower-descriptors,tile-accelerate-dot,tile-layout,tile-pipeline --target sm90 --num-warps 8 --num-stages 4 | %FileCheck %s
+# RUN: %tilec ir %S/../../../examples/matmul_persistent.py --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BLOCK_M=128 BLOCK_N=256 BLOCK_K=64 GROUP_M=8 NUM_SMS=132 --num-warps 8 --num-stages 3 --stage tile-opt > %t.2.mlir
+# RUN: %tilec-opt %t.2.mlir --pass tile-flatten-loops,tile-tma-descriptors,tile-lower-descriptors,tile-accelerate-dot,tile-layout,tile-pipeline --target sm90 --num-warps 8 --num-stages 3 | %FileCheck %s --check-prefix=WIDE
+# RUN: %tilec ir %S/../../../examples/matmul_persistent.py --target sm100 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 GROUP_M=8 NUM_SMS=132 --num-warps 8 --num-stages 3 --stage tile-opt > %t.3.mlir
+# RUN: %tilec-opt %t.3.mlir --pass tile-flatten-loops,tile-tma-descriptors,tile-lower-descriptors,tile-accelerate-dot,tile-layout,tile-pipeline --target sm100 --num-warps 8 --num-stages 3 | %FileCheck %s --check-prefix=TC
 
+# (NVIDIA's stage list leaves tile-flatten-loops out, measured slower on the
+# H200: targets/nvidia/backend.py; the passes run here by name.)
 # The persistent example's flattened loop (tile-flatten-loops) pipelined with
 # TMA rings: the rings and one set of transaction barriers are allocated once,
 # before the fused loop (no per-tile init/inval); the prologue issues the

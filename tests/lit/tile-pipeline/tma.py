@@ -11,8 +11,7 @@
 # the previous product read.  After the loop the barriers are invalidated.
 # The accumulator starts at zero and only chains the products, so A's ring keeps
 # its rows in order (one 128-row TMA box) and the accumulator's rows are put in
-# place once per tile (tile.row_exchange), in the epilogue branch of the loop
-# tile-flatten-loops fused (tests/lit/tile-pipeline/flattened.py).
+# place once after the loop (tile.row_exchange).
 
 # CHECK: "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<3x128x64xf16, 3>
 # CHECK: "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<3x128x64xf16, 3>
@@ -32,14 +31,13 @@
 # CHECK: "tile.tma_expect"
 # CHECK-NEXT: "tile.tma_copy"
 # CHECK-NEXT: "tile.tma_copy"
-# CHECK: scf.if
-# CHECK-NEXT: "tile.mma_wait"({{.*}}) {pending = 0 : i32}
-# CHECK-NEXT: "tile.row_exchange"({{.*}}) {permutation = "wgmma"}
-# CHECK: } {tile.flattened}
+# CHECK: scf.yield
+# CHECK: "tile.mma_wait"({{.*}}) {pending = 0 : i32}
 # CHECK-NEXT: "tile.barrier"
 # CHECK-NEXT: "tile.mbarrier_inval"(%[[BARS]])
 # CHECK: "tile.local_dealloc"
 # CHECK-NEXT: "tile.local_dealloc"
+# CHECK-NEXT: "tile.row_exchange"({{.*}}) {permutation = "wgmma"}
 # CHECK-NOT: "tile.tma_coords"
 
 # PTX: .param .align 64 .b8 matmul_persistent_param_6[128],

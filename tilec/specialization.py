@@ -182,7 +182,7 @@ class Params:
                 # tilec/tools/tensor_descriptor.py: specialized on its type, its
                 # parts passed as hidden parameters; its own slot an unused i64.
                 try:
-                    constexprs[p.name], parts = describe(v, self.kernel, p.name)
+                    constexprs[p.name], parts = describe(v)
                 except TypeError as e:
                     raise argument_error(self.kernel, p.name, e) from None
                 hidden += parts

@@ -62,7 +62,7 @@ class DescriptorType:
                 + [f"{name}.stride{i}" for i in range(self.rank - 1)])
 
 
-def _ints(kernel: str, name: str, what: str, xs: Any) -> list[int]:
+def _ints(what: str, xs: Any) -> list[int]:
     try:
         out = [int(x) for x in xs]
     except (TypeError, ValueError):
@@ -70,12 +70,13 @@ def _ints(kernel: str, name: str, what: str, xs: Any) -> list[int]:
     return out
 
 
-def describe(d: TensorDescriptor, kernel: str, name: str) -> tuple[DescriptorType, list[ArgInfo]]:
-    """The specialization and the hidden arguments of descriptor `d` passed for
-    parameter `name`; TypeError with a plain reason when tilec cannot take it."""
-    shape = _ints(kernel, name, "shape", d.shape)
-    strides = _ints(kernel, name, "strides", d.strides)
-    block = _ints(kernel, name, "block_shape", d.block_shape)
+def describe(d: TensorDescriptor) -> tuple[DescriptorType, list[ArgInfo]]:
+    """The specialization and the hidden arguments of descriptor `d` (a kernel
+    argument); TypeError with a plain reason when tilec cannot take it (the
+    caller names the kernel and the parameter)."""
+    shape = _ints("shape", d.shape)
+    strides = _ints("strides", d.strides)
+    block = _ints("block_shape", d.block_shape)
     rank = len(block)
     if not 1 <= rank <= MAX_RANK or len(shape) != rank or len(strides) != rank:
         raise TypeError(f"a TensorDescriptor needs shape, strides and block_shape of one rank "

@@ -34,6 +34,8 @@ def test_load_store_edges(bm: int, bn: int) -> None:
     for _ in range(2):      # the second launch: the Python path again (no C entry)
         scale_kernel[grid](ad, cd, bm, bn)
     assert torch.equal(c, (a * 2 + 1).half())
+    # no fast key, no C launcher: the hidden parameters are filled in Python only
+    assert not scale_kernel._fast and not scale_kernel._native
 
 
 def test_strided_view_and_partial_grid() -> None:

@@ -37,6 +37,9 @@ from tilec.specialization import LAUNCH_OPTIONS, NO_DEFAULT
 from tilec.version import __version__
 
 
+AMD_HINTS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
+
+
 class Config:
     """One choice of constexpr values and compile options (`num_warps`,
     `num_stages`: a `CompileOptions`, checked here)."""
@@ -45,7 +48,10 @@ class Config:
                  num_ctas: int = 1, maxnreg: int | None = None,
                  pre_hook: Callable[[dict[str, Any]], None] | None = None,
                  ir_override: Any = None) -> None:
-        self.kwargs = dict(kwargs)
+        # Triton's AMD back end reads these compile hints from a config's
+        # kwargs (tutorial 03's HIP configs); tilec keeps and does not use them.
+        self.kwargs = {k: v for k, v in kwargs.items() if k not in AMD_HINTS}
+        self.backend_hints = {k: v for k, v in kwargs.items() if k in AMD_HINTS}
         self.options = CompileOptions(num_warps=num_warps, num_stages=num_stages,
                                       num_ctas=num_ctas, maxnreg=maxnreg)
         self.pre_hook = pre_hook

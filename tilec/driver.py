@@ -18,7 +18,7 @@ from tilec.frontend.parser import get_source, parse_source
 from tilec.language import core as tl
 from tilec.options import CompileOptions
 from tilec.runtime.args import EQUAL_TO_1
-from tilec.specialization import NO_DEFAULT, ArgSpec, Specialization
+from tilec.specialization import NO_DEFAULT, ArgSpec, Param, Specialization
 from tilec.targets import get_target
 from tilec.version import __version__
 
@@ -92,9 +92,12 @@ def _jsonable(v: Any) -> Any:
         return repr(v)
 
 
-def signature_args(kernel: Kernel, signature: Any) -> tuple[ArgSpec, ...]:
-    """The runtime parameters' specializations from a dict, a string or annotations."""
-    names = kernel.runtime_names()
+def signature_args(kernel: Kernel, signature: Any,
+                   hidden: list[str] | None = None) -> tuple[ArgSpec, ...]:
+    """The runtime parameters' specializations from a dict, a string or annotations
+    (`hidden`: host descriptors' hidden parameters, tilec/tools/tensor_descriptor.py)."""
+    hidden = hidden or []
+    names = kernel.runtime_names() + hidden
     given: dict[str, str] = {}
     if isinstance(signature, str):
         parts = [s.strip() for s in signature.split(",") if s.strip()]
@@ -111,7 +114,8 @@ def signature_args(kernel: Kernel, signature: Any) -> tuple[ArgSpec, ...]:
     elif signature is not None:
         raise TilecError("signature must be a dict {name: type} or a string like '*fp32,i32'")
     out: list[ArgSpec] = []
-    for p in kernel.plan.runtime:
+    hidden_params = [Param(n, False, None, NO_DEFAULT) for n in hidden]
+    for p in kernel.plan.runtime + hidden_params:
         spelling = given.get(p.name)
         if spelling is None:
             if p.annotation is None:
@@ -149,6 +153,8 @@ def make_spec(kernel: Kernel, types: Mapping[str, Any], divisibility: Mapping[st
         kernel._parsed = (src, parse_source(src))
     src, tree = kernel._parsed
     values = dict(constexprs)
+    named = {p.name for p in kernel.params}
+    hidden = [n for n in types if n not in named]   # host descriptors' parts (specialization.py)
     for p in kernel.params:
         if p.constexpr and p.name not in values:
             if p.default is NO_DEFAULT:
@@ -156,7 +162,7 @@ def make_spec(kernel: Kernel, types: Mapping[str, Any], divisibility: Mapping[st
                                  "has no value; pass it (e.g. BLOCK=1024)")
             values[p.name] = p.default
     return KernelSpec(name=kernel.name, source=src, tree=tree,
-                      params=[p.name for p in kernel.params], runtime_types=dict(types),
+                      params=[p.name for p in kernel.params] + hidden, runtime_types=dict(types),
                       constexprs=values, divisibility=dict(divisibility),
                       globals=function_names(kernel.fn))  # type: ignore[arg-type]
 
@@ -173,7 +179,7 @@ def compile_kernel(kernel: Kernel, target_name: str, signature: Any,
         raise TilecError(f"num_ctas={options.num_ctas}: target {target.name} compiles one program "
                          "per thread block; thread-block clusters (num_ctas > 1) are not supported, "
                          "use num_ctas=1")
-    args = signature_args(kernel, signature)
+    args = signature_args(kernel, signature, kernel.plan.hidden_names(constexprs or {}))
     fe = make_spec(kernel, {a.name: a.type for a in args},
                    {a.name: a.divisibility for a in args}, constexprs or {})
     from tilec import dump, progress
@@ -203,12 +209,13 @@ def compile_cached(kernel: Kernel, target_name: str, signature: Any,
     none), else a full compile, which is stored for later calls and launches."""
     from tilec.builder import builder_fingerprint, compiler_available
     target = get_target(target_name)
-    args = signature_args(kernel, signature)
+    args = signature_args(kernel, signature, kernel.plan.hidden_names(constexprs or {}))
     values = dict(constexprs or {})
     for p in kernel.params:
         if p.constexpr and p.name not in values and p.default is not NO_DEFAULT:
             values[p.name] = p.default
-    order = [p.name for p in kernel.params if p.constexpr]
+    # (a runtime parameter given a constexpr: None, a host descriptor's DescriptorType)
+    order = [p.name for p in kernel.params if p.constexpr or p.name in values]
     spec = Specialization(args, tuple((k, values[k]) for k in order if k in values), target.name,
                           options, tuple(kernel.used_globals().items()))
     cache = DiskCache()

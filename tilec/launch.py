@@ -220,6 +220,9 @@ class KernelLauncher(abc.ABC):
         spec.check_launch(self.name, infos, loaded.stored_args)
         runtime = [v for p, v in zip(self.plan.params, values) if not p.constexpr]
         arrays = [v for v, i in zip(runtime, infos) if isinstance(i.type, tl.pointer_type)]
+        # host descriptors' bases: hidden pointer parameters after the user's
+        arrays += [v.base for p, v in zip(self.plan.params, values)
+                   if not p.constexpr and p.name in constexprs and v is not None]
         from tilec.runtime.debug import launch_checked
         launch_checked(self.name, loaded.launch, g, [i.raw for i in infos], arrays,
                        loaded.debug_sites or [], loaded.device)

@@ -32,6 +32,7 @@ from tilec.options import CompileOptions
 from tilec.runtime.args import (
     ABSENT, EQUAL_TO_1, ArgInfo, TensorWithoutStorage, check_declared, classify, fast_arg, fast_arg_plain,
 )
+from tilec.tools.tensor_descriptor import DescriptorType, TensorDescriptor, describe
 from tilec.version import __version__
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
@@ -171,10 +172,21 @@ class Params:
         """The runtime arguments' infos (value facts cleared where not specialized)
         and the constexpr values, of bound `values`."""
         infos: list[ArgInfo] = []
+        hidden: list[ArgInfo] = []   # host descriptors' parts, after the user's parameters
         constexprs: dict[str, Any] = {}
         for p, v in zip(self.params, values):
             if p.constexpr:
                 constexprs[p.name] = v.value if isinstance(v, tl.constexpr) else v
+                continue
+            if type(v) is TensorDescriptor:
+                # tilec/tools/tensor_descriptor.py: specialized on its type, its
+                # parts passed as hidden parameters; its own slot an unused i64.
+                try:
+                    constexprs[p.name], parts = describe(v)
+                except TypeError as e:
+                    raise argument_error(self.kernel, p.name, e) from None
+                hidden += parts
+                infos.append(ABSENT)
                 continue
             if v is None:
                 # Triton: None for a runtime parameter (an optional pointer) is a
@@ -200,7 +212,16 @@ class Params:
             if not p.specialized:
                 info = ArgInfo(info.type, False, info.raw, info.device, info.writable, False)
             infos.append(info)
-        return infos, constexprs
+        return infos + hidden, constexprs
+
+    def hidden_names(self, constexprs: Mapping[str, Any]) -> list[str]:
+        """The names of the hidden parameters `classify` appended (host descriptors)."""
+        out: list[str] = []
+        for p in self.runtime:
+            d = constexprs.get(p.name)
+            if isinstance(d, DescriptorType):
+                out += d.hidden_names(p.name)
+        return out
 
     def _addressed(self, name: str) -> bool:
         """Whether the kernel's source uses parameter `name` as a pointer."""
@@ -362,9 +383,15 @@ class Specialization:
     def of(cls, params: Params, infos: Sequence[ArgInfo], constexprs: Mapping[str, Any],
            target: str, options: CompileOptions, used_globals: Mapping[str, str]) -> Specialization:
         """A launch's specialization, from its classified runtime arguments."""
-        return cls(tuple(ArgSpec.of_info(p.name, i) for p, i in zip(params.runtime, infos)),
+        names = [p.name for p in params.runtime]
+        specialized = [p.specialized for p in params.runtime]
+        if len(infos) > len(names):   # host descriptors' hidden parameters
+            hidden = params.hidden_names(constexprs)
+            names += hidden
+            specialized += [True] * len(hidden)
+        return cls(tuple(ArgSpec.of_info(n, i) for n, i in zip(names, infos)),
                    tuple(constexprs.items()), target, options, tuple(used_globals.items()),
-                   tuple(p.specialized for p in params.runtime))
+                   tuple(specialized))
 
     @classmethod
     def from_manifest(cls, manifest: Mapping[str, Any]) -> Specialization:

@@ -63,6 +63,25 @@ def test_autotune_unknown_key_config_options_heuristics() -> None:
         triton.testing.assert_close(o, x + 1, atol=0, rtol=0)
 
 
+def test_amd_hints_in_config_kwargs() -> None:
+    """Tutorial 03's HIP configs put `waves_per_eu` (and Triton's AMD back end
+    reads `matrix_instr_nonkdim`, `kpack`) in a config's kwargs: kept as hints."""
+    cfg = triton.Config({"BLOCK": 32, "waves_per_eu": 2, "kpack": 1}, num_warps=4)
+    assert cfg.kwargs == {"BLOCK": 32} and cfg.backend_hints == {"waves_per_eu": 2, "kpack": 1}
+
+    @triton.autotune(configs=[cfg, triton.Config({"BLOCK": 64, "matrix_instr_nonkdim": 16})],
+                     key=["n"])
+    @triton.jit
+    def add2(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 2, mask=offs < n)
+
+    x = torch.zeros(100)
+    add2[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, 100)
+    assert bool((x > 0).all())   # (each benchmark run of a config adds 2 again)
+    assert bool((x % 2 == 0).all())
+
+
 def test_testing_and_driver() -> None:
     ms = triton.testing.do_bench(lambda: None, warmup=1, rep=2)
     assert ms >= 0

@@ -1,6 +1,6 @@
 """Shape ops with Triton's semantics against NumPy: tl.join / tl.split /
 tl.interleave / tl.cat (can_reorder and dim=) / tl.flip on 1-D and 2-D tiles
-(tiles are at most 2-D: a join of 2-D tiles is an error naming the limit),
+(tiles are at most 4-D: a join of 4-D tiles is an error naming the limit),
 the tile methods .split/.reshape/.flip; pointer <-> integer casts
 (`x.to(tl.pointer_type(T))`, tutorial 08's address table) and isinstance on
 tiles and tensor descriptors; each compiled for sm90 and gfx942."""
@@ -75,14 +75,35 @@ def test_interleave_cat_flip_split_2d() -> None:
 
 
 @triton.jit
-def join_2d(x_ptr, N: tl.constexpr):
-    x = tl.load(x_ptr + tl.arange(0, N)[:, None] * N + tl.arange(0, N)[None, :])
-    tl.store(x_ptr, tl.sum(tl.join(x, x)))
+def join_2d(x_ptr, y_ptr, o_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)[:, None] * N + tl.arange(0, N)[None, :]
+    j = tl.join(tl.load(x_ptr + offs), tl.load(y_ptr + offs))        # [N, N, 2]
+    tl.store(o_ptr + offs[:, :, None] * 2 + tl.arange(0, 2)[None, None, :], j)
+    a, b = tl.split(j)
+    tl.store(x_ptr + offs, b)
+    tl.store(y_ptr + offs, a)
 
 
-def test_join_of_2d_tiles_is_an_error() -> None:
-    with pytest.raises(triton.TilecError, match="3-D tile"):
-        join_2d[(1,)](np.zeros((4, 4), np.float32), N=4)
+def test_join_split_of_2d_tiles() -> None:
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    y = -x - 1
+    o = np.zeros((4, 4, 2), np.float32)
+    xs, ys = x.copy(), y.copy()
+    join_2d[(1,)](xs, ys, o, N=4)
+    np.testing.assert_array_equal(o, np.stack([x, y], -1))
+    np.testing.assert_array_equal(xs, y)
+    np.testing.assert_array_equal(ys, x)
+
+
+@triton.jit
+def join_4d(x_ptr):
+    x = tl.zeros((2, 2, 2, 2), tl.float32)
+    tl.store(x_ptr, tl.sum(tl.reshape(tl.join(x, x), (32,))))
+
+
+def test_join_of_4d_tiles_is_an_error() -> None:
+    with pytest.raises(triton.TilecError, match="at most 4-D"):
+        join_4d[(1,)](np.zeros(1, np.float32))
 
 
 @triton.jit

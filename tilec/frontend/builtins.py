@@ -49,14 +49,17 @@ def _constexpr_int(cg: CodeGen, node: Any, v: Any, what: str) -> int:
     return v
 
 
+MAX_RANK = 4
+
+
 def _shape(cg: CodeGen, node: Any, shape: Any) -> tuple[int, ...]:
     dims = shape if isinstance(shape, (tuple, list)) else (shape,)
     out = tuple(_constexpr_int(cg, node, d, "a tile dimension") for d in dims)
     for d in out:
         if d <= 0 or d & (d - 1):
             cg.err(node, f"tile dimensions must be powers of two, got {list(out)}")
-    if len(out) > 2:
-        cg.err(node, f"tiles of rank {len(out)} are not supported yet (1-D and 2-D are)")
+    if len(out) > MAX_RANK:
+        cg.err(node, f"tiles of rank {len(out)} are not supported (at most {MAX_RANK}-D)")
     return out
 
 

@@ -2,19 +2,24 @@
 
 * `tl.trans(x, *dims)`, `tl.permute(x, *dims)`, `x.T`, `x.trans(...)`,
   `x.permute(...)`: dims as varargs or one tuple; a 2-D swap is `tile.trans`,
-  the identity permutation returns `x` (tiles are 1-D or 2-D).
+  the identity permutation returns `x`; a 3-D or 4-D permutation is one
+  `tile.restride` (dialects/tile_elements.py).
 * `tl.cast(x, dtype, fp_downcast_rounding=None, bitcast=False)`: `.to()`.
 * `tl.make_tensor_descriptor(base, shape, strides, block_shape,
   padding_option="zero")` -> a `TensorDescriptor` (a compile-time object
   holding the `tile.make_descriptor` value) with `.load(offsets)` and
   `.store(offsets, value)`: out-of-bounds elements read as 0 and are not
   written (dialects/tile_descriptors.py, passes/tile_lower_descriptors.py).
+* `host_descriptor`: a host `TensorDescriptor` argument (a `DescriptorType`
+  constexpr and hidden parameters, tilec/tools/tensor_descriptor.py) as the
+  same kind of value, made at the kernel's entry.
 
 `METHODS` holds the rules of the methods on tiles and descriptors (called as
 `rule(cg, node, obj, *args, **kwargs)`).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,11 +27,13 @@ from mlir import ir
 from mlir.dialects import arith
 
 from tilec.dialects import tile
+from tilec.dialects import tile_elements as el
 from tilec.dialects import tile_descriptors as desc_d
 from tilec.frontend.builtins import Rule, _constexpr_int, _shape, rule_table
 from tilec.frontend.semantic import TValue, mlir_type
 from tilec.frontend.values import BoundMethod
 from tilec.language import core as tl
+from tilec.tools.tensor_descriptor import DescriptorType
 
 if TYPE_CHECKING:
     from tilec.frontend.codegen import CodeGen
@@ -63,7 +70,14 @@ def _permute(cg: CodeGen, node: Any, x: Any, dims: tuple[Any, ...], fn: str,
     if order == tuple(range(rank)):
         return v
     shape = tuple(v.shape[d] for d in order)
-    return TValue(tile.trans(v.handle, loc=cg.loc, ip=cg.ip), v.elem, shape)
+    if rank == 2:
+        return TValue(tile.trans(v.handle, loc=cg.loc, ip=cg.ip), v.elem, shape)
+    # Rank 3 and 4: one element shuffle; result coordinate k walks the
+    # source's dimension order[k].
+    strides = [math.prod(v.shape[d + 1:]) for d in range(rank)]
+    h = el.restride([v.handle], shape, list(shape), [strides[d] for d in order], 0,
+                    loc=cg.loc, ip=cg.ip)
+    return TValue(h, v.elem, shape)
 
 
 @rule("trans")
@@ -105,6 +119,10 @@ class TensorDescriptor(tl.tensor_descriptor):
     handle: ir.Value
     elem: tl.dtype
     block_shape: tuple[int, ...]
+
+    @property
+    def dtype(self) -> tl.dtype:
+        return self.elem
 
     @property
     def load(self) -> BoundMethod:
@@ -172,6 +190,21 @@ def make_tensor_descriptor(cg: CodeGen, node: Any, base: Any, shape: Any, stride
                                     [_i64(cg, node, s) for s in steps], block_t,
                                     loc=cg.loc, ip=cg.ip)
     return TensorDescriptor(handle, elem, block)
+
+
+def host_descriptor(cg: CodeGen, name: str, d: DescriptorType) -> TensorDescriptor:
+    """Parameter `name`'s host TensorDescriptor, from its hidden parameters
+    (tilec/tools/tensor_descriptor.py); built at the kernel's entry."""
+    base = cg.scope[f"{name}.base"]
+    shape = [cg.scope[f"{name}.shape{i}"].handle for i in range(d.rank)]
+    i64 = ir.IntegerType.get_signless(64)
+    one = arith.constant(i64, 1, loc=cg.loc, ip=cg.ip)
+    strides = [cg.scope[f"{name}.stride{i}"].handle for i in range(d.rank - 1)] + [one]
+    assert isinstance(base.elem, tl.pointer_type)
+    elem = base.elem.element_ty
+    block_t = ir.RankedTensorType(mlir_type(elem, d.block_shape))
+    handle = desc_d.make_descriptor(base.handle, shape, strides, block_t, loc=cg.loc, ip=cg.ip)
+    return TensorDescriptor(handle, elem, d.block_shape)
 
 
 def _offsets(cg: CodeGen, node: Any, d: TensorDescriptor, offsets: Any) -> list[ir.Value]:

@@ -7,8 +7,8 @@
   (`can_reorder=True`: 1-D tiles, concatenated in order, which is one of the
   orders Triton allows); `tl.flip(x, dim=None)` -> reversed along `dim` (the
   last by default).  All are one `tile.restride` (dialects/tile_elements.py).
-  Tiles are 1-D or 2-D: `tl.join` of 2-D tiles (a 3-D result) and `tl.split`
-  of a [2] tile (scalar results) are errors; `tl.interleave` of 2-D tiles works.
+  Tiles are at most 4-D: `tl.join` of 4-D tiles and `tl.split` of a [2] tile
+  (scalar results) are errors.
 * `x.to(tl.pointer_type(T))` on an integer (widened to 64 bits) is
   `tile.int_to_ptr`; on a pointer it re-types the pointer; `p.to(tl.int64)` on
   a pointer is `tile.ptr_to_int` (other integer types are converted from it).
@@ -21,7 +21,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from tilec.dialects import tile_elements as el
-from tilec.frontend.builtins import Rule, _constexpr_int, rule_table
+from tilec.frontend.builtins import MAX_RANK, Rule, _constexpr_int, rule_table
 from tilec.frontend.builtins_reduce import reshape
 from tilec.frontend.semantic import TValue, mlir_scalar
 from tilec.frontend.values import CodeGenBase
@@ -76,9 +76,9 @@ def join(cg: CodeGen, node: Any, a: Any, b: Any) -> TValue:
     x, y = _pair(cg, node, a, b, "tl.join")
     if scalars:
         return _restride(cg, [x, y], (2,), [2], [1])
-    if len(x.shape) >= 2:
-        cg.err(node, f"tl.join of tiles of shape {list(x.shape)} would give a 3-D tile; tiles "
-               "are 1-D or 2-D (tl.interleave(a, b) gives the 2-D [M, 2N] form)")
+    if len(x.shape) >= MAX_RANK:
+        cg.err(node, f"tl.join of tiles of shape {list(x.shape)} would give a "
+               f"{len(x.shape) + 1}-D tile; tiles are at most {MAX_RANK}-D")
     n = math.prod(x.shape)
     return _restride(cg, [x, y], (*x.shape, 2), [*x.shape, 2], _row_major(x.shape) + [n])
 

@@ -35,6 +35,7 @@ from typing import Any, Callable
 from mlir import ir
 from mlir.dialects import func as func_d
 
+from tilec.frontend.builtins_lang import host_descriptor
 from tilec.frontend.calls import CallMixin
 from tilec.frontend.control_flow import ControlFlowMixin
 from tilec.frontend.expressions import ExpressionMixin
@@ -45,6 +46,7 @@ from tilec.frontend.statements import StatementMixin
 from tilec.frontend.values import Node
 from tilec.language import core as tl
 from tilec.runtime.args import EQUAL_TO_1
+from tilec.tools.tensor_descriptor import DescriptorType
 
 
 class CodeGen(ExpressionMixin, CallMixin, StatementMixin, ControlFlowMixin):
@@ -79,6 +81,10 @@ class CodeGen(ExpressionMixin, CallMixin, StatementMixin, ControlFlowMixin):
             self.scope[p] = v
         body = spec.tree.children[-1]
         self.ip = ir.InsertionPoint(entry)
+        for p, v in spec.constexprs.items():   # host TensorDescriptor arguments
+            if isinstance(v, DescriptorType):
+                self.loc = self.location(spec.tree)
+                self.scope[p] = host_descriptor(self, p, v)
         for p in arg_names:  # ints specialized to 1 are the constant 1 of their type
             t = spec.runtime_types[p]
             if spec.divisibility.get(p, 1) == EQUAL_TO_1 and isinstance(t, tl.dtype):

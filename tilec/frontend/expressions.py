@@ -295,8 +295,8 @@ class ExpressionMixin(CodeGenBase):
             if isinstance(s, Tree) and s.data == "slice":
                 if any(c is not None for c in s.children):
                     self.err(s, "only full slices ':' are supported when indexing tiles")
-                if dim >= len(out.shape):
-                    self.err(s, f"too many indices for a tile of rank {len(base.shape)}")
+                # As in Triton, a ':' past the last dimension is ignored
+                # (`Z[None, None, :]` on a scalar pointer is a [1, 1] tile).
                 dim += 1
                 continue
             if isinstance(s, Tree) and s.data == "const_none":

@@ -264,10 +264,13 @@ class CodeGenBase(ABC):
         return cur
 
     def expand_dims(self, v: TValue, axis: int) -> TValue:
+        if not v.shape:     # a scalar: a [1] tile (`Z[None]`, `Z[None, None, :]`)
+            return TValue(tensor.splat(mlir_type(v.elem, (1,)), v.handle, [], loc=self.loc,
+                                       ip=self.ip), v.elem, (1,))
         shape = list(v.shape)
         shape.insert(axis, 1)
-        if len(shape) == 3:
-            # A rank-3 tile from a rank-2 one is a reshape (free on the CPU): GPU
+        if len(shape) >= 3:
+            # A rank-3/4 tile from a lower-rank one is a reshape (free on the CPU): GPU
             # layouts give expand_dims a slice of its result's layout, and a slice
             # of a slice (arange(B)[:, None, None]) has no distribution.
             return TValue(tile.reshape(v.handle, tuple(shape), loc=self.loc, ip=self.ip),

@@ -130,6 +130,8 @@ def entry_for(spec: Specialization, order: Sequence[str], args: Sequence[Any],
     `overlap_ok` the tensor parameters whose layout is not checked."""
     slots = native.slot_types
     constexprs = dict(spec.constexprs)
+    if not {a.name for a in spec.args} <= set(order):
+        return None   # hidden parameters (host descriptors' parts) the C path cannot fill
     runtime = {a.name: (i, a) for i, a in enumerate(spec.args)}
     specialized = spec.specialized or (True,) * len(spec.args)
     checks: list[tuple[Any, ...]] = []

@@ -121,18 +121,6 @@ def _needed(prologue: list[ir.Operation], values: list[ir.Value]) -> list[ir.Ope
     return [op for op in prologue if op in want]
 
 
-def _clone(ops: list[ir.Operation], mapping: ps.Mapping) -> ps.Mapping:
-    """Clone `ops` at the current insertion point, operands through `mapping`."""
-    for op in ops:
-        new = op.clone(ip=ir.InsertionPoint.current)
-        for i, o in enumerate(op.operands):
-            if o in mapping:
-                new.operands[i] = mapping[o]
-        for old, r in zip(op.results, new.results):
-            mapping[old] = r
-    return mapping
-
-
 def _fallback(outer: ir.Operation, inner_index: int) -> ir.Operation:
     """A copy of the nest (at the current insertion point) for K = 0: the inner
     loop gives its inits, so it is dropped."""
@@ -173,7 +161,7 @@ def _flatten(outer: ir.Operation) -> bool:
         copy = _fallback(outer, ps.ops(body).index(inner))
         scf.YieldOp(list(copy.results))
     with loc, ir.InsertionPoint(branch.then_block):
-        first = _clone(init_ops, {oargs[0]: olb, **dict(zip(oargs[1:], oinits))})
+        first = ps.clone_side(init_ops, {oargs[0]: olb, **dict(zip(oargs[1:], oinits))})
         total = arith.MulIOp(ot, kt).result
         flat = scf.ForOp(arith.ConstantOp(ity, 0).result, total,
                          arith.ConstantOp(ity, 1).result,
@@ -224,7 +212,7 @@ def _flatten(outer: ir.Operation) -> bool:
         need = _needed(prologue, iinits)
         m: ps.Mapping = {}
         if need:
-            m = _clone(need, {t: arith.AddIOp(t, ost).result,
+            m = ps.clone_side(need, {t: arith.AddIOp(t, ost).result,
                               **dict(zip(fargs[1:1 + n_out], nxt))})
         scf.YieldOp(nxt + [m.get(v, v) for v in iinits])
     done.erase()

@@ -78,6 +78,12 @@ class Feature(str, Enum):
     # `buffer_load/store` with an SGPR resource and a 32-bit VGPR offset; a
     # masked-off lane gets an out-of-range offset instead of a branch.
     BUFFER_OPS = "buffer_ops"
+    # Layout conversions through workgroup memory permute the 16-byte chunks of
+    # each row (chunk c of row r at c ^ (r % 8)) instead of padding rows by 16
+    # bytes: the exchange takes no bytes beyond the tile (AMD: the LDS bytes
+    # bound the waves per SIMD, and a matmul epilogue's padded tile outgrew
+    # its operand ring).
+    SWIZZLED_EXCHANGE = "swizzled_exchange"
 
 
 @dataclass(frozen=True)
@@ -205,7 +211,8 @@ F = Feature
 _NV_COMMON = frozenset({F.WARP_SYNC_INSTR, F.DEVICE_LIBM, F.DEVICE_PRINTF, F.FAST_EXP2,
                         F.FP_CONTRACT, F.PTX_PREDICATED_MEM, F.FAST_FDIV, F.DYNAMIC_SHARED,
                         F.MMA_M16N8K16, F.CP_ASYNC, F.INLINE_ASM})
-_AMD_COMMON = frozenset({F.FAST_EXP2, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT})
+_AMD_COMMON = frozenset({F.FAST_EXP2, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT,
+                         F.SWIZZLED_EXCHANGE})
 # CUDA's default cap on static shared memory per block.
 _NV_STATIC_SHARED = 48 * 1024
 # HIP's maxGridSize on CDNA/RDNA: x up to 2^31 - 1, y and z up to 65536.

@@ -30,7 +30,9 @@ from tilec.passes.gpu.context import (
     DYNAMIC_INDEX, FuncLowering, Rule, i32, int_attr, is_i1, is_tile, linear_index, result,
     shared_element, store_row_major,
 )
+from tilec.passes.analysis.layouts import Distribution
 from tilec.passes.rules import RuleSet
+from tilec.targets import Feature
 
 RULES: RuleSet[Rule] = RuleSet("gpu.shape")
 
@@ -138,7 +140,11 @@ def _through_memory(L: FuncLowering, src: ir.Value, res: ir.Value,
 
     A 2-D conversion of rows of 64 bytes or more pads each row by 16 bytes (so
     the rows a warp writes start in different banks) and reads whole vectors
-    of up to 16 bytes where the new layout's elements are adjacent."""
+    of up to 16 bytes where the new layout's elements are adjacent; where the
+    target has `Feature.SWIZZLED_EXCHANGE` and rows hold 8 chunks of 16 bytes
+    or more, chunk c of row r is stored at chunk c ^ (r % 8) instead (the same
+    bank spread, no padding).  The buffer is released after the last barrier
+    (a later allocation may reuse it)."""
     ds, dd = L.dist(src.type), L.dist(res.type)
     elem = L.scalar_type(src.type.element_type)
     mem_t = ir.IntegerType.get_signless(8) if is_i1(elem) else elem
@@ -147,18 +153,25 @@ def _through_memory(L: FuncLowering, src: ir.Value, res: ir.Value,
     padded = read_strides is None and len(shape) == 2 and shape[1] * eb >= 64 and \
         tuple(dd.shape) == tuple(ds.shape) and \
         ds.sliced_dim is None and dd.sliced_dim is None and 16 % eb == 0
-    pad = 16 // eb if padded else 0
+    swizzled = padded and L.target.has(Feature.SWIZZLED_EXCHANGE) and \
+        shape[1] * eb >= _PHASES * _CHUNK
+    pad = _CHUNK // eb if padded and not swizzled else 0
     strides = [shape[1] + pad, 1] if padded else None
     rows = shape[0] if len(shape) == 2 else 1
     buf = L.shared_buffer(mem_t, math.prod(shape) + pad * rows)
     gpu.BarrierOp()
-    store_row_major(L, src, buf, mem_t, strides)
+    if swizzled:
+        _store_swizzled(L, src, buf, mem_t, shape[1])
+    else:
+        store_row_major(L, src, buf, mem_t, strides)
     gpu.BarrierOp()
     piece = 1
     if padded and dd.fast == 1 and mem_t == elem:
         piece = min(dd.vec_len, 16 // eb)
     out = []
-    for idx in linear_index(L, dd, read_strides or strides):
+    indices = _swizzled_index(L, dd, shape[1], eb) if swizzled else \
+        linear_index(L, dd, read_strides or strides)
+    for idx in indices:
         elems: list[ir.Value] = []
         for i in range(0, dd.vec_len, piece):
             addr = shared_element(L, buf, L.extract(idx, i), mem_t)
@@ -173,7 +186,45 @@ def _through_memory(L: FuncLowering, src: ir.Value, res: ir.Value,
             elems.append(v)
         out.append(L.concat(elems) if len(elems) > 1 else L.splat(elems[0], 1))
     gpu.BarrierOp()
+    L.release_shared(buf)
     L.values[res] = out
+
+
+_CHUNK = 16     # bytes a swizzled exchange permutes
+_PHASES = 8     # rows r and r + 8 share a permutation
+
+
+def _swizzled_index(L: FuncLowering, d: Distribution, cols: int, eb: int) -> list[ir.Value]:
+    """Per chunk of a 2-D fragment: its elements' positions in a swizzled
+    [R, cols] exchange buffer, r * cols + (c ^ ((r % 8) * 16 / eb))."""
+    n = d.vec_len
+    seven = L.splat(L.const_i32(_PHASES - 1), n)
+    shift = L.splat(L.const_i32(int(math.log2(_CHUNK // eb))), n)
+    width = L.splat(L.const_i32(cols), n)
+    out = []
+    for r, c in zip(L.coordinates(d, 0, 0), L.coordinates(d, 1, 0)):
+        phase = arith.ShLIOp(arith.AndIOp(r, seven).result, shift).result
+        out.append(arith.AddIOp(arith.MulIOp(r, width).result,
+                                arith.XOrIOp(c, phase).result).result)
+    return out
+
+
+def _store_swizzled(L: FuncLowering, src: ir.Value, buf: ir.Value, mem_t: ir.Type,
+                    cols: int) -> None:
+    """`store_row_major` into a swizzled exchange buffer: pieces of at most 16
+    bytes along the row, each inside one chunk (chunks start at multiples of
+    the piece), so a piece stays contiguous under the permutation."""
+    ds = L.dist(src.type)
+    elem = L.scalar_type(src.type.element_type)
+    eb = axis_info.type_bytes(mem_t)
+    piece = min(ds.vec_len, _CHUNK // eb) if ds.fast == 1 and mem_t == elem else 1
+    for chunk, idx in zip(L.frag(src), _swizzled_index(L, ds, cols, eb)):
+        for i in range(0, ds.vec_len, piece):
+            v = L.slice(chunk, i, piece) if piece > 1 else L.extract(chunk, i)
+            if mem_t != elem:
+                v = arith.ExtUIOp(mem_t, v).result
+            llvm.StoreOp(v, shared_element(L, buf, L.extract(idx, i), mem_t),
+                         alignment=piece * eb if piece > 1 else None)
 
 
 @RULES.rule("tile.addptr")

@@ -320,3 +320,24 @@ def test_emitted_read_bases_are_the_models() -> None:
     for col, k in ((0, 0), (9, 8), (127, 48), (66, 24)):
         want = col * 64 + (k ^ xor_t_mask(col) * 8)
         assert _fold(lambda L: xor_t_base(L, L.const_i32(col), L.const_i32(k), 64, 8)) == want
+
+
+@pytest.mark.parametrize("rows,cols,eb", [(128, 128, 2), (64, 64, 2), (32, 128, 4), (16, 256, 1)])
+def test_swizzled_exchange_is_a_permutation_keeping_pieces(rows: int, cols: int, eb: int) -> None:
+    """The epilogue exchange of Feature.SWIZZLED_EXCHANGE (passes/gpu/shape.py):
+    the emitted position of (r, c) is the model r * C + (c ^ ((r % 8) * 16 / eb)),
+    every element gets its own place inside the unpadded tile, and each aligned
+    piece of up to 16 bytes along a row stays contiguous (a vector access)."""
+    from tilec.passes.gpu.shape import swizzled_position
+    per = 16 // eb
+    model = np.array([[r * cols + (c ^ ((r % 8) * per)) for c in range(cols)]
+                      for r in range(rows)])
+    assert sorted(model.ravel()) == list(range(rows * cols))
+    pieces = model.reshape(rows, cols // per, per)
+    assert (np.diff(pieces, axis=2) == 1).all()
+    rng = np.random.default_rng(5)
+    for r, c in [(0, 0), (rows - 1, cols - 1), *zip(rng.integers(0, rows, 8),
+                                                  rng.integers(0, cols, 8))]:
+        got = _fold(lambda L: swizzled_position(L, L.const_i32(int(r)), L.const_i32(int(c)),
+                                                cols, eb))
+        assert got == model[r, c], (r, c)

@@ -194,19 +194,23 @@ _CHUNK = 16     # bytes a swizzled exchange permutes
 _PHASES = 8     # rows r and r + 8 share a permutation
 
 
+def swizzled_position(L: FuncLowering, r: ir.Value, c: ir.Value, cols: int, eb: int,
+                      lanes: int = 0) -> ir.Value:
+    """Where element (r, c) lies in a swizzled [R, cols] exchange buffer of
+    `eb`-byte elements: r * cols + (c ^ ((r % 8) * 16 / eb)); r, c are i32
+    (`lanes` 0) or vectors of `lanes` i32."""
+    def k(v: int) -> ir.Value:
+        return L.splat(L.const_i32(v), lanes) if lanes else L.const_i32(v)
+    phase = arith.ShLIOp(arith.AndIOp(r, k(_PHASES - 1)).result,
+                         k(int(math.log2(_CHUNK // eb)))).result
+    return arith.AddIOp(arith.MulIOp(r, k(cols)).result, arith.XOrIOp(c, phase).result).result
+
+
 def _swizzled_index(L: FuncLowering, d: Distribution, cols: int, eb: int) -> list[ir.Value]:
     """Per chunk of a 2-D fragment: its elements' positions in a swizzled
-    [R, cols] exchange buffer, r * cols + (c ^ ((r % 8) * 16 / eb))."""
-    n = d.vec_len
-    seven = L.splat(L.const_i32(_PHASES - 1), n)
-    shift = L.splat(L.const_i32(int(math.log2(_CHUNK // eb))), n)
-    width = L.splat(L.const_i32(cols), n)
-    out = []
-    for r, c in zip(L.coordinates(d, 0, 0), L.coordinates(d, 1, 0)):
-        phase = arith.ShLIOp(arith.AndIOp(r, seven).result, shift).result
-        out.append(arith.AddIOp(arith.MulIOp(r, width).result,
-                                arith.XOrIOp(c, phase).result).result)
-    return out
+    exchange buffer (`swizzled_position`)."""
+    return [swizzled_position(L, r, c, cols, eb, d.vec_len)
+            for r, c in zip(L.coordinates(d, 0, 0), L.coordinates(d, 1, 0))]
 
 
 def _store_swizzled(L: FuncLowering, src: ir.Value, buf: ir.Value, mem_t: ir.Type,

@@ -237,16 +237,26 @@ _MFMA_I8_CDNA2 = tuple(MatrixInstr("mfma", d, d, k, "i8", "i32", 4, 4)
                        for d, k in ((32, 8), (16, 16)))
 _MFMA_I8_CDNA3 = tuple(MatrixInstr("mfma", d, d, k, "i8", "i32", 8, 4)
                        for d, k in ((32, 16), (16, 32)))
-# OCP fp8 (e4m3fn, e5m2) -> f32 on CDNA4 (gfx950: v_mfma_f32_32x32x16_fp8_fp8 /
-# _bf8_bf8, 16x16x32; 8 bytes per lane).  gfx942's fp8 instructions take the
+# OCP fp8 (e4m3fn, e5m2) -> f32 on CDNA4 (gfx950), preferred first: the
+# f8f6f4 forms (v_mfma_f32_32x32x64_f8f6f4, 16x16x128; 32 bytes per lane, the
+# operand format in cbsz/blgp: 0 e4m3, 1 e5m2; amdgpu.mfma lowers them to
+# rocdl.mfma.scale with neutral scales, the intrinsic call Triton 3.9 emits),
+# then v_mfma_f32_32x32x16_fp8_fp8 / _bf8_bf8, 16x16x32 (8 bytes per lane) for
+# K below 64.  The hardware's order of the k values in a lane's 32 bytes
+# need not be the table's (one run, `operand_elems`): B's lanes mirror A's
+# (as on every MFMA), so another order is one permutation of K applied to A
+# and B alike, the same sum; Triton 3.9 feeds two 16-byte runs 32 bytes apart
+# (kWidth 16), tilec one 32-byte run (not run on an MI355X: no AMD GPU here).
+# gfx942's fp8 instructions take the
 # FNUZ formats, which the frontend's OCP fp8 would reach only through a lossy
 # conversion (e4m3fn holds up to 448, FNUZ e4m3 240): there fp8 dots widen to f16.
 # CDNA4 (gfx950) f16/bf16 with twice the K: 8 elements per lane
 # (v_mfma_f32_32x32x16_f16/bf16, 16x16x32), preferred over the CDNA3 forms.
 _MFMA_CDNA4 = tuple(MatrixInstr("mfma", d, d, k, a, "f32", 8, 4)
                     for a in ("f16", "bf16") for d, k in ((32, 16), (16, 32)))
-_MFMA_FP8_OCP = tuple(MatrixInstr("mfma", d, d, k, a, "f32", 8, 4)
-                      for a in ("f8E4M3FN", "f8E5M2") for d, k in ((32, 16), (16, 32)))
+_MFMA_FP8_OCP = tuple(MatrixInstr("mfma", d, d, k, a, "f32", e, 4)
+                      for a in ("f8E4M3FN", "f8E5M2")
+                      for d, k, e in ((32, 64, 32), (16, 128, 32), (32, 16, 8), (16, 32, 8)))
 # RDNA3 WMMA (wave32): 16 operand elements per lane, lanes 16-31 repeat 0-15
 # (v_wmma_f32_16x16x16_f16/bf16, v_wmma_i32_16x16x16_iu8 signed).
 _WMMA_RDNA3 = tuple(MatrixInstr("wmma", 16, 16, 16, a, acc, 16, 1)

@@ -54,9 +54,12 @@ def _num_programs(L: FuncLowering, op: ir.Operation) -> None:
 
 @RULES.rule("tile.range")
 def _range(L: FuncLowering, op: ir.Operation) -> None:
-    d = L.dist(result(op).type)
+    L.values[result(op)] = _range_frag(L, L.dist(result(op).type), int_attr(op, "start"))
+
+
+def _range_frag(L: FuncLowering, d: Distribution, start: int) -> list[ir.Value]:
     dim = 0 if d.sliced_dim is None else [i for i in range(d.rank) if i != d.sliced_dim][0]
-    L.values[result(op)] = L.coordinates(d, dim, int_attr(op, "start"))
+    return L.coordinates(d, dim, start)
 
 
 @RULES.rule("tensor.splat")
@@ -116,7 +119,53 @@ def _convert_layout(L: FuncLowering, op: ir.Operation) -> None:
     if L.dist(src.type) == L.dist(res.type):
         L.values[res] = L.frag(src)
         return
+    again = _rematerialized(L, src, L.dist(res.type), 0)
+    if again is not None:
+        L.values[res] = again
+        return
     _through_memory(L, src, res, None)
+
+
+# Integer ops a converted index tile is recomputed through (at most _REMAT_DEPTH deep).
+_REMAT_ARITH = ("arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.ori",
+                "arith.xori", "arith.shli", "arith.shrui", "arith.shrsi")
+_REMAT_DEPTH = 6
+
+
+def _rematerialized(L: FuncLowering, v: ir.Value, dd: Distribution,
+                    depth: int) -> list[ir.Value] | None:
+    """The fragment of integer tile `v` at distribution `dd`, recomputed where
+    `v` is built from `tile.range`, `tensor.splat` and splat constants by
+    elementwise integer ops (an index tile such as `pid * B + arange(0, B)`):
+    no exchange through workgroup memory, and nothing of `v`'s own layout
+    stays live until the conversion (a matmul epilogue's output offsets would
+    otherwise be kept in registers across the K loop).  Else None.  Nearest
+    upstream analogue: the rematerialization of Triton's
+    RemoveLayoutConversions."""
+    owner = v.owner
+    if depth > _REMAT_DEPTH or not isinstance(owner, ir.OpView) or not is_tile(v.type) \
+            or not isinstance(v.type.element_type, ir.IntegerType) or is_i1(v.type.element_type):
+        return None
+    op = owner.operation
+    if op.name == "tile.range":
+        return _range_frag(L, dd, int_attr(op, "start"))
+    if op.name == "tensor.splat":
+        return [L.splat(L.get(op.operands[0]), dd.vec_len)] * dd.num_chunks
+    vt = ir.VectorType.get([dd.vec_len], v.type.element_type)
+    if op.name == "arith.constant":
+        attr = op.attributes["value"]
+        if not (isinstance(attr, ir.DenseElementsAttr) and attr.is_splat):
+            return None
+        c = arith.ConstantOp(vt, ir.DenseElementsAttr.get_splat(vt, attr.get_splat_value()))
+        return [c.result] * dd.num_chunks
+    if op.name not in _REMAT_ARITH:
+        return None
+    parts = [_rematerialized(L, o, dd, depth + 1) for o in op.operands]
+    if any(p is None for p in parts):
+        return None
+    attrs = {n: op.attributes[n] for n in op.attributes}
+    return [ir.Operation.create(op.name, results=[vt], operands=list(xs), attributes=attrs).result
+            for xs in zip(*[p for p in parts if p is not None])]
 
 
 @RULES.rule("tile.reshape")

@@ -84,6 +84,11 @@ class Feature(str, Enum):
     # bound the waves per SIMD, and a matmul epilogue's padded tile outgrew
     # its operand ring).
     SWIZZLED_EXCHANGE = "swizzled_exchange"
+    # A cross-warp reduction's workgroup-memory scratch is released once read;
+    # an allocation that reuses the bytes starts with a barrier (AMD: LDS bytes
+    # bound the waves per SIMD; on NVIDIA the shifted offsets and the barrier
+    # cost more than the bytes: an sm100 attention spilled 8 bytes with it).
+    SCRATCH_REUSE = "scratch_reuse"
 
 
 @dataclass(frozen=True)
@@ -212,7 +217,7 @@ _NV_COMMON = frozenset({F.WARP_SYNC_INSTR, F.DEVICE_LIBM, F.DEVICE_PRINTF, F.FAS
                         F.FP_CONTRACT, F.PTX_PREDICATED_MEM, F.FAST_FDIV, F.DYNAMIC_SHARED,
                         F.MMA_M16N8K16, F.CP_ASYNC, F.INLINE_ASM})
 _AMD_COMMON = frozenset({F.FAST_EXP2, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT,
-                         F.SWIZZLED_EXCHANGE})
+                         F.SWIZZLED_EXCHANGE, F.SCRATCH_REUSE})
 # CUDA's default cap on static shared memory per block.
 _NV_STATIC_SHARED = 48 * 1024
 # HIP's maxGridSize on CDNA/RDNA: x up to 2^31 - 1, y and z up to 65536.

@@ -39,7 +39,7 @@ from tilec.errors import CompilerBugError, TilecError, source_loc
 from tilec.passes.analysis.layouts import Distribution, axis_span, log2, replica_masks
 from tilec.passes.gpu.context import DYNAMIC_INDEX, FuncLowering, Rule, i32, is_i1, is_tile
 from tilec.passes.rules import RuleSet
-from tilec.targets import Target
+from tilec.targets import Feature, Target
 
 RULES: RuleSet[Rule] = RuleSet("gpu.reduce")
 
@@ -345,7 +345,8 @@ def _cross_warp_reduce(L: FuncLowering, op: ir.Operation, d: Distribution, axis:
         for j in range(1, W):
             run = combine(run, scratch.load(arith.AddIOp(base, L.const_i32(j)).result))
         out[key] = run
-    scratch.release()
+    if L.target.has(Feature.SCRATCH_REUSE):
+        scratch.release()
     return out
 
 

@@ -78,6 +78,17 @@ class Feature(str, Enum):
     # `buffer_load/store` with an SGPR resource and a 32-bit VGPR offset; a
     # masked-off lane gets an out-of-range offset instead of a branch.
     BUFFER_OPS = "buffer_ops"
+    # Layout conversions through workgroup memory permute the 16-byte chunks of
+    # each row (chunk c of row r at c ^ (r % 8)) instead of padding rows by 16
+    # bytes: the exchange takes no bytes beyond the tile (AMD: the LDS bytes
+    # bound the waves per SIMD, and a matmul epilogue's padded tile outgrew
+    # its operand ring).
+    SWIZZLED_EXCHANGE = "swizzled_exchange"
+    # A cross-warp reduction's workgroup-memory scratch is released once read;
+    # an allocation that reuses the bytes starts with a barrier (AMD: LDS bytes
+    # bound the waves per SIMD; on NVIDIA the shifted offsets and the barrier
+    # cost more than the bytes: an sm100 attention spilled 8 bytes with it).
+    SCRATCH_REUSE = "scratch_reuse"
 
 
 @dataclass(frozen=True)
@@ -205,7 +216,8 @@ F = Feature
 _NV_COMMON = frozenset({F.WARP_SYNC_INSTR, F.DEVICE_LIBM, F.DEVICE_PRINTF, F.FAST_EXP2,
                         F.FP_CONTRACT, F.PTX_PREDICATED_MEM, F.FAST_FDIV, F.DYNAMIC_SHARED,
                         F.MMA_M16N8K16, F.CP_ASYNC, F.INLINE_ASM})
-_AMD_COMMON = frozenset({F.FAST_EXP2, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT})
+_AMD_COMMON = frozenset({F.FAST_EXP2, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT,
+                         F.SWIZZLED_EXCHANGE, F.SCRATCH_REUSE})
 # CUDA's default cap on static shared memory per block.
 _NV_STATIC_SHARED = 48 * 1024
 # HIP's maxGridSize on CDNA/RDNA: x up to 2^31 - 1, y and z up to 65536.
@@ -230,16 +242,26 @@ _MFMA_I8_CDNA2 = tuple(MatrixInstr("mfma", d, d, k, "i8", "i32", 4, 4)
                        for d, k in ((32, 8), (16, 16)))
 _MFMA_I8_CDNA3 = tuple(MatrixInstr("mfma", d, d, k, "i8", "i32", 8, 4)
                        for d, k in ((32, 16), (16, 32)))
-# OCP fp8 (e4m3fn, e5m2) -> f32 on CDNA4 (gfx950: v_mfma_f32_32x32x16_fp8_fp8 /
-# _bf8_bf8, 16x16x32; 8 bytes per lane).  gfx942's fp8 instructions take the
+# OCP fp8 (e4m3fn, e5m2) -> f32 on CDNA4 (gfx950), preferred first: the
+# f8f6f4 forms (v_mfma_f32_32x32x64_f8f6f4, 16x16x128; 32 bytes per lane, the
+# operand format in cbsz/blgp: 0 e4m3, 1 e5m2; amdgpu.mfma lowers them to
+# rocdl.mfma.scale with neutral scales, the intrinsic call Triton 3.9 emits),
+# then v_mfma_f32_32x32x16_fp8_fp8 / _bf8_bf8, 16x16x32 (8 bytes per lane) for
+# K below 64.  The hardware's order of the k values in a lane's 32 bytes
+# need not be the table's (one run, `operand_elems`): B's lanes mirror A's
+# (as on every MFMA), so another order is one permutation of K applied to A
+# and B alike, the same sum; Triton 3.9 feeds two 16-byte runs 32 bytes apart
+# (kWidth 16), tilec one 32-byte run (not run on an MI355X: no AMD GPU here).
+# gfx942's fp8 instructions take the
 # FNUZ formats, which the frontend's OCP fp8 would reach only through a lossy
 # conversion (e4m3fn holds up to 448, FNUZ e4m3 240): there fp8 dots widen to f16.
 # CDNA4 (gfx950) f16/bf16 with twice the K: 8 elements per lane
 # (v_mfma_f32_32x32x16_f16/bf16, 16x16x32), preferred over the CDNA3 forms.
 _MFMA_CDNA4 = tuple(MatrixInstr("mfma", d, d, k, a, "f32", 8, 4)
                     for a in ("f16", "bf16") for d, k in ((32, 16), (16, 32)))
-_MFMA_FP8_OCP = tuple(MatrixInstr("mfma", d, d, k, a, "f32", 8, 4)
-                      for a in ("f8E4M3FN", "f8E5M2") for d, k in ((32, 16), (16, 32)))
+_MFMA_FP8_OCP = tuple(MatrixInstr("mfma", d, d, k, a, "f32", e, 4)
+                      for a in ("f8E4M3FN", "f8E5M2")
+                      for d, k, e in ((32, 64, 32), (16, 128, 32), (32, 16, 8), (16, 32, 8)))
 # RDNA3 WMMA (wave32): 16 operand elements per lane, lanes 16-31 repeat 0-15
 # (v_wmma_f32_16x16x16_f16/bf16, v_wmma_i32_16x16x16_iu8 signed).
 _WMMA_RDNA3 = tuple(MatrixInstr("wmma", 16, 16, 16, a, acc, 16, 1)

@@ -216,17 +216,21 @@ def test_one_slot_reads_b_k_major_without_regrouping() -> None:
     assert amdgcn_stats(gcn)["loop_instructions"] <= 102
 
 
-# (operand type, gfx950 instruction per K step of 128x128x64 at 8 warps)
-FP8 = [("fp8e4nv", "v_mfma_f32_32x32x16_fp8_fp8"), ("fp8e5", "v_mfma_f32_32x32x16_bf8_bf8")]
+# (operand type, the operand-format modifiers of gfx950's f8f6f4 MFMA: fp8
+# e4m3 is format 0 (printed as none), bf8 e5m2 format 1 (cbsz:1 blgp:1))
+FP8 = [("fp8e4nv", ""), ("fp8e5", " cbsz:1 blgp:1")]
 
 
-@pytest.mark.parametrize("dtype,instr", FP8)
+@pytest.mark.parametrize("dtype,formats", FP8)
 @pytest.mark.parametrize("stages", [1, 2])
-def test_fp8_dot_on_gfx950_uses_fp8_mfma(dtype: str, instr: str, stages: int) -> None:
+def test_fp8_dot_on_gfx950_uses_fp8_mfma(dtype: str, formats: str, stages: int) -> None:
     """OCP fp8 operands (the frontend's float8e4nv / float8e5) on gfx950: the
-    record's fp8 MFMA, 8 per K step of a warp (K 16 each), the bytes staged
-    as they are (no f16 widening in the loop), linked, no scratch; gfx942
-    (FNUZ-only fp8 hardware) widens them to f16 and runs v_mfma_f32_32x32x8_f16."""
+    CDNA4 f8f6f4 MFMA (K 64, 32 bytes per lane), 2 per K step of 128x128x64
+    at 8 warps, as Triton 3.9 issues (static-amd-2026-12-01-session5.json),
+    the format in its modifiers, the bytes staged as they are (no f16
+    widening in the loop), linked, no scratch; gfx942 (FNUZ-only fp8
+    hardware) widens them to f16 and runs v_mfma_f32_32x32x8_f16."""
+    instr = "v_mfma_f32_32x32x64_f8f6f4"
     import pathlib
     import sys
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -237,8 +241,10 @@ def test_fp8_dot_on_gfx950_uses_fp8_mfma(dtype: str, instr: str, stages: int) ->
     asm = dict(mm_tutorial.compile(target="gfx950", signature=sig, num_warps=8,
                                    num_stages=stages, constexprs=cx).asm)
     gcn = asm["amdgcn"]
-    assert asm["hsaco"] and gcn.count(instr) == 8, gcn.count(instr)
+    assert asm["hsaco"] and gcn.count(instr) == 2, gcn.count(instr)
     assert "v_mfma" not in gcn.replace(instr, "")
+    for line in re.findall(rf"{instr} .*", gcn):
+        assert line.endswith(formats) and ("cbsz" in line) == bool(formats), line
     loop = _main_loop(gcn)
     assert "v_cvt" not in loop and "v_perm" not in loop
     meta = _kernel_meta(asm)
@@ -320,3 +326,24 @@ def test_emitted_read_bases_are_the_models() -> None:
     for col, k in ((0, 0), (9, 8), (127, 48), (66, 24)):
         want = col * 64 + (k ^ xor_t_mask(col) * 8)
         assert _fold(lambda L: xor_t_base(L, L.const_i32(col), L.const_i32(k), 64, 8)) == want
+
+
+@pytest.mark.parametrize("rows,cols,eb", [(128, 128, 2), (64, 64, 2), (32, 128, 4), (16, 256, 1)])
+def test_swizzled_exchange_is_a_permutation_keeping_pieces(rows: int, cols: int, eb: int) -> None:
+    """The epilogue exchange of Feature.SWIZZLED_EXCHANGE (passes/gpu/shape.py):
+    the emitted position of (r, c) is the model r * C + (c ^ ((r % 8) * 16 / eb)),
+    every element gets its own place inside the unpadded tile, and each aligned
+    piece of up to 16 bytes along a row stays contiguous (a vector access)."""
+    from tilec.passes.gpu.shape import swizzled_position
+    per = 16 // eb
+    model = np.array([[r * cols + (c ^ ((r % 8) * per)) for c in range(cols)]
+                      for r in range(rows)])
+    assert sorted(model.ravel()) == list(range(rows * cols))
+    pieces = model.reshape(rows, cols // per, per)
+    assert (np.diff(pieces, axis=2) == 1).all()
+    rng = np.random.default_rng(5)
+    for r, c in [(0, 0), (rows - 1, cols - 1), *zip(rng.integers(0, rows, 8),
+                                                  rng.integers(0, cols, 8))]:
+        got = _fold(lambda L: swizzled_position(L, L.const_i32(int(r)), L.const_i32(int(c)),
+                                                cols, eb))
+        assert got == model[r, c], (r, c)

@@ -92,6 +92,11 @@ class FuncLowering:
         self.shared_align = 16
         self.shared_peak = 0
         self.shared_regions: dict[ir.Value, tuple[int, int]] = {}
+        # Bytes below this were released while threads may still read them
+        # (`release_shared(synced=False)`): an allocation reaching below it
+        # starts with a barrier.
+        self.shared_unsynced = 0
+        self.shared_reused = False      # such a barrier was emitted
         # Results of asynchronous matrix products (`tile.mma`): the scalars
         # their wait must pass through before anything reads them.
         self.pending: dict[ir.Value, list[ir.Value]] = {}
@@ -174,6 +179,8 @@ class FuncLowering:
             tid = gpu.ThreadIdOp(gpu.Dimension.x).result
             self.tid = arith.IndexCastOp(i32(), tid).result
         self.lower_block(entry, block)
+        if self.shared_reused:
+            _drop_repeated_barriers(gf.operation)
         self.finish_shared()
         if maps:
             self._record_tensormaps(maps)
@@ -361,12 +368,20 @@ class FuncLowering:
             out = llvm.GEPOp(ptr, base, [], [offset], ir.IntegerType.get_signless(8),
                              llvm.GEPNoWrapFlags.inbounds).result
         self.shared_regions[out] = (start, self.shared_bytes)
+        if offset < self.shared_unsynced:
+            gpu.BarrierOp()         # the bytes' last readers are done before new writes
+            self.shared_unsynced = 0
+            self.shared_reused = True
         return out
 
-    def release_shared(self, buf: ir.Value) -> None:
+    def release_shared(self, buf: ir.Value, synced: bool = True) -> None:
         """`buf` (from `shared_buffer`) is dead: if it is the latest allocation,
-        later ones may reuse its bytes (a stack; the peak sizes the region)."""
+        later ones may reuse its bytes (a stack; the peak sizes the region).
+        `synced` False: no barrier follows its last reads yet; an allocation
+        that reuses the bytes begins with one."""
         start, end = self.shared_regions.pop(buf)
+        if not synced:
+            self.shared_unsynced = max(self.shared_unsynced, end)
         if end == self.shared_bytes:
             self.shared_bytes = start
 
@@ -390,6 +405,32 @@ class FuncLowering:
         if dynamic:
             self.gfunc.attributes["tilec.dynamic_shared"] = ir.IntegerAttr.get(
                 i32(), self.shared_peak)
+
+
+# Ops that touch no memory: a barrier with only these before the next one is redundant.
+_NO_MEMORY = ("llvm.mlir.addressof", "llvm.getelementptr", "vector.broadcast",
+              "vector.extract", "vector.from_elements")
+
+
+def _drop_repeated_barriers(op: ir.Operation) -> None:
+    """Erase each `gpu.barrier` followed by another with no memory access in
+    between (a reuse barrier of `shared_buffer` meeting the one its caller
+    emits before its first write)."""
+    for region in op.regions:
+        for block in region.blocks:
+            ops = [o.operation for o in block.operations]
+            for i, a in enumerate(ops):
+                if a.name != "gpu.barrier":
+                    continue
+                for b in ops[i + 1:]:
+                    if b.name == "gpu.barrier":
+                        a.erase()
+                        break
+                    if b.regions or not (b.name in _NO_MEMORY or b.name.startswith("arith.")):
+                        break
+            for o in block.operations:
+                if o.operation.regions:
+                    _drop_repeated_barriers(o.operation)
 
 
 def linear_index(L: FuncLowering, d: Distribution,

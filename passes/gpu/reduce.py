@@ -39,7 +39,7 @@ from tilec.errors import CompilerBugError, TilecError, source_loc
 from tilec.passes.analysis.layouts import Distribution, axis_span, log2, replica_masks
 from tilec.passes.gpu.context import DYNAMIC_INDEX, FuncLowering, Rule, i32, is_i1, is_tile
 from tilec.passes.rules import RuleSet
-from tilec.targets import Target
+from tilec.targets import Feature, Target
 
 RULES: RuleSet[Rule] = RuleSet("gpu.reduce")
 
@@ -230,6 +230,12 @@ class Scratch:
                 v = arith.ExtUIOp(self.mem_types[i], v).result
             llvm.StoreOp(v, self._ptr(i, index))
 
+    def release(self) -> None:
+        """The arrays are dead once every thread has read them: later
+        allocations may reuse the bytes after a barrier (`shared_buffer`)."""
+        for buf in reversed(self.bufs):
+            self.L.release_shared(buf, synced=False)
+
     def load(self, index: ir.Value) -> Tup:
         out = []
         for i, t in enumerate(self.types):
@@ -319,12 +325,13 @@ def _cross_warp_reduce(L: FuncLowering, op: ir.Operation, d: Distribution, axis:
                        wshift: int, W: int, lshift: int, lbits: int, acc: dict[Key, Tup],
                        combine: Combine) -> dict[Key, Tup]:
     positions = math.prod(s for i, s in enumerate(d.shape) if i != axis)
+    if in_loop(op):
+        gpu.BarrierOp()          # the previous iteration may still read the scratch
+        L.shared_unsynced = 0    # (and released bytes this one may reuse)
     scratch = Scratch(L, [v.type for v in next(iter(acc.values()))], positions * W)
     _, warp = lane_and_warp(L)
     w = bit_field(L, warp, wshift, log2(W))
     wv = L.const_i32(W)
-    if in_loop(op):
-        gpu.BarrierOp()          # the previous iteration may still read the scratch
     writer = canonical_thread(L, d, ((1 << lbits) - 1) << lshift)
     pos = {key: position(L, d, axis, key) for key in acc}
     with maybe_if(writer):
@@ -338,6 +345,8 @@ def _cross_warp_reduce(L: FuncLowering, op: ir.Operation, d: Distribution, axis:
         for j in range(1, W):
             run = combine(run, scratch.load(arith.AddIOp(base, L.const_i32(j)).result))
         out[key] = run
+    if L.target.has(Feature.SCRATCH_REUSE):
+        scratch.release()
     return out
 
 

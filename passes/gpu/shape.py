@@ -30,7 +30,9 @@ from tilec.passes.gpu.context import (
     DYNAMIC_INDEX, FuncLowering, Rule, i32, int_attr, is_i1, is_tile, linear_index, result,
     shared_element, store_row_major,
 )
+from tilec.passes.analysis.layouts import Distribution
 from tilec.passes.rules import RuleSet
+from tilec.targets import Feature
 
 RULES: RuleSet[Rule] = RuleSet("gpu.shape")
 
@@ -52,9 +54,12 @@ def _num_programs(L: FuncLowering, op: ir.Operation) -> None:
 
 @RULES.rule("tile.range")
 def _range(L: FuncLowering, op: ir.Operation) -> None:
-    d = L.dist(result(op).type)
+    L.values[result(op)] = _range_frag(L, L.dist(result(op).type), int_attr(op, "start"))
+
+
+def _range_frag(L: FuncLowering, d: Distribution, start: int) -> list[ir.Value]:
     dim = 0 if d.sliced_dim is None else [i for i in range(d.rank) if i != d.sliced_dim][0]
-    L.values[result(op)] = L.coordinates(d, dim, int_attr(op, "start"))
+    return L.coordinates(d, dim, start)
 
 
 @RULES.rule("tensor.splat")
@@ -114,7 +119,53 @@ def _convert_layout(L: FuncLowering, op: ir.Operation) -> None:
     if L.dist(src.type) == L.dist(res.type):
         L.values[res] = L.frag(src)
         return
+    again = _rematerialized(L, src, L.dist(res.type), 0)
+    if again is not None:
+        L.values[res] = again
+        return
     _through_memory(L, src, res, None)
+
+
+# Integer ops a converted index tile is recomputed through (at most _REMAT_DEPTH deep).
+_REMAT_ARITH = ("arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.ori",
+                "arith.xori", "arith.shli", "arith.shrui", "arith.shrsi")
+_REMAT_DEPTH = 6
+
+
+def _rematerialized(L: FuncLowering, v: ir.Value, dd: Distribution,
+                    depth: int) -> list[ir.Value] | None:
+    """The fragment of integer tile `v` at distribution `dd`, recomputed where
+    `v` is built from `tile.range`, `tensor.splat` and splat constants by
+    elementwise integer ops (an index tile such as `pid * B + arange(0, B)`):
+    no exchange through workgroup memory, and nothing of `v`'s own layout
+    stays live until the conversion (a matmul epilogue's output offsets would
+    otherwise be kept in registers across the K loop).  Else None.  Nearest
+    upstream analogue: the rematerialization of Triton's
+    RemoveLayoutConversions."""
+    owner = v.owner
+    if depth > _REMAT_DEPTH or not isinstance(owner, ir.OpView) or not is_tile(v.type) \
+            or not isinstance(v.type.element_type, ir.IntegerType) or is_i1(v.type.element_type):
+        return None
+    op = owner.operation
+    if op.name == "tile.range":
+        return _range_frag(L, dd, int_attr(op, "start"))
+    if op.name == "tensor.splat":
+        return [L.splat(L.get(op.operands[0]), dd.vec_len)] * dd.num_chunks
+    vt = ir.VectorType.get([dd.vec_len], v.type.element_type)
+    if op.name == "arith.constant":
+        attr = op.attributes["value"]
+        if not (isinstance(attr, ir.DenseElementsAttr) and attr.is_splat):
+            return None
+        c = arith.ConstantOp(vt, ir.DenseElementsAttr.get_splat(vt, attr.get_splat_value()))
+        return [c.result] * dd.num_chunks
+    if op.name not in _REMAT_ARITH:
+        return None
+    parts = [_rematerialized(L, o, dd, depth + 1) for o in op.operands]
+    if any(p is None for p in parts):
+        return None
+    attrs = {n: op.attributes[n] for n in op.attributes}
+    return [ir.Operation.create(op.name, results=[vt], operands=list(xs), attributes=attrs).result
+            for xs in zip(*[p for p in parts if p is not None])]
 
 
 @RULES.rule("tile.reshape")
@@ -138,7 +189,11 @@ def _through_memory(L: FuncLowering, src: ir.Value, res: ir.Value,
 
     A 2-D conversion of rows of 64 bytes or more pads each row by 16 bytes (so
     the rows a warp writes start in different banks) and reads whole vectors
-    of up to 16 bytes where the new layout's elements are adjacent."""
+    of up to 16 bytes where the new layout's elements are adjacent; where the
+    target has `Feature.SWIZZLED_EXCHANGE` and rows hold 8 chunks of 16 bytes
+    or more, chunk c of row r is stored at chunk c ^ (r % 8) instead (the same
+    bank spread, no padding).  The buffer is released after the last barrier
+    (a later allocation may reuse it)."""
     ds, dd = L.dist(src.type), L.dist(res.type)
     elem = L.scalar_type(src.type.element_type)
     mem_t = ir.IntegerType.get_signless(8) if is_i1(elem) else elem
@@ -147,18 +202,25 @@ def _through_memory(L: FuncLowering, src: ir.Value, res: ir.Value,
     padded = read_strides is None and len(shape) == 2 and shape[1] * eb >= 64 and \
         tuple(dd.shape) == tuple(ds.shape) and \
         ds.sliced_dim is None and dd.sliced_dim is None and 16 % eb == 0
-    pad = 16 // eb if padded else 0
+    swizzled = padded and L.target.has(Feature.SWIZZLED_EXCHANGE) and \
+        shape[1] * eb >= _PHASES * _CHUNK
+    pad = _CHUNK // eb if padded and not swizzled else 0
     strides = [shape[1] + pad, 1] if padded else None
     rows = shape[0] if len(shape) == 2 else 1
     buf = L.shared_buffer(mem_t, math.prod(shape) + pad * rows)
     gpu.BarrierOp()
-    store_row_major(L, src, buf, mem_t, strides)
+    if swizzled:
+        _store_swizzled(L, src, buf, mem_t, shape[1])
+    else:
+        store_row_major(L, src, buf, mem_t, strides)
     gpu.BarrierOp()
     piece = 1
     if padded and dd.fast == 1 and mem_t == elem:
         piece = min(dd.vec_len, 16 // eb)
     out = []
-    for idx in linear_index(L, dd, read_strides or strides):
+    indices = _swizzled_index(L, dd, shape[1], eb) if swizzled else \
+        linear_index(L, dd, read_strides or strides)
+    for idx in indices:
         elems: list[ir.Value] = []
         for i in range(0, dd.vec_len, piece):
             addr = shared_element(L, buf, L.extract(idx, i), mem_t)
@@ -175,6 +237,47 @@ def _through_memory(L: FuncLowering, src: ir.Value, res: ir.Value,
     gpu.BarrierOp()
     L.release_shared(buf)   # every thread has read it: later conversions reuse the bytes
     L.values[res] = out
+
+
+_CHUNK = 16     # bytes a swizzled exchange permutes
+_PHASES = 8     # rows r and r + 8 share a permutation
+
+
+def swizzled_position(L: FuncLowering, r: ir.Value, c: ir.Value, cols: int, eb: int,
+                      lanes: int = 0) -> ir.Value:
+    """Where element (r, c) lies in a swizzled [R, cols] exchange buffer of
+    `eb`-byte elements: r * cols + (c ^ ((r % 8) * 16 / eb)); r, c are i32
+    (`lanes` 0) or vectors of `lanes` i32."""
+    def k(v: int) -> ir.Value:
+        return L.splat(L.const_i32(v), lanes) if lanes else L.const_i32(v)
+    phase = arith.ShLIOp(arith.AndIOp(r, k(_PHASES - 1)).result,
+                         k(int(math.log2(_CHUNK // eb)))).result
+    return arith.AddIOp(arith.MulIOp(r, k(cols)).result, arith.XOrIOp(c, phase).result).result
+
+
+def _swizzled_index(L: FuncLowering, d: Distribution, cols: int, eb: int) -> list[ir.Value]:
+    """Per chunk of a 2-D fragment: its elements' positions in a swizzled
+    exchange buffer (`swizzled_position`)."""
+    return [swizzled_position(L, r, c, cols, eb, d.vec_len)
+            for r, c in zip(L.coordinates(d, 0, 0), L.coordinates(d, 1, 0))]
+
+
+def _store_swizzled(L: FuncLowering, src: ir.Value, buf: ir.Value, mem_t: ir.Type,
+                    cols: int) -> None:
+    """`store_row_major` into a swizzled exchange buffer: pieces of at most 16
+    bytes along the row, each inside one chunk (chunks start at multiples of
+    the piece), so a piece stays contiguous under the permutation."""
+    ds = L.dist(src.type)
+    elem = L.scalar_type(src.type.element_type)
+    eb = axis_info.type_bytes(mem_t)
+    piece = min(ds.vec_len, _CHUNK // eb) if ds.fast == 1 and mem_t == elem else 1
+    for chunk, idx in zip(L.frag(src), _swizzled_index(L, ds, cols, eb)):
+        for i in range(0, ds.vec_len, piece):
+            v = L.slice(chunk, i, piece) if piece > 1 else L.extract(chunk, i)
+            if mem_t != elem:
+                v = arith.ExtUIOp(mem_t, v).result
+            llvm.StoreOp(v, shared_element(L, buf, L.extract(idx, i), mem_t),
+                         alignment=piece * eb if piece > 1 else None)
 
 
 @RULES.rule("tile.addptr")

@@ -458,6 +458,23 @@ def shared_element(L: FuncLowering, buf: ir.Value, index: ir.Value, mem_t: ir.Ty
                       llvm.GEPNoWrapFlags.none).result
 
 
+def store_pieces(L: FuncLowering, src: ir.Value, indices: list[ir.Value], buf: ir.Value,
+                 mem_t: ir.Type, piece: int) -> None:
+    """Every thread stores its chunks of tile `src` into the workgroup-memory
+    array `buf`, `piece` elements at a time (a vector store where piece > 1),
+    element i of a chunk at `indices[chunk][i]` (i1 widened to `mem_t`)."""
+    ds = L.dist(src.type)
+    elem = L.scalar_type(src.type.element_type)
+    eb = axis_info.type_bytes(mem_t) if not isinstance(mem_t, llvm.PointerType) else 8
+    for chunk, idx in zip(L.frag(src), indices):
+        for i in range(0, ds.vec_len, piece):
+            v = L.slice(chunk, i, piece) if piece > 1 else L.extract(chunk, i)
+            if mem_t != elem:
+                v = arith.ExtUIOp(mem_t, v).result
+            llvm.StoreOp(v, shared_element(L, buf, L.extract(idx, i), mem_t),
+                         alignment=piece * eb if piece > 1 else None)
+
+
 def store_row_major(L: FuncLowering, src: ir.Value, buf: ir.Value, mem_t: ir.Type,
                     strides: list[int] | None = None) -> None:
     """Every thread stores its elements of tile `src` at their row-major
@@ -472,10 +489,4 @@ def store_row_major(L: FuncLowering, src: ir.Value, buf: ir.Value, mem_t: ir.Typ
     piece = min(ds.vec_len, max(1, 16 // eb)) if mem_t == elem and full[ds.fast] == 1 and \
         all(full[d] % ds.vec_len == 0 for d in range(ds.rank) if d != ds.fast and
             ds.shape[d] > 1) else 1
-    for chunk, idx in zip(L.frag(src), linear_index(L, ds, strides)):
-        for i in range(0, ds.vec_len, piece):
-            v = L.slice(chunk, i, piece) if piece > 1 else L.extract(chunk, i)
-            if mem_t != elem:
-                v = arith.ExtUIOp(mem_t, v).result
-            llvm.StoreOp(v, shared_element(L, buf, L.extract(idx, i), mem_t),
-                         alignment=piece * eb if piece > 1 else None)
+    store_pieces(L, src, linear_index(L, ds, strides), buf, mem_t, piece)

@@ -28,7 +28,7 @@ from tilec.passes.analysis import axis_info
 from tilec.errors import CompilerBugError, TilecError, source_loc
 from tilec.passes.gpu.context import (
     DYNAMIC_INDEX, FuncLowering, Rule, i32, int_attr, is_i1, is_tile, linear_index, result,
-    shared_element, store_row_major,
+    shared_element, store_pieces, store_row_major,
 )
 from tilec.passes.analysis.layouts import Distribution
 from tilec.passes.rules import RuleSet
@@ -271,13 +271,7 @@ def _store_swizzled(L: FuncLowering, src: ir.Value, buf: ir.Value, mem_t: ir.Typ
     elem = L.scalar_type(src.type.element_type)
     eb = axis_info.type_bytes(mem_t)
     piece = min(ds.vec_len, _CHUNK // eb) if ds.fast == 1 and mem_t == elem else 1
-    for chunk, idx in zip(L.frag(src), _swizzled_index(L, ds, cols, eb)):
-        for i in range(0, ds.vec_len, piece):
-            v = L.slice(chunk, i, piece) if piece > 1 else L.extract(chunk, i)
-            if mem_t != elem:
-                v = arith.ExtUIOp(mem_t, v).result
-            llvm.StoreOp(v, shared_element(L, buf, L.extract(idx, i), mem_t),
-                         alignment=piece * eb if piece > 1 else None)
+    store_pieces(L, src, _swizzled_index(L, ds, cols, eb), buf, mem_t, piece)
 
 
 @RULES.rule("tile.addptr")

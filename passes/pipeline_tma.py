@@ -109,6 +109,17 @@ def wait(bars: ir.Value, counter: ir.Value, stages: int, loc: ir.Location) -> ir
     return tile_memory.mbarrier_wait(bars, slot, phase, loc=loc)
 
 
+def wait_free(empty: ir.Value, index: ir.Value, stages: int, loc: ir.Location) -> ir.Operation:
+    """The issuing thread waits until slot index % S is free for load `index`:
+    every warp arrived on `empty` for the slot's previous use (index - S, phase
+    (index / S - 1) & 1); the first S loads find that "previous" phase complete."""
+    s = ps.i32(stages)
+    slot = arith.RemUIOp(index, s).result
+    parity = arith.XOrIOp(arith.AndIOp(arith.DivUIOp(index, s).result, ps.i32(1)).result,
+                          ps.i32(1)).result
+    return tile_memory.mbarrier_wait(empty, slot, parity, loc=loc, one_thread=True)
+
+
 def drop_hints(loads: list[ir.Operation]) -> None:
     """Erase the coordinate hints of loads the rings replace."""
     for load in loads:

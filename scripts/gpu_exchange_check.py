@@ -80,7 +80,7 @@ def main() -> int:
             args = (a, b, c, m, n, k)
             kw = dict(BM=bm, BN=bn, BK=bk, F32=f32, num_warps=warps, num_stages=2)
             if launch:
-                mm[(triton_cdiv(m, bm), triton_cdiv(n, bn))](*args, **kw)
+                mm[(tilec.cdiv(m, bm), tilec.cdiv(n, bn))](*args, **kw)
                 torch.cuda.synchronize()
                 ref = a.double() @ b.double()
                 torch.testing.assert_close(c.double(), ref, rtol=2e-2, atol=2e-2)
@@ -93,10 +93,6 @@ def main() -> int:
             print(f"FAIL {name}\n{traceback.format_exc()}", flush=True)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
-
-
-def triton_cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 if __name__ == "__main__":

@@ -129,6 +129,30 @@ def pure(op: ir.Operation) -> bool:
     return op.name.startswith(PURE_PREFIXES) or op.name in PURE
 
 
+def pure_if(op: ir.Operation) -> bool:
+    """An `scf.if` whose branches hold only pure, region-free ops (a flattened
+    loop's per-tile coordinates, recomputed when the load side reaches a new
+    tile: passes/tile_flatten_loops.py)."""
+    return op.name == "scf.if" and all(
+        inner.name == "scf.yield" or (pure(inner) and not inner.regions)
+        for inner in region_ops(op))
+
+
+def outer_operands(op: ir.Operation) -> list[ir.Value]:
+    """The operands of `op` and of the ops nested in it that are defined
+    outside `op`."""
+    nested = region_ops(op)
+    inside = set(nested)
+    out = list(op.operands)
+    for inner in nested:
+        for v in inner.operands:
+            owner = v.owner
+            # (A pure_if's blocks have no arguments: a block argument is the loop's.)
+            if isinstance(owner, ir.Block) or owner.operation not in inside:
+                out.append(v)
+    return out
+
+
 def dce(block: ir.Block) -> None:
     """Erase the pure ops of `block` nobody uses any more (the originals of
     the load side)."""
@@ -136,7 +160,7 @@ def dce(block: ir.Block) -> None:
     while changed:
         changed = False
         for op in reversed(ops(block)):
-            if pure(op) and all(len(list(r.uses)) == 0 for r in op.results):
+            if (pure(op) or pure_if(op)) and all(len(list(r.uses)) == 0 for r in op.results):
                 op.erase()
                 changed = True
 
@@ -147,9 +171,10 @@ def clone_side(side: list[ir.Operation], mapping: Mapping) -> Mapping:
     iteration wanted); returns `mapping` extended by the clones' results."""
     for op in side:
         new = op.clone(ip=ir.InsertionPoint.current)
-        for i, o in enumerate(op.operands):
-            if o in mapping:
-                new.operands[i] = mapping[o]
+        for inner in [new, *region_ops(new)]:
+            for i, o in enumerate(inner.operands):
+                if o in mapping:
+                    inner.operands[i] = mapping[o]
         for old, r in zip(op.results, new.results):
             mapping[old] = r
     return mapping
@@ -158,9 +183,10 @@ def clone_side(side: list[ir.Operation], mapping: Mapping) -> Mapping:
 def load_side(body: ir.Block, loads: list[ir.Operation], forbidden: int | None = None
               ) -> tuple[list[ir.Operation], list[int]] | None:
     """(the ops computing the operands of `loads`, in body order; the
-    iteration-argument indices they carry), or None when that is not a pure,
-    region-free computation from the induction variable, values from outside
-    and arguments only it uses and updates (never argument `forbidden`)."""
+    iteration-argument indices they carry), or None when that is not a pure
+    computation (region-free ops and `pure_if`s) from the induction variable,
+    values from outside and arguments only it uses and updates (never
+    argument `forbidden`)."""
     args = list(body.arguments)
     body_ops = ops(body)
     side: set[ir.Operation] = set()
@@ -181,15 +207,21 @@ def load_side(body: ir.Block, loads: list[ir.Operation], forbidden: int | None =
         op = owner.operation
         if op.block != body or op in side:
             continue
+        if pure_if(op):
+            side.add(op)
+            stack.extend(outer_operands(op))
+            continue
         if op.regions or not pure(op):
             return None
         side.add(op)
         stack.extend(op.operands)
     # Carried values run ahead: nothing but the load side may read them.
+    nested = {inner for op in side for inner in region_ops(op)}
     for idx in carried:
         for use in args[idx + 1].uses:
             user = use.owner
-            if user not in side and user not in loads and user.name != "tile.tma_coords":
+            if user not in side and user not in nested and user not in loads and \
+                    user.name != "tile.tma_coords":
                 return None
     return [op for op in body_ops if op in side], sorted(carried)
 

@@ -76,11 +76,12 @@ def rows_in_order_ok(for_op: ir.Operation, acc_index: int, dot: ir.Operation,
     return all(u.owner == yld for u in dot.results[0].uses)
 
 
-def exchange_bytes(dot: ir.Operation, num_warps: int) -> int:
+def exchange_bytes(dot: ir.Operation, elem_bytes: int = 4) -> int:
     """The workgroup memory `tile.row_exchange` of the dot's accumulator takes
-    (targets/nvidia/tma.py: f32 rows padded by 8 elements)."""
+    (targets/nvidia/tma.py: rows padded by 8 elements), exchanged as
+    `elem_bytes`-byte elements (4: f32; 2: after the epilogue's cast)."""
     rows, cols = ir.RankedTensorType(dot.results[0].type).shape
-    return rows * (cols + 8) * 4
+    return rows * (cols + 8) * elem_bytes
 
 
 def tile_bytes(load: ir.Operation) -> int:

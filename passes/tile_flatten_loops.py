@@ -16,33 +16,44 @@ passes).  A `scf.for` carrying `tile.flatten` is rewritten when
     "epilogue", up to the yield) are anything;
   * the inner loop's bounds and step are defined outside the outer loop
     (every tile runs the same number of K iterations), and both induction
-    variables have the same type.
+    variables have the same type;
+  * the prologue values the inner body reads ("P") are scalars or tiles that
+    do not depend on the outer loop's iteration arguments.
 Output:
     ot = trips(lb, ub, step); kt = trips(klb, kub, kstep)    (trips(l, u, s) =
         u > l ? (u - l - 1) / s + 1 : 0; scf.for steps are positive)
     scf.if kt > 0 {
-      inits = the inner inits of the first tile (the prologue's ops they need,
-              cloned for iv = lb; loop-invariant inits are used as they are)
-      scf.for i = 0 to ot * kt step 1 iter_args(outer args, inner args) {tile.flattened}
-        t = lb + (i / kt) * step; k = klb + (i % kt) * kstep
-        prologue(t); inner body(k, inner args) -> y
-        scf.if i % kt == kt - 1 { epilogue(t, y); yield the outer yield's values,
-                                  the next tile's inner inits (the prologue's ops
-                                  cloned for t + step) }
+      scf.for i = 0 to ot * kt step 1 iter_args(outer args, inner args (the
+          first tile's inits), P(lb), tb = lb, kb = 0, te = lb, ke = 0) {tile.flattened}
+        inner body(k = klb + kb * kstep, inner args, P) -> y
+        wrap = kb + 1 == kt; kb' = wrap ? 0 : kb + 1; tb' = wrap ? tb + step : tb
+        P' = scf.if wrap { P(tb + step) } else { P }
+        scf.if ke == kt - 1 { the prologue cloned for te; epilogue(te, y);
+                              yield the outer yield's values, the next tile's
+                              inner inits (the prologue cloned for te + step) }
         else { yield outer args, y }
+        ke' = ke == kt - 1 ? 0 : ke + 1; te' likewise
     } else { the original nest with the inner loop replaced by its inits }
 So the inner loop-carried values are reset at each tile's end, in the
 epilogue branch, and the loop body's dot chains the carried accumulator
-directly (what `tile-pipeline` takes).  The K = 0 case (no inner iteration,
-the epilogue must still store the inits) keeps the nest, without its empty
-inner loop, behind the `scf.if`: one condition per launch, and the fused loop
-never runs a padding iteration.  Prologue ops whose values only the epilogue
-reads move into the epilogue branch.  The fused loop keeps the outer loop's
-attributes but `tile.flatten` (`tile.num_stages` of the inner loop wins) and
-is marked `tile.flattened`.  Loops of any other shape are left as they are,
-attribute included.  New ops carry the location of the loop they come from.
-`ot * kt` is computed in the induction variable's type (a persistent kernel's
-tiles times K blocks, far below 2^31 for i32).
+directly (what `tile-pipeline` takes).  The body's tile and k are counters,
+not `i / kt` and `i % kt`, and the tile's coordinates (P, e.g. the grouped
+ordering's divisions) are computed once per tile, under `wrap`: per
+iteration the fused loop costs a few adds and selects more than the nest
+(computing them every iteration made the flattened matmul 35% slower on the
+H200: results README, the flatten probe).  The body's counters and P are
+used by the body's loads only, so `tile-pipeline` runs them ahead with the
+load side (`pipeline_support.load_side` takes the pure `scf.if`); the
+epilogue keeps its own counters (te, ke) for the tile it stores.  The K = 0
+case (no inner iteration, the epilogue must still store the inits) keeps the
+nest, without its empty inner loop, behind the `scf.if`: one condition per
+launch, and the fused loop never runs a padding iteration.  The fused loop
+keeps the outer loop's attributes but `tile.flatten` (`tile.num_stages` of
+the inner loop wins) and is marked `tile.flattened`.  Loops of any other
+shape are left as they are, attribute included.  New ops carry the location
+of the loop they come from.  `ot * kt` is computed in the induction
+variable's type (a persistent kernel's tiles times K blocks, far below 2^31
+for i32).
 
 Nearest upstream analogue: Triton's `FuseNestedLoops` (tritongpu-fuse-nested-loops),
 which fuses the same nest for `tl.range(..., flatten=True)`.
@@ -135,6 +146,37 @@ def _fallback(outer: ir.Operation, inner_index: int) -> ir.Operation:
     return copy
 
 
+def _frontier(prologue: list[ir.Operation], users: list[ir.Operation]) -> list[ir.Value]:
+    """The prologue results `users` (and the ops nested in them) read."""
+    pro = set(prologue)
+    out: list[ir.Value] = []
+    for op in users:
+        for inner in [op, *ps.region_ops(op)]:
+            for v in inner.operands:
+                owner = v.owner
+                if isinstance(owner, ir.OpView) and owner.operation in pro and v not in out:
+                    out.append(v)
+    return out
+
+
+def _remap(ops: list[ir.Operation], mapping: ps.Mapping) -> None:
+    """Replace, in `ops` and the ops nested in them, every operand in `mapping`."""
+    for op in ops:
+        for inner in [op, *ps.region_ops(op)]:
+            for i, o in enumerate(inner.operands):
+                if o in mapping:
+                    inner.operands[i] = mapping[o]
+
+
+def _reads(ops: list[ir.Operation], values: list[ir.Value]) -> bool:
+    return any(o in values for op in ops for inner in [op, *ps.region_ops(op)]
+               for o in inner.operands)
+
+
+def _carriable(t: ir.Type) -> bool:
+    return isinstance(t, (ir.IntegerType, ir.IndexType, ir.FloatType, ir.RankedTensorType))
+
+
 def _flatten(outer: ir.Operation) -> bool:
     found = _shape(outer)
     if found is None:
@@ -146,9 +188,17 @@ def _flatten(outer: ir.Operation) -> bool:
     olb, oub, ost = list(outer.operands)[:3]
     ilb, iub, ist = list(inner.operands)[:3]
     oinits, iinits = list(outer.operands)[3:], list(inner.operands)[3:]
-    n_out = len(oinits)
+    n_out, n_in = len(oinits), len(iinits)
     oyield, iyield = ps.ops(body)[-1], ps.ops(ibody)[-1]
-    init_ops = _needed(prologue, iinits)
+    inner_ops = ps.ops(ibody)[:-1]
+    # The prologue values the K loop's body reads are carried, recomputed only
+    # when the body's counters reach the next tile.  They must not depend on
+    # what the tile loop carries (the epilogue updates that, behind the load
+    # side once tile-pipeline runs the load side ahead).
+    carried = _frontier(prologue, inner_ops + [iyield])
+    ahead_ops = _needed(prologue, carried)
+    if _reads(ahead_ops, oargs[1:]) or not all(_carriable(v.type) for v in carried):
+        return False
     loc = outer.location
     ity = oargs[0].type
     with loc, ir.InsertionPoint(outer):
@@ -161,11 +211,14 @@ def _flatten(outer: ir.Operation) -> bool:
         copy = _fallback(outer, ps.ops(body).index(inner))
         scf.YieldOp(list(copy.results))
     with loc, ir.InsertionPoint(branch.then_block):
-        first = ps.clone_side(init_ops, {oargs[0]: olb, **dict(zip(oargs[1:], oinits))})
+        zero = arith.ConstantOp(ity, 0).result
+        one = arith.ConstantOp(ity, 1).result
+        first = ps.clone_side(_needed(prologue, iinits + carried),
+                              {oargs[0]: olb, **dict(zip(oargs[1:], oinits))})
         total = arith.MulIOp(ot, kt).result
-        flat = scf.ForOp(arith.ConstantOp(ity, 0).result, total,
-                         arith.ConstantOp(ity, 1).result,
-                         oinits + [first.get(v, v) for v in iinits])
+        flat = scf.ForOp(zero, total, one,
+                         oinits + [first.get(v, v) for v in iinits] + [first[v] for v in carried] +
+                         [olb, zero, olb, zero])
         for a in outer.attributes:
             name = a if isinstance(a, str) else a.name
             if name != "tile.flatten":
@@ -173,77 +226,70 @@ def _flatten(outer: ir.Operation) -> bool:
         if "tile.num_stages" in inner.attributes:
             flat.operation.attributes["tile.num_stages"] = inner.attributes["tile.num_stages"]
         flat.operation.attributes["tile.flattened"] = ir.UnitAttr.get()
-        results = list(flat.results)
-        scf.YieldOp(results[:n_out])
-    fbody = flat.body
-    fargs = list(fbody.arguments)
-    i = fargs[0]
-    with loc, ir.InsertionPoint(fbody):
-        tile_i = arith.DivUIOp(i, kt).result
-        t = arith.AddIOp(olb, arith.MulIOp(tile_i, ost).result).result
-        kk = arith.RemUIOp(i, kt).result
-        k = arith.AddIOp(ilb, arith.MulIOp(kk, ist).result).result
+        scf.YieldOp(list(flat.results)[:n_out])
+    fargs = list(flat.body.arguments)
+    f_out = fargs[1:1 + n_out]
+    f_in = fargs[1 + n_out:1 + n_out + n_in]
+    f_p = fargs[1 + n_out + n_in:-4]
+    t_body, k_body, t_epi, k_epi = fargs[-4:]
+    with loc, ir.InsertionPoint(flat.body):
+        k = arith.AddIOp(ilb, arith.MulIOp(k_body, ist).result).result
         anchor = scf.YieldOp([])
-    for op in prologue:
+    for op in inner_ops:
         op.move_before(anchor)
-    for op in ps.ops(ibody)[:-1]:
-        op.move_before(anchor)
-    oargs[0].replace_all_uses_with(t)
-    for old, new in zip(oargs[1:], fargs[1:1 + n_out]):
-        old.replace_all_uses_with(new)
-    iargs[0].replace_all_uses_with(k)
-    for old, new in zip(iargs[1:], fargs[1 + n_out:]):
-        old.replace_all_uses_with(new)
+    _remap(inner_ops + [iyield], {iargs[0]: k, **dict(zip(iargs[1:], f_in)),
+                                  **dict(zip(carried, f_p)), oargs[0]: t_body,
+                                  **dict(zip(oargs[1:], f_out))})
     ys = list(iyield.operands)
-    for r, y in zip(inner.results, ys):
-        r.replace_all_uses_with(y)
     with loc, ir.InsertionPoint(anchor):
-        last = arith.CmpIOp(arith.CmpIPredicate.eq, kk,
-                            arith.SubIOp(kt, arith.ConstantOp(ity, 1).result).result).result
-        tail = scf.IfOp(last, [a.type for a in fargs[1:]], has_else=True)
+        # The body's counters: the next iteration's k and tile, no division.
+        k_next = arith.AddIOp(k_body, one).result
+        wrap = arith.CmpIOp(arith.CmpIPredicate.eq, k_next, kt).result
+        k_body2 = arith.SelectOp(wrap, zero, k_next).result
+        t_next = arith.AddIOp(t_body, ost).result
+        t_body2 = arith.SelectOp(wrap, t_next, t_body).result
+        p2: list[ir.Value] = []
+        if carried:
+            again = scf.IfOp(wrap, [v.type for v in carried], has_else=True)
+            with ir.InsertionPoint(again.then_block):
+                m = ps.clone_side(ahead_ops, {oargs[0]: t_next})
+                scf.YieldOp([m[v] for v in carried])
+            with ir.InsertionPoint(again.else_block):
+                scf.YieldOp(f_p)
+            p2 = list(again.results)
+        last = arith.CmpIOp(arith.CmpIPredicate.eq, k_epi,
+                            arith.SubIOp(kt, one).result).result
+        tail = scf.IfOp(last, [a.type for a in f_out + f_in], has_else=True)
     with loc, ir.InsertionPoint(tail.else_block):
-        scf.YieldOp(fargs[1:1 + n_out] + ys)
+        scf.YieldOp(f_out + ys)
     with loc, ir.InsertionPoint(tail.then_block):
         done = scf.YieldOp([])
+    # The epilogue computes its tile's prologue values itself, once per tile.
+    outer_map = {oargs[0]: t_epi, **dict(zip(oargs[1:], f_out))}
+    wanted = _frontier(prologue, epilogue + [oyield])
+    with loc, ir.InsertionPoint(done):
+        em = ps.clone_side(_needed(prologue, wanted), dict(outer_map))
     for op in epilogue:
         op.move_before(done)
+    _remap(epilogue + [oyield], {**{v: em[v] for v in wanted},
+                                 **dict(zip(inner.results, ys)), **outer_map})
     nxt = list(oyield.operands)
     with loc, ir.InsertionPoint(done):
         need = _needed(prologue, iinits)
-        m: ps.Mapping = {}
-        if need:
-            m = ps.clone_side(need, {t: arith.AddIOp(t, ost).result,
-                              **dict(zip(fargs[1:1 + n_out], nxt))})
-        scf.YieldOp(nxt + [m.get(v, v) for v in iinits])
+        nm: ps.Mapping = dict(zip(oargs[1:], nxt))
+        if need:   # the next tile's inits from its prologue values
+            nm = ps.clone_side(need, {oargs[0]: arith.AddIOp(t_epi, ost).result, **nm})
+        scf.YieldOp(nxt + [nm.get(v, v) for v in iinits])
     done.erase()
     with loc, ir.InsertionPoint(anchor):
-        scf.YieldOp(list(tail.results))
+        k_epi2 = arith.SelectOp(last, zero, arith.AddIOp(k_epi, one).result).result
+        t_epi2 = arith.SelectOp(last, arith.AddIOp(t_epi, ost).result, t_epi).result
+        scf.YieldOp(list(tail.results) + p2 + [t_body2, k_body2, t_epi2, k_epi2])
     anchor.erase()
-    _sink(prologue, tail)
     for r, new in zip(outer.results, branch.results):
         r.replace_all_uses_with(new)
     outer.erase()
     return True
-
-
-def _sink(prologue: list[ir.Operation], tail: scf.IfOp) -> None:
-    """Move the prologue ops only the epilogue branch reads into it."""
-    then = tail.then_block
-    inside: set[ir.Operation] = set()
-
-    def collect(block: ir.Block) -> None:
-        for op in ps.ops(block):
-            inside.add(op)
-            for region in op.regions:
-                for b in region.blocks:
-                    collect(b)
-    collect(then)
-    for op in reversed(prologue):
-        uses = [u.owner.operation if isinstance(u.owner, ir.OpView) else u.owner
-                for r in op.results for u in r.uses]
-        if uses and all(u in inside for u in uses):
-            op.move_before(ps.ops(then)[0])
-            inside.add(op)
 
 
 def run(module: ir.Module, target: Target, options: CompileOptions) -> None:

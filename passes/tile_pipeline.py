@@ -117,7 +117,8 @@ def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
     # epilogue branch.  tcgen05's branch puts the next tile's init into TMEM
     # (targets/nvidia/tcgen05.py): it must be defined before the loop.
     tail = ps.epilogue(for_op, acc_index, dot.results[0])
-    regions = [op for op in ops if op.regions]
+    # (A flattened loop's per-tile coordinates are pure `scf.if`s of its load side.)
+    regions = [op for op in ops if op.regions and not ps.pure_if(op)]
     if tail is not None:
         if regions != [tail[0]] or ops.index(tail[0]) < ops.index(dot):
             return None
@@ -217,7 +218,11 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
         pipeline_tma.rows_in_order_ok(for_op, plan.acc_index, plan.dot, plan.tail)
     if in_order and plan.tail is not None:
         # In a flattened loop the exchange runs next to the rings.
-        need = stages * per_stage + max(extra, pipeline_tma.exchange_bytes(plan.dot, num_warps))
+        reader = [u.owner.operation for u in plan.dot.results[0].uses
+                  if isinstance(u.owner, ir.OpView) and u.owner.operation.name == "arith.truncf"]
+        eb = axis_info.type_bytes(ir.RankedTensorType(reader[0].results[0].type).element_type) \
+            if len(reader) == 1 else 4
+        need = stages * per_stage + max(extra, pipeline_tma.exchange_bytes(plan.dot, eb))
         in_order = need + ps.RESERVED_SHARED <= shared_bytes
     bars: ir.Value | None = None
     with loc, ir.InsertionPoint(for_op):
@@ -264,6 +269,8 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
             done = tile_memory.mma_wait(started, 1, loc=dot.location)
             # Several warpgroups share the slots; one thread issues the TMA
             # copies for all of them: every warp must be done with the slot.
+            # (Per-warp "empty" barriers instead, as the multi-dot pipeliner
+            # has, measured 3-8% slower on the H200 here: the results README.)
             if (num_warps > 4 or bars is not None) and kind == "wgmma":
                 tile.barrier(loc=dot.location)
         write = arith.RemUIOp(arith.AddIOp(counter, ps.i32(ahead)).result, s).result
@@ -294,11 +301,12 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     uses = [u for u in acc_out.uses]
     with loc, ir.InsertionPoint.after(new_for.operation) if hasattr(
             ir.InsertionPoint, "after") else ir.InsertionPoint(ps.next_op(new_for.operation)):
-        # A flattened loop's products were waited for in its epilogue branch.
-        # (tcgen05 keeps its wait: it reads the accumulator out of TMEM and
-        # invalidates the product barriers.)
-        final = tile_memory.mma_wait(acc_out, 0, loc=loc) if kind in _ASYNC and (
-            plan.tail is None or uses or kind == "tcgen05") else acc_out
+        # A flattened loop's products were waited for in its epilogue branch,
+        # but the wait stays: with a product in flight on the loop's exit path
+        # (as far as ptxas can tell), ptxas waits for it in every iteration
+        # (C7517).  tcgen05 reads the accumulator out of TMEM here and
+        # invalidates the product barriers.
+        final = tile_memory.mma_wait(acc_out, 0, loc=loc) if kind in _ASYNC else acc_out
         if bars is None:
             tile_memory.async_wait(0, loc=loc)
         tile.barrier(loc=loc)
@@ -306,10 +314,10 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
             tile_memory.mbarrier_inval(bars, loc=loc)
         tile_memory.local_dealloc(rings[1], loc=loc)
         tile_memory.local_dealloc(rings[0], loc=loc)
-        if in_order and plan.tail is None:
-            final = tile_memory.row_exchange(final, loc=loc)
     for u in uses:
         u.owner.operands[u.operand_number] = final
+    if in_order and plan.tail is None:
+        _exchange_rows(final, loc)
     block = for_op.block
     for_op.erase()
     if bars is not None:   # the prologue's clones of the pointer arithmetic are dead
@@ -329,10 +337,37 @@ def _finish_tile(tail: ir.Operation, done: ir.Value, kind: str, in_order: bool) 
             if (u.owner.operation if isinstance(u.owner, ir.OpView) else u.owner) in inside]
     with tail.location, ir.InsertionPoint(ps.ops(then)[0]):
         final = tile_memory.mma_wait(done, 0, loc=tail.location)
-        if in_order:
-            final = tile_memory.row_exchange(final, loc=tail.location)
     for owner, i in uses:
         owner.operands[i] = final
+    if in_order:
+        _exchange_rows(final, tail.location)
+
+
+def _cast_reader(v: ir.Value) -> ir.Operation | None:
+    """The `arith.truncf` that is `v`'s only reader (the epilogue's
+    `acc.to(tl.float16)`), or None."""
+    uses = list(v.uses)
+    if len(uses) == 1 and isinstance(uses[0].owner, ir.OpView) and \
+            uses[0].owner.operation.name == "arith.truncf":
+        return uses[0].owner.operation
+    return None
+
+
+def _exchange_rows(acc: ir.Value, loc: ir.Location) -> None:
+    """Put the accumulator's rows in place (`tile.row_exchange`) for its
+    readers: after the cast that is its only reader where there is one (an
+    elementwise op keeps rows where they are, and f16 rows move half the
+    bytes through workgroup memory: what lets a 128 x 256 exchange sit beside
+    a flattened loop's rings), else right after `acc`."""
+    cast = _cast_reader(acc)
+    v = acc if cast is None else cast.results[0]
+    owner = v.owner
+    assert isinstance(owner, ir.OpView)
+    users = [(u.owner, u.operand_number) for u in v.uses]
+    with loc, ir.InsertionPoint(ps.next_op(owner.operation)):
+        placed = tile_memory.row_exchange(v, loc=loc)
+    for user, i in users:
+        user.operands[i] = placed
 
 
 def run(module: ir.Module, target: Target, options: CompileOptions) -> None:

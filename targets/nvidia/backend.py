@@ -242,14 +242,13 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,
         for key in _STAT_KEYS:
             c.metadata[key] = max((k[key] for k in kernels.values()), default=0)
 
-    # tile-flatten-loops is left out: the flattened persistent matmul measured
-    # 432 TFLOP/s against the nest's 663 on the H200 (fp16 4096^3, fp8 832
-    # against 1226; benchmarks/results/h200-matmul-2026-12-01-flatten.json),
-    # so until its cause is found the nest's K loop is pipelined per tile.
-    # `tilec opt --pass tile-flatten-loops,...` still runs the rewrite (lit:
-    # tile-pipeline/flattened.py).
+    # tile-flatten-loops runs (a persistent kernel's tile loop and its K loop
+    # fused): measured on the H200 against the nest, each config alternated
+    # with Triton's twin (benchmarks/probe/persistent_probe.py --triton),
+    # fp8 128x256x128 1284 vs 1240 TFLOP/s, 128x128x128 1208 vs 1161, fp16
+    # 128x256x64 646 vs 640, 128x128x64 600 vs 595 (results README).
     return {
-        **tile_to_gpu_steps(flatten=False),
+        **tile_to_gpu_steps(),
         "convert-gpu-to-nvvm": Step(convert_gpu_to_nvvm, (), lower),
         "llir": Step(llir, ("llir",)),
         "ptx": Step(ptx, ("ptx",)),

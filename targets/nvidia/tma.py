@@ -183,7 +183,7 @@ def _permuted_row(L: FuncLowering, rows: int, block: ir.Value) -> ir.Value:
 @RULES.rule("tile.row_exchange", feature=Feature.TMA)
 def _row_exchange(L: FuncLowering, op: ir.Operation) -> None:
     """Every thread writes its elements (l, c) to row `row_position(l)` of a
-    workgroup-memory tile (rows padded by 32 bytes against bank conflicts) and
+    workgroup-memory tile (rows padded by 8 elements against bank conflicts) and
     reads (l, c) back.  After the loop the rings' memory is free, so a 128 x
     256 f32 tile goes at once (at most 160 KiB).  The accumulator layout
     (`wgmma_accumulator_layout`) gives each thread rows base + s with base < 8
@@ -193,10 +193,11 @@ def _row_exchange(L: FuncLowering, op: ir.Operation) -> None:
     src = op.operands[0]
     rows, cols = ir.RankedTensorType(src.type).shape
     d = L.dist(src.type)
-    f32 = ir.F32Type.get()
+    elem = L.scalar_type(ir.RankedTensorType(src.type).element_type)
+    eb = elem.width // 8 if isinstance(elem, (ir.FloatType, ir.IntegerType)) else 4
     pitch = cols + 8
     span = 8 * L.num_warps
-    if rows * pitch * 4 > _EXCHANGE_BYTES or d.fast != 1 or d.sliced_dim is not None:
+    if rows * pitch * eb > _EXCHANGE_BYTES or d.fast != 1 or d.sliced_dim is not None:
         raise CompilerBugError(f"tile.row_exchange of a {rows}x{cols} tile in {d.blocked}")
     t = SwizzledTile(rows, 64, 2, permute_rows=True, num_warps=L.num_warps)  # row_position
     base_r, base_c = L.thread_base(d, 0), L.thread_base(d, 1)
@@ -204,10 +205,10 @@ def _row_exchange(L: FuncLowering, op: ir.Operation) -> None:
         raise CompilerBugError("tile.row_exchange needs thread-dependent coordinates")
     pos = arith.AddIOp(_permuted_row(L, rows, arith.ShRUIOp(base_r, _c(3)).result),
                        arith.AndIOp(base_r, _c(7)).result).result
-    buf = L.shared_buffer(f32, rows * pitch, align=16)
-    put = _element(buf, _index(pos, base_c, pitch))
-    get = _element(buf, _index(base_r, base_c, pitch))
-    vt = ir.VectorType.get([d.vec_len], f32)
+    buf = L.shared_buffer(elem, rows * pitch, align=16)
+    put = _element(buf, _index(pos, base_c, pitch), elem)
+    get = _element(buf, _index(base_r, base_c, pitch), elem)
+    vt = ir.VectorType.get([d.vec_len], elem)
     offsets = []
     for key in d.chunk_keys:
         sr, sc = d.static_offset(0, key[0]), d.static_offset(1, key[1])
@@ -217,9 +218,9 @@ def _row_exchange(L: FuncLowering, op: ir.Operation) -> None:
         offsets.append(((t.row_position(sr)) * pitch + sc, sr * pitch + sc))
     gpu.BarrierOp()
     for v, (w, _r) in zip(L.frag(src), offsets):
-        llvm.StoreOp(v, _element(put, _c(w)), alignment=4 * d.vec_len)
+        llvm.StoreOp(v, _element(put, _c(w), elem), alignment=eb * d.vec_len)
     gpu.BarrierOp()
-    out = [llvm.LoadOp(vt, _element(get, _c(r)), alignment=4 * d.vec_len).result
+    out = [llvm.LoadOp(vt, _element(get, _c(r), elem), alignment=eb * d.vec_len).result
            for _w, r in offsets]
     gpu.BarrierOp()
     L.release_shared(buf)
@@ -230,8 +231,8 @@ def _index(row: ir.Value, col: ir.Value, pitch: int) -> ir.Value:
     return arith.AddIOp(arith.MulIOp(row, _c(pitch)).result, col).result
 
 
-def _element(buf: ir.Value, index: ir.Value) -> ir.Value:
-    return llvm.GEPOp(buf.type, buf, [index], [-2147483648], ir.F32Type.get(),
+def _element(buf: ir.Value, index: ir.Value, elem: ir.Type) -> ir.Value:
+    return llvm.GEPOp(buf.type, buf, [index], [-2147483648], elem,
                       llvm.GEPNoWrapFlags.none).result
 
 

@@ -6,23 +6,34 @@
 # loop become one loop of tiles x K-block iterations: trip counts computed
 # before it, the K = 0 case behind an scf.if (the nest without its empty inner
 # loop: the zero accumulator is still stored), the fused loop carrying the
-# accumulator, the tile's prologue recomputed from the fused index, the
-# epilogue's store in an scf.if at the tile's last k which resets the
-# accumulator to its init.
+# accumulator, the tile's coordinates (offs_am, offs_bn) and counters; no
+# division in the body but under `wrap` (the next tile's coordinates, once
+# per tile) and in the epilogue branch (the stored tile's, once per tile),
+# which resets the accumulator to its init.
 
 # CHECK: %[[OT:.*]] = arith.select
 # CHECK: %[[KT:.*]] = arith.select
 # CHECK: %[[HASK:.*]] = arith.cmpi sgt, %[[KT]]
 # CHECK: scf.if %[[HASK]] {
+# CHECK: %[[AM0:.*]] = arith.muli %{{.*}}, %c32_i32
+# CHECK: %[[BN0:.*]] = arith.muli %{{.*}}, %c32_i32
 # CHECK: %[[TOTAL:.*]] = arith.muli %[[OT]], %[[KT]]
-# CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[TOTAL]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[INIT:cst[_0-9]*]])
-# CHECK: arith.divui %[[I]], %[[KT]]
-# CHECK: %[[KK:.*]] = arith.remui %[[I]], %[[KT]]
-# CHECK: "tile.descriptor_load"
-# CHECK: "tile.descriptor_load"
+# CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[TOTAL]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[INIT:cst[_0-9]*]], %[[AM:.*]] = %[[AM0]], %[[BN:.*]] = %[[BN0]], %[[TB:.*]] = %{{.*}}, %[[KB:.*]] = %{{.*}}, %[[TE:.*]] = %{{.*}}, %[[KE:.*]] = %{{.*}})
+# CHECK-NOT: arith.divsi
+# CHECK-NOT: arith.remsi
+# CHECK: "tile.descriptor_load"(%{{.*}}, %[[AM]],
+# CHECK: "tile.descriptor_load"(%{{.*}}, %[[BN]],
 # CHECK: %[[P:.*]] = "tile.dot"(%{{.*}}, %{{.*}}, %[[ACC]])
-# CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[KK]]
+# CHECK: %[[KN:.*]] = arith.addi %[[KB]]
+# CHECK: %[[WRAP:.*]] = arith.cmpi eq, %[[KN]], %[[KT]]
+# CHECK-NOT: arith.divsi
+# CHECK: scf.if %[[WRAP]] -> (i32, i32) {
+# CHECK: arith.divsi
+# CHECK: } else {
+# CHECK-NEXT: scf.yield %[[AM]], %[[BN]]
+# CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[KE]]
 # CHECK: %[[NEXT:.*]] = scf.if %[[LAST]]
+# CHECK: arith.divsi %[[TE]]
 # CHECK: arith.truncf %[[P]]
 # CHECK: "tile.descriptor_store"
 # CHECK: scf.yield %[[INIT]]

@@ -21,7 +21,8 @@ row-major register tile are then element-wise, `ds_write_b16`) or "pad_t"
 eight chunks "xor_t" permutes, e.g. fp8 with K = 64).  Writes and reads use the same formula (`_index` here,
 `mfma._xor_rows` for the reads).  The product is synchronous (the MFMA
 results are registers): the pass's barriers order the reads of a slot before
-its next writes.
+its next writes; with one slot a scheduling barrier (`s_sched_barrier 0`)
+follows the product, so LLVM does not sink its last MFMAs below the writes.
 
 Nearest upstream analogue: Triton's AMD `LocalStore` / `LocalLoad` lowering
 with a swizzled shared encoding (third_party/amd, `SharedToDotOperandMFMA`).
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mlir import ir
-from mlir.dialects import arith, llvm
+from mlir.dialects import arith, llvm, rocdl
 
 from tilec.errors import CompilerBugError
 from tilec.passes.analysis import axis_info
@@ -172,7 +173,7 @@ def _ring_mma(L: FuncLowering, op: ir.Operation) -> None:
     ring_a, slot_a, ring_b, slot_b, acc = op.operands
     res = op.results[0]
     kind = ir.StringAttr(op.attributes["kind"]).value
-    sa, _, elem = slot_of(ring_a)
+    sa, _slots_a, elem = slot_of(ring_a)
     sb, _, _ = slot_of(ring_b)
     m, k, n = sa.rows, sa.cols, sb.cols
     decode = [FORMATS[ir.StringAttr(f).value]
@@ -192,6 +193,12 @@ def _ring_mma(L: FuncLowering, op: ir.Operation) -> None:
                                  sa.layout == "xor", L.frag(acc), res.type,
                                  b_kmajor={"xor_t": "xor", "pad_t": "pad"}.get(sb.layout),
                                  decode=(decode[0], decode[1]) if decode else None)
+    if _slots_a == 1 and decode is None:
+        # The slot's next writes follow a barrier: without a scheduling
+        # barrier LLVM sinks the last MFMAs below them, keeping their operand
+        # registers live across the writes (gfx950 128x128x64 f16: 128 VGPRs
+        # instead of 104; with two slots or fp8 decoding it costs instead).
+        rocdl.sched_barrier(0)
 
 
 for _f in _FEATURES:

@@ -14,11 +14,10 @@ import pytest
 
 from tilec.passes.analysis.layouts import Distribution
 from tilec.passes.analysis.matrix_tiling import MatrixTiling, b_static, choose
-from tilec.passes.tile_pipeline_lds import slot_layouts
+from tilec.passes.tile_pipeline_lds import slot_layouts, xor_chunk_bytes
 from tilec.targets import TARGETS
 from tilec.targets.amd.lds_ring import Slot, position
-from tilec.targets.amd.mfma import (XOR_CHUNK_BYTES, bt_coords, xor_read_parts, xor_rows,
-                                    xor_t_mask)
+from tilec.targets.amd.mfma import bt_coords, xor_read_parts, xor_rows, xor_t_mask
 
 from test_amd_matrix import _documented_operand, _documented_out, _kernel_meta
 
@@ -26,17 +25,22 @@ from test_amd_matrix import _documented_operand, _documented_out, _kernel_meta
 _BYTE_TYPES = ("i8", "f8E4M3FN", "f8E5M2")
 
 
-def _xor_tilings() -> list[tuple[MatrixTiling, int, int, int]]:
-    """(tiling, M, N, K) of every table entry whose A slot takes "xor"."""
+def _xor_tilings() -> list[tuple[MatrixTiling, int, int, int, int]]:
+    """(tiling, M, N, K, bytes per stored element) of every table entry whose A
+    slot takes "xor": rows of 128 bytes, and for the f16 instructions also fp8
+    bytes decoded after the reads (`tile.fp8_decoded`) with K = 64: 64-byte
+    rows, 8-byte chunks."""
     out = []
     for target in ("gfx90a", "gfx942", "gfx950", "gfx1100"):
         for ins in TARGETS[target].matrix_instrs:
             eb = 1 if ins.a in _BYTE_TYPES else 2
             for warps in (4, 8):
-                m, n, k = 2 * ins.m * warps, 2 * ins.n * 4, 128 // eb
-                t = choose(TARGETS[target], ins.kind, m, n, k, ins.a, ins.acc, warps)
-                if t is not None and t.instr == ins and slot_layouts(t, m, n, k, eb)[0] == "xor":
-                    out.append((t, m, n, k))
+                for store_eb, k in ((eb, 128 // eb),) + (((1, 64),) if ins.a == "f16" else ()):
+                    m, n = 2 * ins.m * warps, 2 * ins.n * 4
+                    t = choose(TARGETS[target], ins.kind, m, n, k, ins.a, ins.acc, warps)
+                    if t is not None and t.instr == ins and \
+                            slot_layouts(t, m, n, k, store_eb)[0] == "xor":
+                        out.append((t, m, n, k, store_eb))
     return out
 
 
@@ -46,11 +50,13 @@ CASES = _xor_tilings()
 def test_some_tilings_take_the_xor_layout() -> None:
     kinds = {t.instr.kind for t, *_ in CASES}
     assert "mfma" in kinds and len(CASES) >= 6
+    # fp8 bytes of K = 64 for the f16 MFMA (gfx942's OCP fp8): 8-byte chunks.
+    assert any(c[4] == 1 and c[0].instr.a == "f16" and c[0].instr.kind == "mfma" for c in CASES)
 
 
 @pytest.mark.parametrize("b_layout", ["plain", "xor_t", "pad_t"])
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}x{c[2]}x{c[3]}")
-def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, int],
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}x{c[2]}x{c[3]}-{c[4]}B")
+def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, int, int],
                                             b_layout: str) -> None:
     """A written at `position` (what tile.local_store emits), read as the
     lowering does (the lane's base permuted once by `xor_rows`, then the
@@ -58,10 +64,9 @@ def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, 
     rows) or a K-major "xor_t" one (one run per lane at `bt_coords`, permuted
     by `xor_t_mask`, the k-group XORed in) or a K-major padded "pad_t" one:
     A @ B."""
-    tiling, m_dim, n_dim, k_dim = case
+    tiling, m_dim, n_dim, k_dim, eb = case
     ins = tiling.instr
     kpl = ins.operand_elems
-    eb = 1 if ins.a in _BYTE_TYPES else 2
     sa = Slot(m_dim, k_dim, eb, "xor")
     ldb = n_dim
     rng = np.random.default_rng(1)
@@ -82,7 +87,8 @@ def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, 
     d = Distribution.of(tiling.layout(), (m_dim, n_dim))
     out = np.zeros((m_dim, n_dim), np.int64)
     mt, ng = tiling.tiles(m_dim, n_dim)
-    chunk = XOR_CHUNK_BYTES // eb
+    chunk = xor_chunk_bytes(k_dim * eb) // eb
+    assert chunk == sa.chunk and (b_layout != "xor_t" or chunk == sb.chunk)
     for warp in range(tiling.wm * tiling.wn):
         lanes = range(tiling.warp_size)
         coords = {ln: d.thread_coords(warp * tiling.warp_size + ln, tiling.warp_size)
@@ -132,6 +138,11 @@ def test_xor_rows_spread_eight_rows_over_the_banks() -> None:
     for r0 in range(0, 128, 8):
         groups = {(position(s, r, 0) * 2 // 16) % 8 for r in range(r0, r0 + 8)}
         assert len(groups) == 8
+    # fp8 bytes with K = 64 (64-byte rows): eight rows start in eight 8-byte chunks.
+    s8 = Slot(128, 64, 1, "xor")
+    assert s8.chunk == 8
+    for r0 in range(0, 128, 8):
+        assert len({(position(s8, r, 0) // 8) % 8 for r in range(r0, r0 + 8)}) == 8
     # K-major B: the eight columns a read phase covers (consecutive n) and the
     # eight a write phase covers (n 8 apart) land on eight chunks each.
     t = Slot(64, 128, 2, "xor_t")

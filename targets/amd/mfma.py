@@ -40,6 +40,7 @@ from tilec.passes.analysis.matrix_tiling import (
 )
 from tilec.passes.rules import RuleSet
 from tilec.passes.tile_expand_fp8 import Fp8Format
+from tilec.passes.tile_pipeline_lds import xor_chunk_bytes
 from tilec.targets import Feature
 from tilec.targets.amd.fp8_decode import decode_f16
 
@@ -228,7 +229,7 @@ def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[in
     b_base_v = b_base.v if isinstance(b_base, _Idx) else L.const_i32(b_base)
     step_k = ins.k * tiling.kpack        # A columns per k-group: a power of two
     a_pair_bases: dict[int, ir.Value] = {}
-    chunk = max(1, min(XOR_CHUNK_BYTES, k_dim * eb // 8) // eb)   # xor_chunk_bytes
+    chunk = max(1, xor_chunk_bytes(k_dim * eb) // eb)   # the "xor" slots' chunk
     if a_xor:
         a_base_v = _xor_rows(L, a_base_v, lda, chunk)
 

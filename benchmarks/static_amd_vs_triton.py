@@ -262,8 +262,9 @@ def roofline(kind: str, cx: dict[str, int], warps: int, eb: int) -> dict[str, An
         from tilec.targets import TARGETS
         t = choose(TARGETS["gfx942"], "mfma", bm, bn, bk, "f16", "f32", warps)
         assert t is not None
-        # LDS: the tiles written once (f16), each warp reads its rows of A and columns of B.
-        lds_b = (bm * bk + bk * bn) * 2 + warps * (bm // t.wm + bn // t.wn) * bk * 2
+        # LDS: the tiles written once, each warp reads its rows of A and columns
+        # of B (both compilers keep fp8 as bytes in LDS, decoded after the reads).
+        lds_b = (bm * bk + bk * bn) * eb + warps * (bm // t.wm + bn // t.wn) * bk * eb
         lds_clk = lds_b / MI300X["lds_bytes_per_clk_cu"]
     else:
         n = cx["BLOCK"]

@@ -17,7 +17,9 @@ type, so this pass makes them portable:
     ops.  Overflow follows torch's casts: e4m3fn saturates to +-448 (infinities
     too), e5m2 overflows to +-inf; NaN becomes 0x7F with the sign;
   * `tile.dot` with fp8 operands: both decode to f16 (every fp8 value is exact
-    in f16) and the dot runs on f16 with its f32 accumulator, unless
+    in f16) and the dot runs on f16 with its f32 accumulator (the new dot
+    names the formats in `tile.fp8_decoded`: tile-pipeline-lds may stage the
+    bytes and decode after the LDS reads), unless
     `tile-accelerate-dot` (which runs before this pass on GPUs) gave it
     `tile.mma_fp8`: its operands then stay the raw i8 bytes for fp8 wgmma;
   * every remaining fp8 type (values, block and function arguments, pointee
@@ -211,6 +213,9 @@ def _rewrite(op: ir.Operation, fmts: tuple[Fp8Format | None, ...]) -> None:
         attrs = op.attributes
         for i in range(len(attrs)):
             out.owner.attributes[attrs[i].name] = attrs[i].attr
+        # Which formats the f16 operands decode (tile-pipeline-lds keeps the bytes).
+        out.owner.attributes["tile.fp8_decoded"] = ir.ArrayAttr.get(
+            [ir.StringAttr.get(f.name) for f in fmts[:2] if f is not None])
     elif name == "arith.constant":
         fmt = fmts[-1]
         assert fmt is not None

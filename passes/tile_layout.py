@@ -41,6 +41,7 @@ plus `TritonGPUCoalesce` and the forward part of `RemoveLayoutConversions`.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -55,7 +56,7 @@ from tilec.passes.analysis.layouts import (
     wgmma_accumulator_layout,
 )
 from tilec.options import CompileOptions
-from tilec.targets import Target
+from tilec.targets import Feature, Target
 
 
 def _shape(t: ir.Type) -> tuple[int, ...]:
@@ -163,15 +164,28 @@ def dot_result_layout(op: ir.Operation, target: Target, num_warps: int) -> Layou
     return None
 
 
-def _stores_in_place(layout: Layout, value: ir.Value) -> bool:
+def _stores_in_place(layout: Layout, value: ir.Value, target: Target,
+                     dot: ir.Operation) -> bool:
     """A dot result in `layout` is stored without a conversion when each thread
     holds at least 4 elements and 8 bytes contiguous along the last dimension
-    (AMD's MFMA/WMMA accumulators with 4 columns per lane); mma.sync/wgmma's 2
-    columns are converted (through shared memory) to wider stores."""
+    (AMD's MFMA/WMMA accumulators with 4 columns per lane), or where the target
+    has `Feature.DIRECT_ACC_STORES`, 4 bytes and the exchange would outgrow
+    the dot's operand tiles (their bytes as loaded: fp8 ones for `tile.mma_fp8`
+    / `tile.fp8_decoded`): the exchange would set the kernel's LDS bytes;
+    mma.sync/wgmma's 2 columns are converted (through shared memory) to wider
+    stores."""
     if not isinstance(layout, Blocked) or layout.order[0] != layout.rank - 1:
         return False
     eb = axis_info.type_bytes(tile.element_type(value.type))
-    return layout.per_thread[-1] >= 4 and layout.per_thread[-1] * eb >= 8
+    if layout.per_thread[-1] >= 4 and layout.per_thread[-1] * eb >= 8:
+        return True
+    if not target.has(Feature.DIRECT_ACC_STORES) or layout.per_thread[-1] * eb < 4:
+        return False
+    a, b = (o.type for o in list(dot.operands)[:2])
+    fp8 = "tile.mma_fp8" in dot.attributes or "tile.fp8_decoded" in dot.attributes
+    operand_bytes = (math.prod(a.shape) + math.prod(b.shape)) * (
+        1 if fp8 else axis_info.type_bytes(tile.element_type(a)))
+    return math.prod(value.type.shape) * eb > operand_bytes
 
 
 class _LayoutFunc:
@@ -199,15 +213,18 @@ class _LayoutFunc:
         for op in ops:
             self._collect(op)
         forced: dict[ir.Value, Layout] = {}
+        dots: dict[ir.Value, ir.Operation] = {}
         for op in ops:
             if op.name == "tile.dot":
                 layout = dot_result_layout(op, self.target, self.num_warps)
                 if layout is not None:
                     forced[self.uf.find(op.results[0])] = layout
+                    dots[self.uf.find(op.results[0])] = op
         for op in self.stores:
             value, ptr = op.operands[1], op.operands[0]
-            if self.uf.find(value) in forced and self.uf.find(value) != self.uf.find(ptr) \
-                    and not _stores_in_place(forced[self.uf.find(value)], value):
+            root = self.uf.find(value)
+            if root in forced and root != self.uf.find(ptr) \
+                    and not _stores_in_place(forced[root], value, self.target, dots[root]):
                 self.converted_stores.append(op)
             else:
                 self.uf.union(ptr, value)

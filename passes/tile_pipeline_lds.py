@@ -22,16 +22,21 @@ Input: tiled IR (after `tile-layout`).  A `scf.for` is transformed when
   * its accumulator is an iteration argument the loop yields the result for;
     a and b are 2-D tiles of the same element type, each computed in the body
     from one `tile.load` by elementwise `arith` ops that nothing else uses
-    (none, or e.g. the fp8 decoding `tile-expand-fp8` wrote for gfx942; such
-    ops only where a thread holds at most `CHAIN_ELEMS` elements of the two
-    tiles: decoding more after the MFMAs spills);
+    (none, or e.g. the fp8 decoding `tile-expand-fp8` wrote for gfx942: where
+    the dot names the formats in `tile.fp8_decoded`, the rings hold the loaded
+    bytes and the product decodes each lane's operand bytes after its LDS
+    reads, as Triton does (half the LDS, no decoded tile held across the
+    MFMAs); other such ops only where a thread holds at most `CHAIN_ELEMS`
+    elements of the two tiles: computing more after the MFMAs spills);
   * the loads' operands are a pure computation of the induction variable,
     values from outside and iteration arguments only it uses and updates
     (passes/pipeline_support.py `load_side`); the step is a positive constant.
 Output: two rings `tile.local_alloc` (memref<slots x R x C x T, 3>) with the
 slot layout in `tile.lds`: "xor" (rows unpadded, 16-byte chunks of row r at
 chunk ^ (r % 8): A when its rows hold >= 8 chunks and a lane's k run is
-at most one chunk or whole chunks (read chunk by chunk), conflict-free `ds_read_b128` in 32 KiB for a 128x64 f16 tile), "plain"
+at most one chunk or whole chunks (read chunk by chunk), conflict-free `ds_read_b128` in 32 KiB for a 128x64 f16 tile;
+rows shorter than 128 bytes permute eighths of a row, `xor_chunk_bytes`, where a
+lane's k run fits one: the fp8 bytes of K = 64, 8-byte chunks), "plain"
 (unpadded: B when the lanes that read one row at once cover >= 128
 contiguous bytes), "xor_t" (B stored K-major with a chunk permutation, where
 A takes "xor" and the ring has one slot: a lane's k run is one
@@ -98,6 +103,9 @@ class _Plan:
     tiling: MatrixTiling
     # Per operand: the elementwise arith ops from its load to the dot, in body order.
     chains: tuple[list[ir.Operation], list[ir.Operation]] = ([], [])
+    # The fp8 formats the chains decode (tile-expand-fp8's `tile.fp8_decoded`):
+    # the rings then hold the loaded bytes, decoded after the LDS reads.
+    decode: ir.Attribute | None = None
 
 
 def _chain(body: ir.Block, v: ir.Value) -> tuple[ir.Operation, list[ir.Operation]] | None:
@@ -175,7 +183,9 @@ def _plan(for_op: ir.Operation, target: Target, num_warps: int) -> _Plan | None:
     if d.sliced_dim is not None or d.blocked != tiling.layout():
         return None
     threads = tiling.warp_size * tiling.wm * tiling.wn
-    if (chains[0] or chains[1]) and (m * k + k * n) > CHAIN_ELEMS * threads:
+    decode = dot.attributes["tile.fp8_decoded"] \
+        if "tile.fp8_decoded" in dot.attributes and chains[0] and chains[1] else None
+    if decode is None and (chains[0] or chains[1]) and (m * k + k * n) > CHAIN_ELEMS * threads:
         return None
     acc_index = args.index(acc) - 1
     found = ps.load_side(body, loads, forbidden=acc_index)
@@ -183,15 +193,25 @@ def _plan(for_op: ir.Operation, target: Target, num_warps: int) -> _Plan | None:
         return None
     side, carried = found
     return _Plan(dot, (loads[0], loads[1]), acc_index, side, carried, tiling,
-                 (chains[0], chains[1]))
+                 (chains[0], chains[1]), decode)
+
+
+def xor_chunk_bytes(k_bytes: int) -> int:
+    """The bytes of the chunks an "xor" / "xor_t" slot permutes, its stored rows
+    `k_bytes` long: 16, or an eighth of a shorter row (fp8 bytes with K = 64:
+    8-byte chunks, a lane's 8-byte operand run)."""
+    return min(CHUNK_BYTES, k_bytes // XOR_PHASES)
 
 
 def slot_layouts(tiling: MatrixTiling, m: int, n: int, k: int, eb: int,
                  slots: int = 1) -> tuple[str, str]:
     """The preferred slot layouts of A [m, k] and B [k, n] (see the docstring)."""
     run = tiling.instr.operand_elems * tiling.kpack * eb     # bytes of a lane's k run
-    # A run of several chunks is read chunk by chunk (RDNA3's WMMA: 32 bytes).
-    xor = k * eb >= XOR_PHASES * CHUNK_BYTES and (run <= CHUNK_BYTES or run % CHUNK_BYTES == 0)
+    # A run of several chunks is read chunk by chunk (RDNA3's WMMA: 32 bytes);
+    # chunks shorter than 16 bytes only where the run fits one.
+    chunk = xor_chunk_bytes(k * eb)
+    xor = chunk == CHUNK_BYTES and (run <= chunk or run % chunk == 0) or \
+        4 <= chunk < CHUNK_BYTES and run <= chunk
     a = "xor" if xor else "pad"
     threads = tiling.warp_size * tiling.wm * tiling.wn
     kmajor = slots == 1 and m * n + 2 * k * n <= KMAJOR_REGS * threads
@@ -210,7 +230,7 @@ def _sizes(plan: _Plan, stages: int, shared_bytes: int) -> tuple[str, str, int] 
     """(A's layout, B's layout, slots) that fit `shared_bytes`, or None."""
     a_t, b_t = (v.type for v in list(plan.dot.operands)[:2])
     (m, k), n = tuple(a_t.shape), tuple(b_t.shape)[1]
-    eb = axis_info.type_bytes(a_t.element_type)
+    eb = 1 if plan.decode is not None else axis_info.type_bytes(a_t.element_type)
     for unpad in (False, True):
         for slots in range(max(1, stages - 1), 0, -1):
             la, lb = slot_layouts(plan.tiling, m, n, k, eb, slots)
@@ -253,6 +273,11 @@ def _operands(plan: _Plan, tiles: list[ir.Value]) -> list[ir.Value]:
     return out
 
 
+def _stored(plan: _Plan, tiles: list[ir.Value]) -> list[ir.Value]:
+    """What the rings receive: the loaded bytes (`plan.decode`) or the operands."""
+    return tiles if plan.decode is not None else _operands(plan, tiles)
+
+
 def _pipeline(for_op: ir.Operation, stages: int, target: Target, num_warps: int) -> bool:
     plan = _plan(for_op, target, num_warps)
     if plan is None:
@@ -266,6 +291,8 @@ def _pipeline(for_op: ir.Operation, stages: int, target: Target, num_warps: int)
     ub, step = list(for_op.operands)[1:3]
     loc = for_op.location
     a_t, b_t = (v.type for v in list(plan.dot.operands)[:2])
+    if plan.decode is not None:       # the rings hold the loaded bytes
+        a_t, b_t = (ld.results[0].type for ld in plan.loads)
     rings = []
     with loc, ir.InsertionPoint(for_op):
         for t, lay in ((a_t, layout_a), (b_t, layout_b)):
@@ -277,7 +304,7 @@ def _pipeline(for_op: ir.Operation, stages: int, target: Target, num_warps: int)
         def issue(slot: ir.Value, iv: ir.Value, m: dict[ir.Value, ir.Value]
                   ) -> dict[ir.Value, ir.Value]:
             tiles, m = _prefetch(plan, iv, ub, m)
-            for ring, v, ld in zip(rings, _operands(plan, tiles), plan.loads):
+            for ring, v, ld in zip(rings, _stored(plan, tiles), plan.loads):
                 tile_memory.local_store(ring, slot, v, loc=ld.location)
             return m
         new_for = ps.prologue_loop(for_op, plan.carried, 1, issue)
@@ -304,11 +331,13 @@ def _pipeline(for_op: ir.Operation, stages: int, target: Target, num_warps: int)
                                   loc=dot.location)
         if "tile.mma_fp8" in dot.attributes:      # fp8 bytes in the rings
             product.owner.attributes["tile.mma_fp8"] = dot.attributes["tile.mma_fp8"]
+        if plan.decode is not None:               # fp8 bytes decoded to f16 after the reads
+            product.owner.attributes["tile.fp8_decoded"] = plan.decode
         if slots == 1:
             tile.barrier(loc=loc)      # every warp's reads of the slot are done
         write = arith.RemUIOp(arith.AddIOp(counter, ps.i32(1)).result, s).result \
             if slots > 1 else read
-        for ring, v, ld in zip(rings, _operands(plan, nxt), plan.loads):
+        for ring, v, ld in zip(rings, _stored(plan, nxt), plan.loads):
             tile_memory.local_store(ring, write, v, loc=ld.location)
         tile.barrier(loc=loc)
     dot.results[0].replace_all_uses_with(product)

@@ -89,6 +89,12 @@ class Feature(str, Enum):
     # bound the waves per SIMD; on NVIDIA the shifted offsets and the barrier
     # cost more than the bytes: an sm100 attention spilled 8 bytes with it).
     SCRATCH_REUSE = "scratch_reuse"
+    # A dot result whose threads hold >= 4 contiguous bytes of a row is stored
+    # from its registers, not exchanged through workgroup memory for wider
+    # stores (AMD: a wave's 4-byte stores still write whole 128-byte rows, and
+    # the exchange's tile outgrew an fp8 operand ring: the LDS bytes bound
+    # the waves per SIMD; NVIDIA's mma.sync results keep the exchange).
+    DIRECT_ACC_STORES = "direct_acc_stores"
 
 
 @dataclass(frozen=True)
@@ -217,7 +223,7 @@ _NV_COMMON = frozenset({F.WARP_SYNC_INSTR, F.DEVICE_LIBM, F.DEVICE_PRINTF, F.FAS
                         F.FP_CONTRACT, F.PTX_PREDICATED_MEM, F.FAST_FDIV, F.DYNAMIC_SHARED,
                         F.MMA_M16N8K16, F.CP_ASYNC, F.INLINE_ASM})
 _AMD_COMMON = frozenset({F.FAST_EXP2, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT,
-                         F.SWIZZLED_EXCHANGE, F.SCRATCH_REUSE})
+                         F.SWIZZLED_EXCHANGE, F.SCRATCH_REUSE, F.DIRECT_ACC_STORES})
 # CUDA's default cap on static shared memory per block.
 _NV_STATIC_SHARED = 48 * 1024
 # HIP's maxGridSize on CDNA/RDNA: x up to 2^31 - 1, y and z up to 65536.

@@ -14,11 +14,10 @@ import pytest
 
 from tilec.passes.analysis.layouts import Distribution
 from tilec.passes.analysis.matrix_tiling import MatrixTiling, b_static, choose
-from tilec.passes.tile_pipeline_lds import slot_layouts
+from tilec.passes.tile_pipeline_lds import slot_layouts, xor_chunk_bytes
 from tilec.targets import TARGETS
 from tilec.targets.amd.lds_ring import Slot, position
-from tilec.targets.amd.mfma import (XOR_CHUNK_BYTES, bt_coords, xor_read_parts, xor_rows,
-                                    xor_t_mask)
+from tilec.targets.amd.mfma import bt_coords, xor_read_parts, xor_rows, xor_t_mask
 
 from test_amd_matrix import _documented_operand, _documented_out, _kernel_meta
 
@@ -26,17 +25,22 @@ from test_amd_matrix import _documented_operand, _documented_out, _kernel_meta
 _BYTE_TYPES = ("i8", "f8E4M3FN", "f8E5M2")
 
 
-def _xor_tilings() -> list[tuple[MatrixTiling, int, int, int]]:
-    """(tiling, M, N, K) of every table entry whose A slot takes "xor"."""
+def _xor_tilings() -> list[tuple[MatrixTiling, int, int, int, int]]:
+    """(tiling, M, N, K, bytes per stored element) of every table entry whose A
+    slot takes "xor": rows of 128 bytes, and for the f16 instructions also fp8
+    bytes decoded after the reads (`tile.fp8_decoded`) with K = 64: 64-byte
+    rows, 8-byte chunks."""
     out = []
     for target in ("gfx90a", "gfx942", "gfx950", "gfx1100"):
         for ins in TARGETS[target].matrix_instrs:
             eb = 1 if ins.a in _BYTE_TYPES else 2
             for warps in (4, 8):
-                m, n, k = 2 * ins.m * warps, 2 * ins.n * 4, 128 // eb
-                t = choose(TARGETS[target], ins.kind, m, n, k, ins.a, ins.acc, warps)
-                if t is not None and t.instr == ins and slot_layouts(t, m, n, k, eb)[0] == "xor":
-                    out.append((t, m, n, k))
+                for store_eb, k in ((eb, 128 // eb),) + (((1, 64),) if ins.a == "f16" else ()):
+                    m, n = 2 * ins.m * warps, 2 * ins.n * 4
+                    t = choose(TARGETS[target], ins.kind, m, n, k, ins.a, ins.acc, warps)
+                    if t is not None and t.instr == ins and \
+                            slot_layouts(t, m, n, k, store_eb)[0] == "xor":
+                        out.append((t, m, n, k, store_eb))
     return out
 
 
@@ -46,11 +50,13 @@ CASES = _xor_tilings()
 def test_some_tilings_take_the_xor_layout() -> None:
     kinds = {t.instr.kind for t, *_ in CASES}
     assert "mfma" in kinds and len(CASES) >= 6
+    # fp8 bytes of K = 64 for the f16 MFMA (gfx942's OCP fp8): 8-byte chunks.
+    assert any(c[4] == 1 and c[0].instr.a == "f16" and c[0].instr.kind == "mfma" for c in CASES)
 
 
 @pytest.mark.parametrize("b_layout", ["plain", "xor_t", "pad_t"])
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}x{c[2]}x{c[3]}")
-def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, int],
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}x{c[2]}x{c[3]}-{c[4]}B")
+def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, int, int],
                                             b_layout: str) -> None:
     """A written at `position` (what tile.local_store emits), read as the
     lowering does (the lane's base permuted once by `xor_rows`, then the
@@ -58,10 +64,9 @@ def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, 
     rows) or a K-major "xor_t" one (one run per lane at `bt_coords`, permuted
     by `xor_t_mask`, the k-group XORed in) or a K-major padded "pad_t" one:
     A @ B."""
-    tiling, m_dim, n_dim, k_dim = case
+    tiling, m_dim, n_dim, k_dim, eb = case
     ins = tiling.instr
     kpl = ins.operand_elems
-    eb = 1 if ins.a in _BYTE_TYPES else 2
     sa = Slot(m_dim, k_dim, eb, "xor")
     ldb = n_dim
     rng = np.random.default_rng(1)
@@ -82,7 +87,8 @@ def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, 
     d = Distribution.of(tiling.layout(), (m_dim, n_dim))
     out = np.zeros((m_dim, n_dim), np.int64)
     mt, ng = tiling.tiles(m_dim, n_dim)
-    chunk = XOR_CHUNK_BYTES // eb
+    chunk = xor_chunk_bytes(k_dim * eb) // eb
+    assert chunk == sa.chunk and (b_layout != "xor_t" or chunk == sb.chunk)
     for warp in range(tiling.wm * tiling.wn):
         lanes = range(tiling.warp_size)
         coords = {ln: d.thread_coords(warp * tiling.warp_size + ln, tiling.warp_size)
@@ -132,6 +138,11 @@ def test_xor_rows_spread_eight_rows_over_the_banks() -> None:
     for r0 in range(0, 128, 8):
         groups = {(position(s, r, 0) * 2 // 16) % 8 for r in range(r0, r0 + 8)}
         assert len(groups) == 8
+    # fp8 bytes with K = 64 (64-byte rows): eight rows start in eight 8-byte chunks.
+    s8 = Slot(128, 64, 1, "xor")
+    assert s8.chunk == 8
+    for r0 in range(0, 128, 8):
+        assert len({(position(s8, r, 0) // 8) % 8 for r in range(r0, r0 + 8)}) == 8
     # K-major B: the eight columns a read phase covers (consecutive n) and the
     # eight a write phase covers (n 8 apart) land on eight chunks each.
     t = Slot(64, 128, 2, "xor_t")
@@ -216,6 +227,23 @@ def test_one_slot_reads_b_k_major_without_regrouping() -> None:
     assert amdgcn_stats(gcn)["loop_instructions"] <= 102
 
 
+def test_one_slot_keeps_the_mfmas_before_the_slot_writes() -> None:
+    """With one slot, a scheduling barrier after the product keeps LLVM from
+    sinking the last MFMAs below the next tiles' LDS writes (their operands
+    would stay live across them): gfx950 128x128x64 f16 at 8 warps needs no
+    more VGPRs than Triton 3.9 (108; 128 without the barrier), with no
+    scratch; two slots get no such barrier."""
+    asm = _mm("gfx950", 128, 64, 8, 2)
+    loop = _main_loop(asm["amdgcn"])
+    meta = _kernel_meta(asm)
+    assert meta["vgpr_count"] + meta.get("agpr_count", 0) <= 108, meta
+    assert meta["scratch_bytes"] == 0
+    # The last MFMA of the K step comes before the writes of the next tiles.
+    assert loop.rindex("v_mfma") < loop.index("ds_write"), loop
+    assert "llvm.amdgcn.sched.barrier(i32 0)" in asm["llir"]
+    assert "sched.barrier" not in _mm("gfx942", 128, 64, 8, 3)["llir"]
+
+
 # (operand type, the operand-format modifiers of gfx950's f8f6f4 MFMA: fp8
 # e4m3 is format 0 (printed as none), bf8 e5m2 format 1 (cbsz:1 blgp:1))
 FP8 = [("fp8e4nv", ""), ("fp8e5", " cbsz:1 blgp:1")]
@@ -254,11 +282,15 @@ def test_fp8_dot_on_gfx950_uses_fp8_mfma(dtype: str, formats: str, stages: int) 
     assert "_fp8" not in old and "_bf8" not in old and "v_mfma_f32_32x32x8_f16" in old
 
 
-def test_gfx942_fp8_operands_decode_after_the_mfmas() -> None:
-    """OCP fp8 on gfx942 (decoded to f16 by tile-expand-fp8): the 128x128x64
-    loop is stream-pipelined with the bytes carried across the MFMAs (one slot,
-    two barriers), linked, no scratch; 256x256x64 (64 elements per thread)
-    keeps the unpipelined loop."""
+def test_gfx942_fp8_operands_stay_bytes_in_lds() -> None:
+    """OCP fp8 on gfx942 (decoded to f16 by tile-expand-fp8): the rings hold the
+    loaded bytes (16 KiB for 128x128x64: A "xor" with 8-byte chunks, B "xor_t"),
+    each lane's operand bytes are read with ds_read_b64 and decoded after the
+    read with integer and packed-f16 ops (no v_cvt, no per-element select),
+    16 f16 MFMAs per K step, no scratch, no more VGPRs than Triton 3.9
+    (156; static-amd-2026-12-01-session5.json) and its LDS; 256x256x64 is pipelined too
+    (32 KiB of rings: Triton's LDS, 256 VGPRs and 72 bytes of scratch there),
+    without scratch."""
     import pathlib
     import sys
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -272,12 +304,25 @@ def test_gfx942_fp8_operands_decode_after_the_mfmas() -> None:
                                             "BLOCK_M": bm, "BLOCK_N": bm, "BLOCK_K": 64,
                                             "GROUP_M": 8}).asm)
     asm = build(128)
+    assert 'tile.lds = "xor"} : () -> memref<1x128x64xi8, 3>' in asm["tiled"]
+    assert 'tile.lds = "xor_t"} : () -> memref<1x64x128xi8, 3>' in asm["tiled"]
     loop = _main_loop(asm["amdgcn"])
     assert asm["hsaco"] and loop.count("v_mfma_f32_32x32x8_f16") == 16
+    assert loop.count("ds_read_b64") == 12 and "ds_read_b128" not in loop
+    assert "v_cvt" not in loop and "v_cndmask" not in loop and "v_pk_mul_f16" in loop
     assert loop.count("s_barrier") == 2
     meta = _kernel_meta(asm)
-    assert meta["scratch_bytes"] == 0 and meta["vgpr_count"] <= 203, meta
-    assert "tile.local_alloc" not in build(256)["tiled"]
+    assert meta["scratch_bytes"] == 0 and meta["vgpr_count"] <= 156, meta
+    # The f16 result is stored from the accumulator (Feature.DIRECT_ACC_STORES:
+    # its 32 KiB exchange would double the rings' LDS): the kernel's LDS is
+    # the rings', Triton's 16 KiB.
+    assert meta["lds_bytes"] <= 16384, meta
+    assert "global_store_dword " in asm["amdgcn"]
+    big = build(256)
+    assert "memref<1x256x64xi8, 3>" in big["tiled"] and "memref<1x64x256xi8, 3>" in big["tiled"]
+    meta = _kernel_meta(big)
+    assert meta["scratch_bytes"] == 0 and meta["vgpr_spill_count"] == 0, meta
+    assert meta["lds_bytes"] <= 32768, meta
 
 
 class _Consts:

@@ -6,11 +6,12 @@ ops where the record has `Feature.MFMA` (CDNA) or `Feature.WMMA` (RDNA3).
 | `tile.local_alloc` | a 16-byte-aligned slice of the kernel's LDS: slots x slot bytes |
 | `tile.local_dealloc` | the slice is released (the epilogue may reuse it) |
 | `tile.local_store` | each thread writes its elements (pieces of <= 16 bytes along the row: `ds_write_b128`) at their places in the slot |
-| `tile.mma {kind = mfma / wmma}` | `mfma.product` on the slot's arrays: `ds_read_b128` A, B rows, `v_mfma` / `v_wmma` on the accumulator registers |
+| `tile.mma {kind = mfma / wmma}` | `mfma.product` on the slot's arrays: `ds_read_b128` A, B rows, `v_mfma` / `v_wmma` on the accumulator registers; with `tile.fp8_decoded` the slots hold fp8 bytes, decoded to f16 after the reads (fp8_decode.py) |
 
 A slot holds an [R, C] tile row-major in the layout the ring's `tile.lds`
 names: "plain" (row stride C), "pad" (C + 16 bytes), "xor" (stride C, the
-16-byte chunk c of row r stored at chunk c ^ (r % 8): the eight rows a group
+16-byte chunk c of row r stored at chunk c ^ (r % 8), chunks of an eighth of
+a row where rows are shorter than 128 bytes, `Slot.chunk`: the eight rows a group
 of lanes reads at once with `ds_read_b128` start in different banks, with no
 padding) or "xor_t" (B stored K-major: column n of the tile is a stored row
 of R elements, its chunk c at c ^ mfma.xor_t_mask(n), so a lane's operand
@@ -20,7 +21,8 @@ row-major register tile are then element-wise, `ds_write_b16`) or "pad_t"
 eight chunks "xor_t" permutes, e.g. fp8 with K = 64).  Writes and reads use the same formula (`_index` here,
 `mfma._xor_rows` for the reads).  The product is synchronous (the MFMA
 results are registers): the pass's barriers order the reads of a slot before
-its next writes.
+its next writes; with one slot a scheduling barrier (`s_sched_barrier 0`)
+follows the product, so LLVM does not sink its last MFMAs below the writes.
 
 Nearest upstream analogue: Triton's AMD `LocalStore` / `LocalLoad` lowering
 with a swizzled shared encoding (third_party/amd, `SharedToDotOperandMFMA`).
@@ -31,14 +33,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mlir import ir
-from mlir.dialects import arith, llvm
+from mlir.dialects import arith, llvm, rocdl
 
 from tilec.errors import CompilerBugError
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import log2
 from tilec.passes.analysis.matrix_tiling import choose, operand_name
 from tilec.passes.rules import RuleSet
-from tilec.passes.tile_pipeline_lds import CHUNK_BYTES, PAD_BYTES
+from tilec.passes.tile_expand_fp8 import FORMATS
+from tilec.passes.tile_pipeline_lds import CHUNK_BYTES, PAD_BYTES, xor_chunk_bytes
 from tilec.targets import Feature
 from tilec.targets.amd import mfma
 from tilec.targets.amd.mfma import xor_t_mask
@@ -66,6 +69,14 @@ class Slot:
         if self.layout == "pad_t":
             return self.rows + PAD_BYTES // self.eb
         return self.cols + (PAD_BYTES // self.eb if self.layout == "pad" else 0)
+
+    @property
+    def chunk(self) -> int:
+        """Elements of the chunks an "xor" / "xor_t" slot permutes (its stored rows: K)."""
+        if self.layout not in ("xor", "xor_t"):
+            return CHUNK_BYTES // self.eb       # the widest store piece
+        k = self.rows if self.layout == "xor_t" else self.cols
+        return max(1, xor_chunk_bytes(k * self.eb) // self.eb)
 
     @property
     def elems(self) -> int:
@@ -97,9 +108,9 @@ def _slot_ptr(L: FuncLowering, ring: ir.Value, slot: ir.Value, s: Slot,
 def position(s: Slot, row: int, col: int) -> int:
     """Where element (row, col) of a slot lies (in elements): what `_index` emits."""
     if s.layout == "xor":
-        col ^= (row % 8) * (CHUNK_BYTES // s.eb)
+        col ^= (row % 8) * s.chunk
     if s.layout == "xor_t":
-        return col * s.stride + (row ^ xor_t_mask(col) * (CHUNK_BYTES // s.eb))
+        return col * s.stride + (row ^ xor_t_mask(col) * s.chunk)
     if s.layout == "pad_t":
         return col * s.stride + row
     return row * s.stride + col
@@ -107,13 +118,13 @@ def position(s: Slot, row: int, col: int) -> int:
 
 def _index(L: FuncLowering, s: Slot, row: ir.Value, col: ir.Value) -> ir.Value:
     if s.layout == "xor_t":
-        return mfma.xor_t_base(L, col, row, s.stride, CHUNK_BYTES // s.eb)
+        return mfma.xor_t_base(L, col, row, s.stride, s.chunk)
     if s.layout == "pad_t":
         return arith.AddIOp(arith.MulIOp(col, L.const_i32(s.stride)).result, row).result
     if s.layout == "xor":
         phase = arith.AndIOp(row, L.const_i32(7)).result
         col = arith.XOrIOp(col, arith.ShLIOp(
-            phase, L.const_i32(log2(CHUNK_BYTES // s.eb))).result).result
+            phase, L.const_i32(log2(s.chunk))).result).result
     return arith.AddIOp(arith.MulIOp(row, L.const_i32(s.stride)).result, col).result
 
 
@@ -137,7 +148,7 @@ def _local_store(L: FuncLowering, op: ir.Operation) -> None:
     # Pieces along the row stay contiguous in every layout (an "xor" chunk is
     # 16 bytes and the pieces are at most that, starting at their multiples).
     along = 0 if s.layout.endswith("_t") else 1     # the dimension contiguous in the slot
-    piece = min(d.vec_len, CHUNK_BYTES // s.eb) if d.fast == along else 1
+    piece = min(d.vec_len, s.chunk) if d.fast == along else 1
     rows, cols = L.coordinates(d, 0, 0), L.coordinates(d, 1, 0)
     # "pad_t": a chunk's elements (one row, consecutive columns) lie a stored
     # row apart, constant offsets from the first (`nuw`: the DS instructions'
@@ -162,10 +173,13 @@ def _ring_mma(L: FuncLowering, op: ir.Operation) -> None:
     ring_a, slot_a, ring_b, slot_b, acc = op.operands
     res = op.results[0]
     kind = ir.StringAttr(op.attributes["kind"]).value
-    sa, _, elem = slot_of(ring_a)
+    sa, _slots_a, elem = slot_of(ring_a)
     sb, _, _ = slot_of(ring_b)
     m, k, n = sa.rows, sa.cols, sb.cols
-    tiling = choose(L.target, kind, m, n, k, operand_name(op, elem),
+    decode = [FORMATS[ir.StringAttr(f).value]
+              for f in ir.ArrayAttr(op.attributes["tile.fp8_decoded"])] \
+        if "tile.fp8_decoded" in op.attributes else None
+    tiling = choose(L.target, kind, m, n, k, "f16" if decode else operand_name(op, elem),
                     str(ir.RankedTensorType(res.type).element_type), L.num_warps)
     d = L.dist(res.type)
     if tiling is None or sb.rows != k or sb.layout == "xor" or sa.layout.endswith("_t") \
@@ -177,7 +191,14 @@ def _ring_mma(L: FuncLowering, op: ir.Operation) -> None:
               _slot_ptr(L, ring_b, slot_b, sb, elem))
     L.values[res] = mfma.product(L, tiling, staged, (sa.stride, sb.stride),
                                  sa.layout == "xor", L.frag(acc), res.type,
-                                 b_kmajor={"xor_t": "xor", "pad_t": "pad"}.get(sb.layout))
+                                 b_kmajor={"xor_t": "xor", "pad_t": "pad"}.get(sb.layout),
+                                 decode=(decode[0], decode[1]) if decode else None)
+    if _slots_a == 1 and decode is None:
+        # The slot's next writes follow a barrier: without a scheduling
+        # barrier LLVM sinks the last MFMAs below them, keeping their operand
+        # registers live across the writes (gfx950 128x128x64 f16: 128 VGPRs
+        # instead of 104; with two slots or fp8 decoding it costs instead).
+        rocdl.sched_barrier(0)
 
 
 for _f in _FEATURES:

@@ -39,7 +39,10 @@ from tilec.passes.analysis.matrix_tiling import (
     MatrixTiling, a_static, b_static, choose, operand_name,
 )
 from tilec.passes.rules import RuleSet
+from tilec.passes.tile_expand_fp8 import Fp8Format
+from tilec.passes.tile_pipeline_lds import xor_chunk_bytes
 from tilec.targets import Feature
+from tilec.targets.amd.fp8_decode import decode_f16
 
 if TYPE_CHECKING:
     from tilec.passes.gpu.context import FuncLowering, Rule
@@ -199,12 +202,16 @@ def xor_t_base(L: FuncLowering, col: ir.Value, k: ir.Value, ld: int, chunk: int)
 
 def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[int, int],
             a_xor: bool, frag: list[ir.Value], res_t: ir.Type,
-            b_kmajor: str | None = None) -> list[ir.Value]:
+            b_kmajor: str | None = None,
+            decode: tuple[Fp8Format, Fp8Format] | None = None) -> list[ir.Value]:
     """acc + A @ B on the matrix units, A [M, K] and B [K, N] read from the
     workgroup-memory arrays of `staged` with row strides `lds` (A's rows in
     the "xor" layout when `a_xor`; B stored K-major when `b_kmajor`, "xor"
     (the "xor_t" slot: stride K, chunks permuted) or "pad" ("pad_t": stride K
-    plus 16 bytes), the stride then that of B's columns); `frag` is the accumulator's fragment, the
+    plus 16 bytes), the stride then that of B's columns; "xor" chunks of
+    `xor_chunk_bytes(K bytes)`); `decode`: the arrays hold fp8 bytes of these
+    formats (A's, B's), each operand vector decoded to f16 after its read
+    (fp8_decode.py); `frag` is the accumulator's fragment, the
     result fragment is returned (in registers: the caller orders the reads
     before later writes of the arrays)."""
     ins = tiling.instr
@@ -222,7 +229,7 @@ def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[in
     b_base_v = b_base.v if isinstance(b_base, _Idx) else L.const_i32(b_base)
     step_k = ins.k * tiling.kpack        # A columns per k-group: a power of two
     a_pair_bases: dict[int, ir.Value] = {}
-    chunk = XOR_CHUNK_BYTES // eb
+    chunk = max(1, xor_chunk_bytes(k_dim * eb) // eb)   # the "xor" slots' chunk
     if a_xor:
         a_base_v = _xor_rows(L, a_base_v, lda, chunk)
 
@@ -251,7 +258,7 @@ def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[in
                 assert isinstance(col, _Idx) and isinstance(k0, (_Idx, int))
                 if b_kmajor == "xor":
                     k0v = k0.v if isinstance(k0, _Idx) else L.const_i32(k0)
-                    bt_bases[(g_n, u)] = xor_t_base(L, col.v, k0v, ldb, XOR_CHUNK_BYTES // eb)
+                    bt_bases[(g_n, u)] = xor_t_base(L, col.v, k0v, ldb, chunk)
                 else:
                     base = col * ldb + k0
                     assert isinstance(base, _Idx)
@@ -284,12 +291,16 @@ def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[in
 
     def operand(v: ir.Value) -> ir.Value:
         return arith.BitcastOp(fp8, v).result if fp8 is not None else v
+
+    def decoded(v: ir.Value, which: int) -> ir.Value:
+        return decode_f16(v, decode[which]) if decode is not None else v
     for pair in range(k_dim // step_k):
         a_reads = [a_read(t, pair) for t in range(mt)]
         b_reads = {(g, u): bt_read(g, u, pair) for g in range(ng) for u in range(tiling.nv)} \
             if b_t else {}
         for s in range(tiling.kpack):
-            a_ops = [L.slice(r, s * kpl, kpl) if tiling.kpack > 1 else r for r in a_reads]
+            a_ops = [decoded(L.slice(r, s * kpl, kpl) if tiling.kpack > 1 else r, 0)
+                     for r in a_reads]
             for g in range(ng):
                 rows = [] if b_t else [
                     _load(L, buf_b, b_base_v, b_static(tiling, g, pair, s, e, ldb), elem,
@@ -301,6 +312,7 @@ def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[in
                     else:
                         b_op = vector.FromElementsOp(opvec, [L.extract(r, u)
                                                              for r in rows]).result
+                    b_op = decoded(b_op, 1)
                     for t in range(mt):
                         c = accs[(t, g, u)]
                         if ins.kind == "mfma":

@@ -43,13 +43,14 @@ func.func @e5m2(%a: f32) -> f8E5M2 attributes {tile.kernel} {
   return %h : f8E5M2
 }
 
-// An fp8 dot runs on f16 operands (exact) with its f32 accumulator; a splat
-// fp8 constant becomes its i8 code (1.0 in e4m3fn = 0x38 = 56).
+// An fp8 dot runs on f16 operands (exact) with its f32 accumulator, the
+// formats named in tile.fp8_decoded; a splat fp8 constant becomes its i8
+// code (1.0 in e4m3fn = 0x38 = 56).
 // CHECK-LABEL: func.func @dot(
 // CHECK: arith.constant dense<56> : tensor<16x16xi8>
 // CHECK: %[[A:.*]] = arith.truncf {{.*}} : tensor<16x16xf32> to tensor<16x16xf16>
 // CHECK: %[[B:.*]] = arith.truncf {{.*}} : tensor<16x16xf32> to tensor<16x16xf16>
-// CHECK: "tile.dot"(%[[A]], %[[B]], %arg1) : (tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x16xf32>)
+// CHECK: "tile.dot"(%[[A]], %[[B]], %arg1) {tile.fp8_decoded = ["f8E4M3FN", "f8E4M3FN"]} : (tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x16xf32>)
 func.func @dot(%a: tensor<16x16xf8E4M3FN>, %c: tensor<16x16xf32>) -> tensor<16x16xf32> attributes {tile.kernel} {
   %one = arith.constant dense<1.0> : tensor<16x16xf8E4M3FN>
   %d = "tile.dot"(%a, %one, %c) : (tensor<16x16xf8E4M3FN>, tensor<16x16xf8E4M3FN>, tensor<16x16xf32>) -> tensor<16x16xf32>

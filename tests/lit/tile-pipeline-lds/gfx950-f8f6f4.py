@@ -47,7 +47,10 @@ def mm(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.
 # RING: memref<1x128x64xi8, 3>
 # RING: memref<1x64x128xi8, 3>
 # RING-NOT: arith.extf
-# IR: !llvm.array<32768 x i8>
+# The kernel's LDS is the padded rings' (2 x 128 x (64 + 16) bytes): the
+# f16 result is stored from the accumulator, its 32 KiB exchange would
+# outgrow them (Feature.DIRECT_ACC_STORES).
+# IR: !llvm.array<20480 x i8>
 # IR: amdgpu.mfma 32x32x64 {{.*}} : vector<32xf8E4M3FN>, vector<32xf8E4M3FN>, vector<16xf32>
 
 # K32: v_mfma_f32_32x32x16_fp8_fp8

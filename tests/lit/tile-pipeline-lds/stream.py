@@ -66,21 +66,22 @@ def mm(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.
 # OFF: scf.for
 # OFF: "tile.dot"
 
-# gfx942 decodes OCP fp8 to f16 (tile-expand-fp8): the loaded bytes are
-# carried across the MFMAs and decoded just before the ring stores.
-# FP8: memref<1x128x64xf16, 3>
+# gfx942 decodes OCP fp8 to f16 (tile-expand-fp8): the rings hold the loaded
+# bytes (A "xor" with 8-byte chunks, B K-major), the product decodes them
+# after its LDS reads (tile.fp8_decoded), nothing is decoded in the loop body.
+# FP8: tile.lds = "xor"} : () -> memref<1x128x64xi8, 3>
+# FP8: tile.lds = "xor_t"} : () -> memref<1x64x128xi8, 3>
 # FP8: scf.for
 # FP8: "tile.load"{{.*}} -> tensor<128x64xi8
 # FP8-NOT: arith.extui
-# FP8: "tile.mma"({{.*}}) {kind = "mfma"}
+# FP8: "tile.mma"({{.*}}) {kind = "mfma", tile.fp8_decoded = ["f8E4M3FN", "f8E4M3FN"]} : (memref<1x128x64xi8, 3>, i32, memref<1x64x128xi8, 3>
 # FP8-NEXT: "tile.barrier"
-# FP8: arith.extui
-# FP8: arith.truncf
-# FP8: arith.extui
-# FP8: arith.truncf
-# FP8-NEXT: "tile.local_store"
-# FP8-NEXT: "tile.local_store"
+# FP8-NOT: arith.extui
+# FP8: "tile.local_store"
+# FP8-NOT: arith.extui
+# FP8: "tile.local_store"
 # FP8-NEXT: "tile.barrier"
+# FP8: scf.yield
 
 # WMMA: tile.lds = "pad"} : () -> memref<2x64x32xf16, 3>
 # WMMA: "tile.mma"({{.*}}) {kind = "wmma"}

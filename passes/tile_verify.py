@@ -22,6 +22,7 @@ from tilec.dialects import tile
 from tilec.dialects import tile_descriptors as descs
 from tilec.errors import TilecError, source_loc
 from tilec.options import CompileOptions
+from tilec.passes import tile_dce
 from tilec.targets import Target
 
 NAME = "tile-verify"
@@ -290,14 +291,9 @@ def _walk(op: ir.Operation) -> None:
                 _walk(inner)
 
 
-def _pure(op: ir.Operation) -> bool:
-    return op.name in tile.PURE_OPS or (op.name.startswith(("arith.", "math.", "tensor."))
-                                        and not len(op.regions))
-
-
 def _dead_ops(op: ir.Operation) -> set[ir.Operation]:
     """The side-effect-free ops under `op` whose results nothing live uses
-    (what tile-dce and canonicalize erase before any code generation)."""
+    (what tile-dce erases before any code generation)."""
     ops: list[ir.Operation] = []
 
     def collect(o: ir.Operation) -> None:
@@ -309,7 +305,7 @@ def _dead_ops(op: ir.Operation) -> set[ir.Operation]:
     collect(op)
     dead: set[ir.Operation] = set()
     for inner in reversed(ops):     # users follow their definitions
-        if _pure(inner) and all(use.owner.operation in dead
+        if tile_dce.pure(inner) and all(use.owner.operation in dead
                                 for r in inner.results for use in r.uses):
             dead.add(inner)
     return dead

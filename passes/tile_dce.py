@@ -2,8 +2,10 @@
 
 IRDL-defined ops carry no traits, so upstream canonicalize/cse treat them as
 having side effects and keep them even when unused.  This pass erases the pure
-ones (`tile.PURE_OPS`) whose results are unused, iterating to a fixed point,
-and recursing into regions.
+ones (`tile.PURE_OPS`) whose results are unused, and the upstream `arith`,
+`math` and `tensor` ops (side-effect free, no regions) that only they used
+(canonicalize ran before and kept them: a dead huge constant tile would
+become a CPU stack buffer), iterating to a fixed point, recursing into regions.
 
 Input invariants: any module.  Output invariants: no unused pure tile op.
 Nearest upstream analogue: the dead-code part of `canonicalize`.
@@ -27,6 +29,11 @@ def _collect(op: ir.Operation, out: list[ir.Operation]) -> None:
                 _collect(inner.operation, out)
 
 
+def pure(op: ir.Operation) -> bool:
+    return op.name in tile.PURE_OPS or (op.name.startswith(("arith.", "math.", "tensor."))
+                                        and not len(op.regions))
+
+
 def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
     changed = True
     while changed:
@@ -34,6 +41,6 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
         ops: list[ir.Operation] = []
         _collect(module.operation, ops)
         for op in reversed(ops):
-            if op.name in tile.PURE_OPS and all(len(list(r.uses)) == 0 for r in op.results):
+            if pure(op) and all(len(list(r.uses)) == 0 for r in op.results):
                 op.erase()
                 changed = True

@@ -14,6 +14,7 @@ booleans one byte each), and each op touching one is lowered here:
 | `tile.expand_dims`, `tile.reshape` | the source's buffer (row-major data is unchanged). |
 | `tile.broadcast` | a chunk loop; each chunk (within one row) reads one source lane splat, or a contiguous source run. |
 | `tile.trans` | a chunk loop of `llvm.intr.masked.gather`s down the source's columns. |
+| `tile.restride` | a contiguous run of the sources: a view into the one source's buffer, or `memcpy`s from both; otherwise a chunk loop of loads (last view stride 1) or gathers from the sources' elements (two sources: copied into one buffer first).  A whole-tile `vector.shuffle` of a 3-D dot's 8192 f16 elements took LLVM minutes. |
 | `tile.dot` | the register-blocked microkernel (microkernel.py) on the buffers, in place over the accumulator when it is dead after the dot. |
 | `scf.for` carrying big tiles | one carry buffer per big iter_arg (the init's own when it is dead after the loop, else a copy); the yield copies into it unless the value was computed in place; the results are the carry buffers. |
 | `scf.if` yielding big tiles | a result buffer per big result, filled by each branch's yield. |
@@ -34,6 +35,7 @@ from mlir import ir
 from mlir.dialects import arith, llvm, scf, vector
 
 from tilec.dialects import tile
+from tilec.dialects import tile_elements as el
 from tilec.passes.cpu import microkernel
 from tilec.passes.cpu.context import (GEP_DYNAMIC, Lowering, all_true, const_int, entry_alloca,
                                       for_loop, int_t, is_bool, lane_ptr, scalar_bytes)
@@ -194,6 +196,8 @@ class Tiled:
                 return self._broadcast(op)
             if name == "tile.trans":
                 return self._trans(op)
+            if name == "tile.restride":
+                return self._restride(op)
             if _is_elementwise(op):
                 return self._elementwise(op)
             return self._whole(op)
@@ -297,6 +301,67 @@ class Tiled:
             llvm.StoreOp(chunk, lane_ptr(out, at, me), alignment=scalar_bytes(me))
         self._chunks(_count(res.type), w, body)
         self.buf[res] = out
+
+    def _restride(self, op: ir.Operation) -> None:
+        view, strides, offset = el.restride_params(op)
+        res, srcs = op.result, list(op.operands)
+        n, me, i32 = _count(res.type), self.mem_elem(res.type), int_t(32)
+        bufs = [self.buffer_of(v) for v in srcs]
+        starts = [0, _count(srcs[0].type)]
+        if all(s == math.prod(view[d + 1:]) for d, s in enumerate(strides) if view[d] > 1):
+            # The elements [offset, offset + n) of the sources in order.
+            j = next((j for j, v in enumerate(srcs) if starts[j] <= offset and
+                      offset + n <= starts[j] + _count(v.type)), None)
+            if j is not None:   # within one source: a view into its buffer
+                out = lane_ptr(bufs[j], const_int(i32, offset - starts[j]), me)
+                self.shared.update((bufs[j], out))
+            else:
+                out = self.alloc(res.type)
+                for v, b, start in zip(srcs, bufs, starts):
+                    lo, hi = max(offset, start), min(offset + n, start + _count(v.type))
+                    if lo < hi:
+                        nbytes = llvm.ConstantOp(int_t(64), ir.IntegerAttr.get(
+                            int_t(64), (hi - lo) * scalar_bytes(me))).result
+                        llvm.MemcpyOp(lane_ptr(out, const_int(i32, lo - offset), me),
+                                      lane_ptr(b, const_int(i32, lo - start), me), nbytes, False)
+            return self._bind_result(res, out)
+        src = bufs[0]
+        if len(srcs) == 2:   # one buffer holding both sources in order
+            src = self.alloc(ir.RankedTensorType.get([starts[1] + _count(srcs[1].type)], me))
+            self.copy(src, bufs[0], srcs[0].type)
+            self.copy(lane_ptr(src, const_int(i32, starts[1]), me), bufs[1], srcs[1].type)
+        out = self.alloc(res.type)
+        w = math.gcd(self.width, view[-1])
+        lane_t, pt, vt = (ir.VectorType.get([w], t) for t in (i32, self.lw.llvm_ptr, me))
+        lanes = ", ".join(str(k * strides[-1]) for k in range(w))
+
+        def body(at: ir.Value) -> None:
+            # out[at + k] = src[offset + sum(coord_d * strides[d]) + k * strides[-1]]
+            first = const_int(i32, offset)
+            for d in range(len(view)):
+                c = arith.DivUIOp(at, const_int(i32, math.prod(view[d + 1:]))).result
+                c = arith.RemUIOp(c, const_int(i32, view[d])).result if d else c
+                step = arith.MulIOp(c, const_int(i32, strides[d])).result
+                first = arith.AddIOp(first, step).result
+            if strides[-1] == 1:
+                chunk = llvm.LoadOp(vt, lane_ptr(src, first, me), alignment=scalar_bytes(me)).result
+            else:
+                base = vector.BroadcastOp(pt, lane_ptr(src, first, me)).result
+                offs = arith.ConstantOp(lane_t, ir.Attribute.parse(f"dense<[{lanes}]> : {lane_t}"))
+                ptrs = llvm.GEPOp(pt, base, [offs.result], [GEP_DYNAMIC], me,
+                                  llvm.GEPNoWrapFlags.none).result
+                chunk = llvm.masked_gather(vt, ptrs, all_true(w), [llvm.PoisonOp(vt).result],
+                                           scalar_bytes(me)).result
+            llvm.StoreOp(chunk, lane_ptr(out, at, me), alignment=scalar_bytes(me))
+        self._chunks(n, w, body)
+        self._bind_result(res, out)
+
+    def _bind_result(self, res: ir.Value, out: ir.Value) -> None:
+        """Tile `res` is the contents of buffer `out` (loaded as a vector if small)."""
+        if _big(res.type):
+            self.buf[res] = out
+        else:
+            self.lw.bind(res, self.load_chunk(res, const_int(int_t(32), 0), _count(res.type), out))
 
     # ---------------------------------------------------------------- dot
     def _dot(self, op: ir.Operation) -> None:

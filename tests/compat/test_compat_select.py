@@ -1,4 +1,5 @@
-"""tl.histogram, batched (3-D) tl.dot and triton.reinterpret with Triton's
+"""tl.histogram (up to 2048 bins; an unused tile over the size limit beside it
+is no error), batched (3-D) tl.dot and triton.reinterpret with Triton's
 semantics against NumPy on the CPU; histogram compiled for sm90 and gfx942
 (ptxas / ld.lld).  3-D tiles (so 3-D dots) do not compile for GPUs yet:
 tile-layout handles rank <= 2."""
@@ -19,7 +20,10 @@ def histogram_kernel(x_ptr, m_ptr, z_ptr, zm_ptr, M: tl.constexpr, N: tl.constex
     tl.store(zm_ptr + tl.arange(0, N), tl.histogram(x, N, mask=keep))
 
 
-@pytest.mark.parametrize("m, n", [(8, 2), (256, 16), (1024, 128), (64, 512)])
+# (1024, 1024) and (256, 2048): many chunks of bins (a loop over them; unrolled,
+# their tiles overflowed a CPU thread's stack: a segfault).
+@pytest.mark.parametrize("m, n", [(8, 2), (256, 16), (1024, 128), (64, 512), (1024, 1024),
+                                  (256, 2048)])
 def test_histogram(m: int, n: int) -> None:
     rs = np.random.RandomState(m + n)
     x = rs.randint(-2, n + 2, m).astype(np.int32)   # values outside [0, n) are not counted
@@ -30,6 +34,30 @@ def test_histogram(m: int, n: int) -> None:
     np.testing.assert_array_equal(z, np.bincount(x[(x >= 0) & (x < n)], minlength=n)[:n])
     sel = (x >= 0) & (x < n) & (keep != 0)
     np.testing.assert_array_equal(zm, np.bincount(x[sel], minlength=n)[:n])
+
+
+@triton.jit
+def histogram_beside_big_tile(x_ptr, z_ptr, M: tl.constexpr, N: tl.constexpr):
+    z = tl.histogram(tl.load(x_ptr + tl.arange(0, M)), N)
+    biased = z + tl.full([M, N], 1, dtype=tl.int32)   # unused: erased, so not over the limit
+    tl.store(z_ptr + tl.arange(0, N), z)
+
+
+@triton.jit
+def big_tile_used(x_ptr, z_ptr, M: tl.constexpr, N: tl.constexpr):
+    z = tl.histogram(tl.load(x_ptr + tl.arange(0, M)), N)
+    biased = z + tl.full([M, N], 1, dtype=tl.int32)
+    tl.store(z_ptr + tl.arange(0, N), tl.sum(biased, 0))
+
+
+def test_unused_big_tile_is_not_an_error() -> None:
+    # test_core's histogram case: a dead [256, 512] tile (131072 elements).
+    x = np.random.RandomState(0).randint(0, 512, 256).astype(np.int32)
+    z = np.zeros(512, np.int32)
+    histogram_beside_big_tile[(1,)](x, z, M=256, N=512)
+    np.testing.assert_array_equal(z, np.bincount(x, minlength=512))
+    with pytest.raises(triton.TilecError, match="131072 elements .256x512. exceeds the cpu limit"):
+        big_tile_used[(1,)](x, z, M=256, N=512)
 
 
 @triton.jit
@@ -94,4 +122,5 @@ def test_reinterpret() -> None:
 def test_select_ops_assemble_for_gpus(target: str) -> None:
     from tests.compat.gpu_check import assemble
     assemble(histogram_kernel, target, "*i32,*i8,*i32,*i32", {"M": 256, "N": 16})
+    assemble(histogram_kernel, target, "*i32,*i8,*i32,*i32", {"M": 256, "N": 256})  # a loop
     # 3-D dot kernels do not compile for GPUs yet: tile-layout takes tiles of rank <= 2.

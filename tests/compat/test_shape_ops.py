@@ -59,12 +59,15 @@ def shapes_2d(x_ptr, y_ptr, o_il, o_cat0, o_cat1, o_f0, o_f1, o_s, M: tl.constex
     tl.store(o_s + tl.arange(0, M * N // 2), lo - hi)
 
 
-def test_interleave_cat_flip_split_2d() -> None:
-    mm, n = 8, 16
+# 8 x 16: tiles as vectors; 32 x 64 and 16 x 8: the CPU keeps tiles of more
+# than 128 elements in buffers (passes/cpu/tiled.py: views, memcpys, gathers).
+@pytest.mark.parametrize("mm,n,dt", [(8, 16, "float32"), (32, 64, "float32"),
+                                     (32, 64, "int8"), (16, 8, "float16")])
+def test_interleave_cat_flip_split_2d(mm: int, n: int, dt: str) -> None:
     rng = np.random.default_rng(4)
-    x = rng.random((mm, n)).astype(np.float32)
-    y = rng.random((mm, n)).astype(np.float32)
-    outs = [np.zeros(s, np.float32) for s in
+    x = (rng.random((mm, n)) * 100).astype(dt)
+    y = (rng.random((mm, n)) * 100).astype(dt)
+    outs = [np.zeros(s, dt) for s in
             ((mm, 2 * n), (2 * mm, n), (mm, 2 * n), (mm, n), (mm, n), (mm * n // 2,))]
     shapes_2d[(1,)](x, y, *outs, M=mm, N=n)
     flat = x.ravel()
@@ -84,12 +87,13 @@ def join_2d(x_ptr, y_ptr, o_ptr, N: tl.constexpr):
     tl.store(y_ptr + offs, a)
 
 
-def test_join_split_of_2d_tiles() -> None:
-    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+@pytest.mark.parametrize("n", [4, 16])
+def test_join_split_of_2d_tiles(n: int) -> None:
+    x = np.arange(n * n, dtype=np.float32).reshape(n, n)
     y = -x - 1
-    o = np.zeros((4, 4, 2), np.float32)
+    o = np.zeros((n, n, 2), np.float32)
     xs, ys = x.copy(), y.copy()
-    join_2d[(1,)](xs, ys, o, N=4)
+    join_2d[(1,)](xs, ys, o, N=n)
     np.testing.assert_array_equal(o, np.stack([x, y], -1))
     np.testing.assert_array_equal(xs, y)
     np.testing.assert_array_equal(ys, x)

@@ -1,8 +1,11 @@
 """Frontend rules for `tl.dot` and Triton's conveniences.
 
 `tl.dot` emits `tile.dot` (accumulator types as Triton: f32 for f16/bf16/f32
-operands, or f16 for f16 with `out_dtype=tl.float16`; f64 for f64; i32 for
-integers).  `tl.sigmoid`, `tl.clamp`, `tl.zeros_like`, `tl.expand_dims`, `tl.broadcast_to`,
+operands; f64 for f64; i32 for integers).  An f16 result (f16 operands with
+`out_dtype=tl.float16`) is an f32 `tile.dot` over the widened accumulator,
+rounded to f16 once after it, on every target: the rounding of Triton's
+interpreter (NumPy's f16 matmul sums in f32) and of MFMA, and within 1 f16 ulp
+of the exact product, where an f16 running sum loses bits at every k.  `tl.sigmoid`, `tl.clamp`, `tl.zeros_like`, `tl.expand_dims`, `tl.broadcast_to`,
 `tl.broadcast`, and the compiler hints `tl.multiple_of`, `tl.max_contiguous`,
 `tl.max_constancy` (accepted and checked; the axis analysis derives these
 facts itself, so a hint never changes the code).  `tl.range` / `tl.static_range`
@@ -110,17 +113,21 @@ def dot(cg: CodeGen, node: Any, input: Any, other: Any, acc: Any = None,
     dt = a.dtype
     res_t = _accumulator(cg, node, dt, out_dtype)
     shape = (a.shape[0], b.shape[1])
+    # An f16 result is summed in f32 and rounded once at the end (as Triton's
+    # interpreter, whose NumPy matmul sums f16 in f32, and MFMA).
+    sum_t = tl.float32 if res_t is tl.float16 else res_t
     if acc is None:
-        acc_v = cg.broadcast_to(cg.constant(0, res_t), shape, node)
+        acc_v = cg.broadcast_to(cg.constant(0, sum_t), shape, node)
     else:
         acc_v = _tile(cg, node, acc, "dot")
         if tuple(acc_v.shape) != shape or acc_v.is_ptr or acc_v.dtype is not res_t:
             cg.err(node, f"tl.dot: acc must be a {list(shape)} tile of {res_t!r}, got "
                    f"{acc_v.type_str()}")
+        acc_v = cg.cast(acc_v, sum_t, node)
     out = tile.dot(a.handle, b.handle, acc_v.handle, loc=cg.loc, ip=cg.ip)
     if dt is tl.float32 and precision != "ieee":  # the other dtypes have one precision
         out.owner.attributes["input_precision"] = ir.StringAttr.get(precision)
-    return TValue(out, res_t, shape)
+    return cg.cast(TValue(out, sum_t, shape), res_t, node)
 
 
 def _batched_dot(cg: CodeGen, node: Any, a: TValue, b: TValue, acc: Any, input_precision: Any,

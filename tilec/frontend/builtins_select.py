@@ -5,8 +5,10 @@
   [0, num_bins) are not counted, as in Triton; `mask=False` elements are not
   counted).  Built from existing ops: a [M, chunk] equality tile summed over M,
   for chunks of bins small enough that the equality tile stays within 2^13
-  elements (larger i1 vectors overwhelm LLVM's CPU instruction selection), the
-  chunks joined with `tile.restride` (tl.cat).
+  elements (larger i1 vectors overwhelm LLVM's CPU instruction selection); with
+  several chunks, an `scf.for` over them, each chunk's counts selected into its
+  row of a [num_bins / chunk, chunk] carry (the tiles of one chunk live at a
+  time).
 * `tl.gather(src, index, axis)`: a tile of the index's shape, `src` read at
   each element's coordinates with coordinate `axis` replaced by the index
   (Triton's semantics: same rank, the index as long as `src` in every other
@@ -16,11 +18,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mlir import ir
+from mlir.dialects import arith, scf
+
 from tilec.dialects import tile
 from tilec.dialects import tile_elements as el
-from tilec.frontend.builtins import Rule, _constexpr_int, rule_table
-from tilec.frontend.builtins_reduce import _add, combine_function, emit_reduce
-from tilec.frontend.builtins_shape import cat
+from tilec.frontend.builtins import Rule, _constexpr_int, rule_table, where
+from tilec.frontend.builtins_reduce import _add, combine_function, emit_reduce, reshape
 from tilec.frontend.semantic import TValue
 from tilec.language import core as tl
 
@@ -56,18 +60,41 @@ def histogram(cg: CodeGen, node: Any, input: Any, num_bins: Any, mask: Any = Non
     chunk = min(n, max(1, _MAX_CHUNK // m))
     combine = combine_function(cg, "sum", [tl.int32], _add)
     xs = cg.expand_dims(x, 1)
-    parts = []
-    for start in range(0, n, chunk):
-        bins = TValue(tile.range_(start, start + chunk, loc=cg.loc, ip=cg.ip), tl.int32, (chunk,))
+
+    def counts(start: TValue | int) -> TValue:
+        """The [chunk] counts of the bins start .. start + chunk - 1."""
+        bins = TValue(tile.range_(0, chunk, loc=cg.loc, ip=cg.ip), tl.int32, (chunk,))
+        bins = cg.binary("+", bins, start, node) if not isinstance(start, int) or start else bins
         bins = cg.cast(bins, x.dtype, node) if x.dtype != tl.int32 else bins
         eq = cg.compare("==", xs, cg.expand_dims(bins, 0), node)
         if keep is not None:
             eq = cg.binary("&", eq, keep, node)
-        counts = cg.cast(eq, tl.int32, node)
-        parts.append(emit_reduce(cg, node, [counts], 0, combine, False)[0])
-    while len(parts) > 1:
-        parts = [cat(cg, node, parts[i], parts[i + 1], True) for i in range(0, len(parts), 2)]
-    return parts[0]
+        return emit_reduce(cg, node, [cg.cast(eq, tl.int32, node)], 0, combine, False)[0]
+    if chunk == n:
+        return counts(0)
+    # One chunk of bins per iteration of a loop, its counts put in row r of a
+    # [n / chunk, chunk] carry: the kernel holds one chunk's tiles at a time
+    # (unrolled, a 1024-bin histogram of 1024 values took 128 chunks' tiles,
+    # megabytes of a CPU thread's stack).
+    rows = n // chunk
+    i32 = ir.IntegerType.get_signless(32)
+    acc = cg.broadcast_to(cg.constant(0, tl.int32), (rows, chunk), node)
+    lb, ub, one = (arith.ConstantOp(i32, v, loc=cg.loc, ip=cg.ip).result for v in (0, rows, 1))
+    loop = scf.ForOp(lb, ub, one, [acc.handle], loc=cg.loc, ip=cg.ip)
+    saved, cg.ip = cg.ip, ir.InsertionPoint(loop.body)
+    try:
+        r = TValue(loop.induction_variable, tl.int32)
+        part = counts(cg.binary("*", r, chunk, node))
+        row_ids = TValue(tile.range_(0, rows, loc=cg.loc, ip=cg.ip), tl.int32, (rows,))
+        here = cg.broadcast_to(cg.expand_dims(cg.compare("==", row_ids, r, node), 1),
+                               (rows, chunk), node)
+        carry = TValue(loop.inner_iter_args[0], tl.int32, (rows, chunk))
+        new = where(cg, node, here, cg.broadcast_to(cg.expand_dims(part, 0), (rows, chunk), node),
+                    carry)
+        scf.YieldOp([new.handle], loc=cg.loc, ip=cg.ip)
+    finally:
+        cg.ip = saved
+    return reshape(cg, node, TValue(loop.results[0], tl.int32, (rows, chunk)), n)
 
 
 @rule("gather")

@@ -292,12 +292,7 @@ class Tiled:
             j = arith.DivUIOp(at, const_int(i32, rows)).result
             i = arith.RemUIOp(at, const_int(i32, rows)).result
             first = arith.AddIOp(arith.MulIOp(i, const_int(i32, cols)).result, j).result
-            base = vector.BroadcastOp(pt, lane_ptr(src, first, me)).result
-            lanes = arith.ConstantOp(lane_t, ir.Attribute.parse(f"dense<[{offsets}]> : {lane_t}"))
-            ptrs = llvm.GEPOp(pt, base, [lanes.result], [GEP_DYNAMIC], me,
-                              llvm.GEPNoWrapFlags.none).result
-            chunk = llvm.masked_gather(vt, ptrs, all_true(w), [llvm.PoisonOp(vt).result],
-                                       scalar_bytes(me)).result
+            chunk = _gather(pt, lane_t, vt, lane_ptr(src, first, me), offsets, me, w)
             llvm.StoreOp(chunk, lane_ptr(out, at, me), alignment=scalar_bytes(me))
         self._chunks(_count(res.type), w, body)
         self.buf[res] = out
@@ -346,12 +341,7 @@ class Tiled:
             if strides[-1] == 1:
                 chunk = llvm.LoadOp(vt, lane_ptr(src, first, me), alignment=scalar_bytes(me)).result
             else:
-                base = vector.BroadcastOp(pt, lane_ptr(src, first, me)).result
-                offs = arith.ConstantOp(lane_t, ir.Attribute.parse(f"dense<[{lanes}]> : {lane_t}"))
-                ptrs = llvm.GEPOp(pt, base, [offs.result], [GEP_DYNAMIC], me,
-                                  llvm.GEPNoWrapFlags.none).result
-                chunk = llvm.masked_gather(vt, ptrs, all_true(w), [llvm.PoisonOp(vt).result],
-                                           scalar_bytes(me)).result
+                chunk = _gather(pt, lane_t, vt, lane_ptr(src, first, me), lanes, me, w)
             llvm.StoreOp(chunk, lane_ptr(out, at, me), alignment=scalar_bytes(me))
         self._chunks(n, w, body)
         self._bind_result(res, out)
@@ -494,3 +484,15 @@ def _is_elementwise(op: ir.Operation) -> bool:
     shapes = {tuple(tile.shape_of(v.type)) for v in list(op.results) + list(op.operands)
               if isinstance(v.type, ir.RankedTensorType)}
     return len(shapes) == 1
+
+
+def _gather(pt: ir.Type, lane_t: ir.Type, vt: ir.Type, first: ir.Value, offsets: str,
+            me: ir.Type, w: int) -> ir.Value:
+    """The `w` elements at `first` + each of `offsets` (element counts, a
+    comma-separated list) as one vector: a gather of constant lane offsets."""
+    base = vector.BroadcastOp(pt, first).result
+    lanes = arith.ConstantOp(lane_t, ir.Attribute.parse(f"dense<[{offsets}]> : {lane_t}"))
+    ptrs = llvm.GEPOp(pt, base, [lanes.result], [GEP_DYNAMIC], me,
+                      llvm.GEPNoWrapFlags.none).result
+    return llvm.masked_gather(vt, ptrs, all_true(w), [llvm.PoisonOp(vt).result],
+                              scalar_bytes(me)).result

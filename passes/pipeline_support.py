@@ -171,13 +171,19 @@ def clone_side(side: list[ir.Operation], mapping: Mapping) -> Mapping:
     iteration wanted); returns `mapping` extended by the clones' results."""
     for op in side:
         new = op.clone(ip=ir.InsertionPoint.current)
-        for inner in [new, *region_ops(new)]:
-            for i, o in enumerate(inner.operands):
-                if o in mapping:
-                    inner.operands[i] = mapping[o]
+        remap([new], mapping)
         for old, r in zip(op.results, new.results):
             mapping[old] = r
     return mapping
+
+
+def remap(ops_: list[ir.Operation], mapping: Mapping) -> None:
+    """Replace, in `ops_` and the ops nested in them, every operand in `mapping`."""
+    for op in ops_:
+        for inner in [op, *region_ops(op)]:
+            for i, o in enumerate(inner.operands):
+                if o in mapping:
+                    inner.operands[i] = mapping[o]
 
 
 def load_side(body: ir.Block, loads: list[ir.Operation], forbidden: int | None = None

@@ -159,15 +159,6 @@ def _frontier(prologue: list[ir.Operation], users: list[ir.Operation]) -> list[i
     return out
 
 
-def _remap(ops: list[ir.Operation], mapping: ps.Mapping) -> None:
-    """Replace, in `ops` and the ops nested in them, every operand in `mapping`."""
-    for op in ops:
-        for inner in [op, *ps.region_ops(op)]:
-            for i, o in enumerate(inner.operands):
-                if o in mapping:
-                    inner.operands[i] = mapping[o]
-
-
 def _reads(ops: list[ir.Operation], values: list[ir.Value]) -> bool:
     return any(o in values for op in ops for inner in [op, *ps.region_ops(op)]
                for o in inner.operands)
@@ -237,7 +228,7 @@ def _flatten(outer: ir.Operation) -> bool:
         anchor = scf.YieldOp([])
     for op in inner_ops:
         op.move_before(anchor)
-    _remap(inner_ops + [iyield], {iargs[0]: k, **dict(zip(iargs[1:], f_in)),
+    ps.remap(inner_ops + [iyield], {iargs[0]: k, **dict(zip(iargs[1:], f_in)),
                                   **dict(zip(carried, f_p)), oargs[0]: t_body,
                                   **dict(zip(oargs[1:], f_out))})
     ys = list(iyield.operands)
@@ -271,7 +262,7 @@ def _flatten(outer: ir.Operation) -> bool:
         em = ps.clone_side(_needed(prologue, wanted), dict(outer_map))
     for op in epilogue:
         op.move_before(done)
-    _remap(epilogue + [oyield], {**{v: em[v] for v in wanted},
+    ps.remap(epilogue + [oyield], {**{v: em[v] for v in wanted},
                                  **dict(zip(inner.results, ys)), **outer_map})
     nxt = list(oyield.operands)
     with loc, ir.InsertionPoint(done):

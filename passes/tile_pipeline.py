@@ -218,10 +218,13 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
         pipeline_tma.rows_in_order_ok(for_op, plan.acc_index, plan.dot, plan.tail)
     if in_order and plan.tail is not None:
         # In a flattened loop the exchange runs next to the rings.
-        reader = [u.owner.operation for u in plan.dot.results[0].uses
-                  if isinstance(u.owner, ir.OpView) and u.owner.operation.name == "arith.truncf"]
-        eb = axis_info.type_bytes(ir.RankedTensorType(reader[0].results[0].type).element_type) \
-            if len(reader) == 1 else 4
+        # (The exchange runs after the epilogue's cast where that is the
+        # product's only reader besides the branch's yield: `_exchange_rows`.)
+        cast = _cast_reader([u for u in plan.dot.results[0].uses
+                             if not (isinstance(u.owner, ir.OpView) and
+                                     u.owner.operation.name == "scf.yield")])
+        eb = 4 if cast is None else \
+            axis_info.type_bytes(ir.RankedTensorType(cast.results[0].type).element_type)
         need = stages * per_stage + max(extra, pipeline_tma.exchange_bytes(plan.dot, eb))
         in_order = need + ps.RESERVED_SHARED <= shared_bytes
     bars: ir.Value | None = None
@@ -343,10 +346,9 @@ def _finish_tile(tail: ir.Operation, done: ir.Value, kind: str, in_order: bool) 
         _exchange_rows(final, tail.location)
 
 
-def _cast_reader(v: ir.Value) -> ir.Operation | None:
-    """The `arith.truncf` that is `v`'s only reader (the epilogue's
+def _cast_reader(uses: list[ir.OpOperand]) -> ir.Operation | None:
+    """The `arith.truncf` that is the only reader in `uses` (the epilogue's
     `acc.to(tl.float16)`), or None."""
-    uses = list(v.uses)
     if len(uses) == 1 and isinstance(uses[0].owner, ir.OpView) and \
             uses[0].owner.operation.name == "arith.truncf":
         return uses[0].owner.operation
@@ -359,7 +361,7 @@ def _exchange_rows(acc: ir.Value, loc: ir.Location) -> None:
     elementwise op keeps rows where they are, and f16 rows move half the
     bytes through workgroup memory: what lets a 128 x 256 exchange sit beside
     a flattened loop's rings), else right after `acc`."""
-    cast = _cast_reader(acc)
+    cast = _cast_reader(list(acc.uses))
     v = acc if cast is None else cast.results[0]
     owner = v.owner
     assert isinstance(owner, ir.OpView)

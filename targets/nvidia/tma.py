@@ -38,6 +38,7 @@ from mlir import ir
 from mlir.dialects import arith, gpu, llvm, nvvm, scf
 
 from tilec.errors import CompilerBugError
+from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import SwizzledTile
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
@@ -194,7 +195,7 @@ def _row_exchange(L: FuncLowering, op: ir.Operation) -> None:
     rows, cols = ir.RankedTensorType(src.type).shape
     d = L.dist(src.type)
     elem = L.scalar_type(ir.RankedTensorType(src.type).element_type)
-    eb = elem.width // 8 if isinstance(elem, (ir.FloatType, ir.IntegerType)) else 4
+    eb = axis_info.type_bytes(ir.RankedTensorType(src.type).element_type)
     pitch = cols + 8
     span = 8 * L.num_warps
     if rows * pitch * eb > _EXCHANGE_BYTES or d.fast != 1 or d.sliced_dim is not None:

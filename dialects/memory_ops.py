@@ -39,7 +39,7 @@ Tensor-memory-accelerator (TMA) copies of descriptor loads (NVIDIA sm90+):
   are zeros.
 `tile.mbarrier_wait(bars, slot, phase)`: every thread waits until barrier
   `slot` has completed phase `phase` (0/1, i32); with `tile.one_thread` only
-  the thread that issues the TMA copies waits (a producer waiting for a slot).
+  the threads that issue the TMA copies wait (a producer waiting for a slot).
 `tile.row_exchange(acc) {permutation = "wgmma"}` -> acc type: the accumulator
   of a wgmma loop whose A ring kept A's rows in order (one TMA box) holds, where
   its layout says row l, row `row_position(l)` of the product; the result has

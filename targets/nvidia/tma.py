@@ -7,8 +7,8 @@ pipeliner's `tile.tma_*` and `tile.mbarrier_*` ops (dialects/memory_ops.py).
 | `tile.mbarrier_alloc` | `TMA` | S x 8 bytes of workgroup memory; thread 0 `mbarrier.init` (count 1) each, `fence.mbarrier_init`, a barrier |
 | `tile.mbarrier_inval` | `TMA` | thread 0 `mbarrier.inval` each; the bytes are released |
 | `tile.tma_expect` | `TMA` | `@p mbarrier.arrive.expect_tx.shared.b64 _, [bar], bytes`, p = thread 0 and live |
-| `tile.tma_copy` | `TMA` | where live, lane q < boxes of warp 0: `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` of box q |
-| `tile.mbarrier_wait` | `TMA` | `mbarrier.try_wait.parity` in a loop (every thread; with `tile.one_thread` thread 0) |
+| `tile.tma_copy` | `TMA` | where live, lane q of warp 0: `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` of boxes q, q + 32, ... |
+| `tile.mbarrier_wait` | `TMA` | `mbarrier.try_wait.parity` in a loop (every thread; with `tile.one_thread` the first warp, whose lanes issue the copies) |
 | `tile.mbarrier_arrive` | `TMA` | where live, lane 0 of every warp `mbarrier.arrive` (count: the warps) |
 
 Boxes: a ring slot (`layouts.SwizzledTile`) is a row of 128-byte column
@@ -135,11 +135,20 @@ def _copy(L: FuncLowering, op: ir.Operation) -> None:
     ring = L.get(ring_v)
     base = arith.MulIOp(L.get(slot), _c(t.nbytes)).result
     row0, col0 = (L.get(c) for c in coords)
+    n = (t.rows // rows) * (t.cols // t.atom_cols)
+    lanes = L.target.warp_size
+    for first in range(0, n, lanes):   # lane q of the first warp: boxes q, q + 32, ...
+        _copy_box(L, t, ring, tmap, bars, slot, live, base, row0, col0, rows, n, first)
+
+
+def _copy_box(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value, bars: ir.Value,
+              slot: ir.Value, live: ir.Value, base: ir.Value, row0: ir.Value, col0: ir.Value,
+              rows: int, n: int, first: int) -> None:
+    """Lane q of the first warp copies box first + q (of n), where live."""
+    assert L.tid is not None
     per_atom = t.rows // rows
-    n = per_atom * (t.cols // t.atom_cols)
-    assert L.tid is not None and n <= L.num_warps * L.target.warp_size
-    q = L.tid
-    lane_live = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.ult, q, _c(n)).result,
+    lane_live = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.ult, L.tid,
+                                          _c(min(L.target.warp_size, n - first))).result,
                              L.get(live)).result
     if_op = scf.IfOp(lane_live)
     with ir.InsertionPoint(if_op.then_block):
@@ -148,6 +157,8 @@ def _copy(L: FuncLowering, op: ir.Operation) -> None:
         # registers through the K loop, where the accumulators need them.
         q = llvm.InlineAsmOp(_i32(), [], "mov.u32 $0, %tid.x;", "=r",
                              has_side_effects=True).result
+        if first:
+            q = arith.AddIOp(q, _c(first)).result
         atom = arith.DivUIOp(q, _c(per_atom)).result
         block = arith.RemUIOp(q, _c(per_atom)).result
         row = arith.MulIOp(block, _c(rows)).result
@@ -249,7 +260,13 @@ def _wait(L: FuncLowering, op: ir.Operation) -> None:
     if "tile.one_thread" not in op.attributes:
         nvvm.MBarrierTryWaitParityOp(_bar(L, bars, slot), L.get(phase), _c(TRY_WAIT_TICKS))
         return
-    if_op = scf.IfOp(_thread0(L))
+    # Every lane that issues copies waits itself (the first warp: `_copy`):
+    # lanes of a warp need not reconverge after a branch, so a copy issued
+    # by lane q > 0 while lane 0 still waited would overwrite a slot that
+    # another warp is reading.
+    assert L.tid is not None
+    warp0 = arith.CmpIOp(arith.CmpIPredicate.ult, L.tid, _c(L.target.warp_size)).result
+    if_op = scf.IfOp(warp0)
     with ir.InsertionPoint(if_op.then_block):
         nvvm.MBarrierTryWaitParityOp(_bar(L, bars, slot), L.get(phase), _c(TRY_WAIT_TICKS))
         scf.YieldOp([])

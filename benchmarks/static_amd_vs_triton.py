@@ -138,8 +138,12 @@ def amdgcn_stats(asm: str) -> dict[str, Any]:
         if m:
             widths[m.group(1)] = widths.get(m.group(1), 0) + 1
     vgpr, agpr = meta("vgpr_count"), max(0, meta("agpr_count"))
-    return {"mfma_kinds": mfma, "mfma_per_k_step": loop_mfma, "vgpr": vgpr, "agpr": agpr,
-            "vgpr_plus_agpr": vgpr + agpr, "sgpr": meta("sgpr_count"),
+    # CDNA2+ (a kernel descriptor with an accum_offset): one register file,
+    # `.vgpr_count` already counts the AGPRs (after the VGPRs, from
+    # accum_offset on); elsewhere the two are apart.
+    total = vgpr if ".amdhsa_accum_offset" in asm else vgpr + agpr
+    return {"mfma_kinds": mfma, "mfma_per_k_step": loop_mfma, "vgpr": total - agpr,
+            "agpr": agpr, "vgpr_plus_agpr": total, "sgpr": meta("sgpr_count"),
             "lds_bytes": meta("group_segment_fixed_size"),
             "scratch_bytes": meta("private_segment_fixed_size"), "instructions": len(instrs),
             "loop_instructions": loop_len, "global_accesses": widths}

@@ -13,6 +13,7 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tilec.passes.analysis.layouts import Distribution
@@ -56,6 +57,66 @@ def test_transposed_layout_holds_the_transpose(target: str, m: int, n: int, k: i
             for u in range(d.vec_len):
                 assert mine[(j + u, i)] == (theirs[(i, j + u)][1], theirs[(i, j + u)][0])
     assert len(seen) == m * n
+
+
+@pytest.mark.parametrize("target,m,n,k,a,warps", DOTS)
+def test_transposed_product_reads_compute_the_product(target: str, m: int, n: int, k: int,
+                                                      a: str, warps: int) -> None:
+    """Simulate matrix_dot's transposed lowering: b stored K-major (B^T
+    row-major, row stride K + pad) is the instruction's A source, read at
+    `a_offset`; a stored as it is (row stride K + pad) its B source, read
+    K-major at `bt_coords` (one run per lane); each instruction multiplies as
+    the ISA documents; results land through the [N, M] tiling's chunk keys,
+    then C's keys swapped: the whole must equal A @ B."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_amd_matrix import _documented_operand, _documented_out
+    from tilec.targets.amd.mfma import bt_coords
+    tt = choose_transposed(TARGETS[target], _kind(target), m, n, k, a, "f32", warps)
+    assert tt is not None
+    ins = tt.instr
+    kpl, step_k, pad = ins.operand_elems, ins.k * tt.kpack, 8
+    ld = k + pad
+    rng = np.random.default_rng(2)
+    av = rng.integers(-4, 5, (m, k))
+    bv = rng.integers(-4, 5, (k, n))
+    buf_x = np.full(n * ld, 10 ** 6)            # B^T [n, k] rows, padded
+    buf_y = np.full(m * ld, 10 ** 6)            # A [m, k] rows: A^T read K-major
+    for nn in range(n):
+        buf_x[nn * ld:nn * ld + k] = bv[:, nn]
+    for mm in range(m):
+        buf_y[mm * ld:mm * ld + k] = av[mm]
+    d_t = Distribution.of(tt.layout(), (n, m))
+    d = Distribution.of(transpose_layout(tt.layout()), (m, n))
+    out = np.full((m, n), 10 ** 9, np.int64)
+    mt, ng = tt.tiles(n, m)
+    for warp in range(warps):
+        for t in range(mt):
+            for g in range(ng):
+                for u in range(tt.nv):
+                    acc = np.zeros((ins.m, ins.n), np.int64)
+                    for pair in range(k // step_k):
+                        for s in range(tt.kpack):
+                            ta = np.zeros((ins.m, ins.k), np.int64)
+                            tb = np.zeros((ins.k, ins.n), np.int64)
+                            for ln in range(tt.warp_size):
+                                oa = tt.a_offset(ln, warp, t, pair, ld) + s * kpl
+                                col, k0 = bt_coords(tt, ln, warp, g, u)
+                                for e in range(kpl):
+                                    i, kk = _documented_operand(ins, ln, e)
+                                    ta[i, kk] = buf_x[oa + e]
+                                    ob = col * ld + k0 + pair * step_k + s * kpl + e
+                                    kk, j = _documented_operand(ins, ln, e)[::-1]
+                                    tb[kk, j] = buf_y[ob]
+                            acc += ta @ tb
+                    for ln in range(tt.warp_size):
+                        coords = d.thread_coords(warp * tt.warp_size + ln, tt.warp_size)
+                        for r in range(tt.acc_regs):
+                            i, j = _documented_out(ins, ln, r)
+                            key_a, key_b = tt.chunk_key(t, g, r)
+                            # C's element: the [N, M] key (key_a, key_b + u) swapped.
+                            row, col = coords[(key_b + u, key_a)]
+                            out[row, col] = acc[i, j]
+    np.testing.assert_array_equal(out, av @ bv)
 
 
 def test_permuted_fragments_follow_the_keys() -> None:

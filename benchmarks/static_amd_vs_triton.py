@@ -13,8 +13,11 @@ their kind, VGPR + AGPR, SGPR, LDS bytes, scratch bytes, code-object
 instruction count, instructions of the main loop, global access widths, waves
 per SIMD (registers and LDS), and a roofline estimate at MI300X peaks
 (`roofline`: matrix-core vs LDS vs HBM cycles per CU per K step; gfx942 rows
-only).  Attention forward (examples/attention.py, tensor descriptors) is
-not compared yet: it has no Triton twin here.  Triton runs in its own interpreter (it need not share
+only), and the attention forward of examples/attention.py (d = 128, fp16,
+non-causal, tensor descriptors; its Triton twin `t_attn_fwd` below is the same
+algorithm with the same blocks) at the example's launch config (BLOCK_M 128,
+BLOCK_N 64, 8 warps, num_stages 4) and at Triton's usual AMD config (4 warps,
+num_stages 2).  Triton runs in its own interpreter (it need not share
 tilec's environment), given with --triton-python.
 
     .venv/bin/python benchmarks/static_amd_vs_triton.py --triton-python /tmp/tv/bin/python \
@@ -34,6 +37,7 @@ from typing import Any, NamedTuple
 
 import tilec
 import tilec.language as tl
+from tilec.passes.analysis.matrix_tiling import choose
 from tilec.targets import TARGETS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -42,6 +46,8 @@ from matmul_kernels import mm_tutorial  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, os.pardir, "examples"))
 from softmax import softmax_kernel  # noqa: E402
+from attention import _SIG as ATTN_SIG, _attn_fwd  # noqa: E402
+
 # (name, kernel, types, constexprs, num_warps, 16-divisible argument indices)
 MM_TYPES = ["*fp16", "*fp16", "*fp16", "i32", "i32", "i32", "i32", "i32", "i32", "i32", "i32",
             "i32"]
@@ -49,11 +55,14 @@ MM_DIV = [0, 1, 2, 3, 4, 5, 6, 8, 10]         # unit strides (7, 9, 11) are spec
 MM_FP8 = ["*fp8e4nv", "*fp8e4nv"] + MM_TYPES[2:]
 _MM128 = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}
 _MM256 = {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}
+_ATTN_TYPES = [t.split(":")[0] for t in ATTN_SIG.format(t="fp16").split(",")]
+_ATTN_DIV = [i for i, t in enumerate(ATTN_SIG.split(",")) if t.endswith(":16")]
+_ATTN = {"HEAD_DIM": 128, "BLOCK_M": 128, "BLOCK_N": 64, "CAUSAL": 0}
 
 
 class Case(NamedTuple):
     name: str
-    kind: str                  # "mm", "add" or "softmax"
+    kind: str                  # "mm", "add", "softmax" or "attn"
     types: list[str]
     cx: dict[str, int]         # constexprs
     warps: int
@@ -79,9 +88,13 @@ CASES: list[Case] = [
     # Triton's fused-softmax tutorial kernel, one row per program.
     Case("softmax fp32 1024", "softmax", ["*fp32", "*fp32", "i32", "i32", "i32"],
          {"BLOCK": 1024}, 4, [0, 1, 2, 3]),
+    # examples/attention.py's forward, d = 128: one K step is one BLOCK_N block of
+    # keys (two dots); FWD_CONFIG[128] there, then Triton's AMD tutorial config.
+    Case("attention fwd fp16 d128 128x64", "attn", _ATTN_TYPES, _ATTN, 8, _ATTN_DIV, 4),
+    Case("attention fwd fp16 d128 128x64 4 warps", "attn", _ATTN_TYPES, _ATTN, 4, _ATTN_DIV, 2),
+    Case("attention fwd fp16 d128 128x64 gfx1100", "attn", _ATTN_TYPES, _ATTN, 8, _ATTN_DIV, 4,
+         "gfx1100"),
 ]
-# Attention forward (examples/attention.py) is not compared yet: no Triton twin
-# of its descriptor-based source exists here.
 
 
 def amdgcn_stats(asm: str) -> dict[str, Any]:
@@ -125,8 +138,12 @@ def amdgcn_stats(asm: str) -> dict[str, Any]:
         if m:
             widths[m.group(1)] = widths.get(m.group(1), 0) + 1
     vgpr, agpr = meta("vgpr_count"), max(0, meta("agpr_count"))
-    return {"mfma_kinds": mfma, "mfma_per_k_step": loop_mfma, "vgpr": vgpr, "agpr": agpr,
-            "vgpr_plus_agpr": vgpr + agpr, "sgpr": meta("sgpr_count"),
+    # CDNA2+ (a kernel descriptor with an accum_offset): one register file,
+    # `.vgpr_count` already counts the AGPRs (after the VGPRs, from
+    # accum_offset on); elsewhere the two are apart.
+    total = vgpr if ".amdhsa_accum_offset" in asm else vgpr + agpr
+    return {"mfma_kinds": mfma, "mfma_per_k_step": loop_mfma, "vgpr": total - agpr,
+            "agpr": agpr, "vgpr_plus_agpr": total, "sgpr": meta("sgpr_count"),
             "lds_bytes": meta("group_segment_fixed_size"),
             "scratch_bytes": meta("private_segment_fixed_size"), "instructions": len(instrs),
             "loop_instructions": loop_len, "global_accesses": widths}
@@ -141,12 +158,14 @@ def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 def tilec_asm(kind: str, types: list[str], cx: dict[str, int], warps: int,
               div: list[int], stages: int = 2, target: str = "gfx942") -> str:
-    fn = {"mm": mm_tutorial, "add": add, "softmax": softmax_kernel}[kind]
+    fn = {"mm": mm_tutorial, "add": add, "softmax": softmax_kernel, "attn": _attn_fwd}[kind]
     names = fn.runtime_names()
     sig = {}
     for i, (n, t) in enumerate(zip(names, types)):
         unit = kind == "mm" and i in (7, 9, 11)
-        sig[n] = t + ("=1" if unit else ":16" if i in div else ":1")
+        sig[n] = t + ("=1" if unit else ":16" if i in div else ":1" if kind != "attn" else "")
+    if kind == "attn":
+        cx = {**cx, "CAUSAL": bool(cx["CAUSAL"])}
     return str(fn.compile(target=target, signature=sig, constexprs=cx, num_warps=warps,
                            num_stages=stages).asm["amdgcn"])
 
@@ -181,13 +200,81 @@ def t_softmax(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK: tl.
     den = tl.sum(num, axis=0)
     tl.store(out_ptr + row * out_row_stride + cols, num / den, mask=mask)
 
+# The twin of examples/attention.py's forward: the same online softmax in base 2,
+# the unmasked key blocks apart from the masked tail, the same descriptors.
+@triton.jit
+def t_attn_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, lo, hi, rows, N_CTX, qk_scale,
+                  BLOCK_N: tl.constexpr, MASK: tl.constexpr, CAUSAL: tl.constexpr):
+    for start_n in tl.range(lo, hi, BLOCK_N):
+        k = k_d.load([rows + start_n, 0])
+        qk = tl.dot(q, k.T)
+        if MASK:
+            offs_n = start_n + tl.arange(0, BLOCK_N)
+            if CAUSAL:
+                keep = offs_m[:, None] >= offs_n[None, :]
+            else:
+                keep = (offs_n < N_CTX)[None, :]
+            qk = qk * qk_scale + tl.where(keep, 0.0, -1.0e6)
+            m_ij = tl.maximum(m_i, tl.max(qk, 1))
+            qk = qk - m_ij[:, None]
+        else:
+            m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+            qk = qk * qk_scale - m_ij[:, None]
+        p = tl.math.exp2(qk)
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = v_d.load([rows + start_n, 0])
+        acc = tl.dot(p.to(v.dtype), v, acc)
+        m_i = m_ij
+    return acc, l_i, m_i
+
+@triton.jit
+def t_attn_fwd(Q, K, V, O, LSE, sm_scale, Z, H, N_CTX, HEAD_DIM: tl.constexpr,
+               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
+    start_m = tl.program_id(0)
+    off_hz = tl.program_id(1)
+    rows = off_hz * N_CTX
+    y_dim = Z * H * N_CTX
+    q_d = tl.make_tensor_descriptor(Q, shape=[y_dim, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                    block_shape=[BLOCK_M, HEAD_DIM])
+    k_d = tl.make_tensor_descriptor(K, shape=[y_dim, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                    block_shape=[BLOCK_N, HEAD_DIM])
+    v_d = tl.make_tensor_descriptor(V, shape=[y_dim, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                    block_shape=[BLOCK_N, HEAD_DIM])
+    o_d = tl.make_tensor_descriptor(O + off_hz.to(tl.int64) * N_CTX * HEAD_DIM,
+                                    shape=[N_CTX, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                    block_shape=[BLOCK_M, HEAD_DIM])
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    m_i = tl.full([BLOCK_M], -float("inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32) + 1.0
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    q = q_d.load([rows + start_m * BLOCK_M, 0])
+    if CAUSAL:
+        full_hi = start_m * BLOCK_M
+        tail_hi = tl.minimum(full_hi + BLOCK_M, N_CTX)
+    else:
+        full_hi = N_CTX // BLOCK_N * BLOCK_N
+        tail_hi = N_CTX
+    acc, l_i, m_i = t_attn_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, 0, full_hi, rows, N_CTX,
+                                  qk_scale, BLOCK_N, False, CAUSAL)
+    acc, l_i, m_i = t_attn_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, full_hi, tail_hi, rows,
+                                  N_CTX, qk_scale, BLOCK_N, True, CAUSAL)
+    m_i += tl.math.log2(l_i)
+    acc = acc / l_i[:, None]
+    tl.store(LSE + off_hz * N_CTX + offs_m, m_i, mask=offs_m < N_CTX)
+    o_d.store([start_m * BLOCK_M, 0], acc.to(O.dtype.element_ty))
+
 kind, types, cx, warps, div, stages, chip, wave = json.loads(sys.argv[2])
-fn = {"mm": t_mm_tutorial, "add": t_add, "softmax": t_softmax}[kind]
+fn = {"mm": t_mm_tutorial, "add": t_add, "softmax": t_softmax, "attn": t_attn_fwd}[kind]
 sig = {n: t for n, t in zip(fn.arg_names, types)}
 if kind == "mm":
     for i in (7, 9, 11):
         sig[fn.arg_names[i]] = "constexpr"
 consts = dict(cx)
+if kind == "attn":
+    consts["CAUSAL"] = bool(consts["CAUSAL"])
 if kind == "mm":
     consts.update({fn.arg_names[i]: 1 for i in (7, 9, 11)})
 sig.update({k: "constexpr" for k in cx})
@@ -248,31 +335,46 @@ def occupancy(s: dict[str, Any], warps: int, lds_per_cu: int) -> int:
 
 
 def roofline(kind: str, cx: dict[str, int], warps: int, eb: int) -> dict[str, Any]:
-    """Cycles per CU for one K step (matmul) or one program (vector add, softmax)
+    """Cycles per CU for one K step (matmul, attention: one block of keys) or one
+    program (vector add, softmax)
     at MI300X peaks: matrix math vs LDS vs HBM traffic (no cache reuse assumed:
     an upper bound on HBM time), and which bounds."""
     per_cu_clk = MI300X["cus"] * MI300X["clock_hz"]
+    extra: dict[str, float] = {}
     if kind == "mm":
         bm, bn, bk = cx["BLOCK_M"], cx["BLOCK_N"], cx["BLOCK_K"]
         flops = 2 * bm * bn * bk
         # fp8 operands are widened to f16 on gfx942 (OCP fp8): the f16 rate.
         math_clk = flops / (MI300X["fp16_flops"] / per_cu_clk)
         global_b = (bm * bk + bk * bn) * eb
-        from tilec.passes.analysis.matrix_tiling import choose
-        from tilec.targets import TARGETS
         t = choose(TARGETS["gfx942"], "mfma", bm, bn, bk, "f16", "f32", warps)
         assert t is not None
         # LDS: the tiles written once, each warp reads its rows of A and columns
         # of B (both compilers keep fp8 as bytes in LDS, decoded after the reads).
         lds_b = (bm * bk + bk * bn) * eb + warps * (bm // t.wm + bn // t.wn) * bk * eb
         lds_clk = lds_b / MI300X["lds_bytes_per_clk_cu"]
+    elif kind == "attn":
+        # One K step: a BLOCK_N block of keys, QK^T [bm, bn, d] and PV [bm, d, bn].
+        bm, bn, d = cx["BLOCK_M"], cx["BLOCK_N"], cx["HEAD_DIM"]
+        flops = 2 * 2 * bm * bn * d
+        math_clk = flops / (MI300X["fp16_flops"] / per_cu_clk)
+        global_b = 2 * bn * d * eb                      # the K and V blocks
+        t1 = choose(TARGETS["gfx942"], "mfma", bm, bn, d, "f16", "f32", warps)
+        t2 = choose(TARGETS["gfx942"], "mfma", bm, d, bn, "f16", "f32", warps)
+        assert t1 is not None and t2 is not None
+        # The least LDS traffic: K and V written once, each warp reads its
+        # columns of K^T and of V (Q and P stay in registers, as Triton keeps them).
+        lds_b = 2 * bn * d * eb + warps * (bn // t1.wn * d + d // t2.wn * bn) * eb
+        lds_clk = lds_b / MI300X["lds_bytes_per_clk_cu"]
+        # exp2 of every score: a quarter-rate VALU op, 4 SIMDs x 16 lanes per clock.
+        extra["exp"] = bm * bn / (4 * 16 / 4)
     else:
         n = cx["BLOCK"]
         global_b = n * (12 if kind == "add" else 8)
         math_clk = lds_clk = 0.0
         flops = 0
     hbm_clk = global_b / (MI300X["hbm_bytes_s"] / per_cu_clk)
-    bounds = {"matrix": math_clk, "lds": lds_clk, "hbm": hbm_clk}
+    bounds = {"matrix": math_clk, "lds": lds_clk, "hbm": hbm_clk, **extra}
     on_chip = {k: v for k, v in bounds.items() if k != "hbm"}
     return {"flops": flops, "global_bytes": global_b, "cycles": {k: round(v, 1)
             for k, v in bounds.items()}, "bound": max(bounds, key=lambda k: bounds[k]),
@@ -285,10 +387,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--triton-python", default=sys.executable)
     ap.add_argument("--json")
+    ap.add_argument("--only", help="the cases whose name contains this text")
     args = ap.parse_args()
     rows = []
     version = "?"
     for name, kind, types, cx, warps, div, stages, target in CASES:
+        if args.only and args.only not in name:
+            continue
         ours = amdgcn_stats(tilec_asm(kind, types, cx, warps, div, stages, target))
         asm, version, shared = triton_asm(args.triton_python, kind, types, cx, warps, div,
                                           stages, target)
@@ -318,7 +423,6 @@ def main() -> None:
             json.dump({"command": "python benchmarks/static_amd_vs_triton.py --triton-python "
                        f"<triton 3.9 python> --json {args.json}", "target": "gfx942 (gfx950 where a row's target says so)",
                        "triton": version, "mi300x_peaks": MI300X,
-                       "not_compared": "attention forward (examples/attention.py): no Triton twin yet",
                        "rows": rows}, f, indent=2)
         print(f"wrote {args.json}")
 

@@ -157,11 +157,35 @@ def dot_result_layout(op: ir.Operation, target: Target, num_warps: int) -> Layou
     if kind == "tcgen05":
         return tcgen05_accumulator_layout(m, n, k, target.warp_size, num_warps)
     if kind in ("mfma", "wmma"):
-        tiling = matrix_tiling.choose(target, kind, m, n, k,
-                                      matrix_tiling.operand_name(op, tile.element_type(a)),
-                                      str(tile.element_type(op.results[0].type)), num_warps)
+        names = (matrix_tiling.operand_name(op, tile.element_type(a)),
+                 str(tile.element_type(op.results[0].type)))
+        if _row_reduced(op) and "tile.mma_fp8" not in op.attributes and \
+                "tile.fp8_decoded" not in op.attributes:
+            # Reduced along its rows (attention's scores): the transposed
+            # product's layout keeps a row in one lane (Triton's transposed MFMA).
+            tt = matrix_tiling.choose_transposed(target, kind, m, n, k, *names, num_warps)
+            if tt is not None:
+                return matrix_tiling.transpose_layout(tt.layout())
+        tiling = matrix_tiling.choose(target, kind, m, n, k, *names, num_warps)
         return tiling.layout() if tiling is not None else None
     return None
+
+
+def _row_reduced(dot: ir.Operation) -> bool:
+    """The dot's result reaches a `tile.reduce` along axis 1 through
+    elementwise `arith` / `math` ops."""
+    seen: list[ir.Operation] = []
+    stack = [dot.results[0]]
+    while stack and len(seen) < 64:
+        for use in stack.pop().uses:
+            u = use.owner.operation
+            if u.name == "tile.reduce":
+                if ir.IntegerAttr(u.attributes["axis"]).value == 1:
+                    return True
+            elif u.name.split(".")[0] in ("arith", "math") and u not in seen:
+                seen.append(u)
+                stack.extend(u.results)
+    return False
 
 
 def _stores_in_place(layout: Layout, value: ir.Value, target: Target,

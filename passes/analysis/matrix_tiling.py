@@ -140,29 +140,49 @@ def choose(target: Target, kind: str, m: int, n: int, k: int, a: str, acc: str,
     return choose_from(target.matrix_instrs, target.warp_size, kind, m, n, k, a, acc, num_warps)
 
 
+def choose_transposed(target: Target, kind: str, m: int, n: int, k: int, a: str, acc: str,
+                      num_warps: int) -> MatrixTiling | None:
+    """The tiling of the transposed product C^T = B^T A^T ([n, m]) for a dot
+    whose result is reduced along its rows: as `choose` for [n, m], but the
+    grid with the fewest warps along n first (a row of C then lies in one
+    lane's registers and as few warps as the instruction allows).  C's layout
+    is `transpose_layout` of the tiling's (Triton's transposed MFMA layout)."""
+    return choose_from(target.matrix_instrs, target.warp_size, kind, n, m, k, a, acc,
+                       num_warps, few_row_warps=True)
+
+
+def transpose_layout(b: Blocked) -> Blocked:
+    """The layout of the transpose of a 2-D tile laid out by `b`: a thread holds
+    the transposed elements (its chunks the same vectors, keys swapped)."""
+    return Blocked(b.per_thread[::-1], b.lanes[::-1], b.warps[::-1],
+                   tuple(1 - d for d in b.order))
+
+
 def choose_from(instrs: tuple[MatrixInstr, ...], warp_size: int, kind: str, m: int, n: int,
-                k: int, a: str, acc: str, num_warps: int) -> MatrixTiling | None:
+                k: int, a: str, acc: str, num_warps: int,
+                few_row_warps: bool = False) -> MatrixTiling | None:
     """`choose` over an instruction table.  Warps: the grid (wm, wn) dividing
     the tiles that reads the fewest operand rows and columns per warp
-    (M / wm + N / wn), then the one with the most instruction tiles side by side
-    along N (`nv` = 4, 2, 1: wider accumulator chunks and B reads);
+    (M / wm + N / wn; `few_row_warps`: the smallest wm first), then the one with
+    the most instruction tiles side by side along N (`nv` = 4, 2, 1: wider
+    accumulator chunks and B reads);
     `kpack` 2 where a lane's operands of two k-steps fit one 16-byte read."""
     for ins in instrs:
         if ins.kind != kind or ins.a != a or ins.acc != acc or k % ins.k:
             continue
-        best: tuple[int, int, int, int, int] | None = None
+        best: tuple[tuple[int, int, int], int, int, int] | None = None
         wm = 1
         while wm <= num_warps:
             wn = num_warps // wm
             if m % (ins.m * wm) == 0 and n % (ins.n * wn) == 0:
                 nv = next(v for v in (4, 2, 1) if n % (ins.n * wn * v) == 0)
-                cost = (m // wm + n // wn, -nv)
-                if best is None or cost < best[:2]:
-                    best = (cost[0], cost[1], wm, wn, nv)
+                cost = (wm if few_row_warps else 0, m // wm + n // wn, -nv)
+                if best is None or cost < best[0]:
+                    best = (cost, wm, wn, nv)
             wm *= 2
         if best is None:
             continue
-        _, _, wm, wn, nv = best
+        _, wm, wn, nv = best
         eb = 1 if a in ("i8", "f8E4M3FN", "f8E5M2") else 2
         kpack = 2 if (k // ins.k) % 2 == 0 and 2 * ins.operand_elems * eb <= 16 else 1
         return MatrixTiling(ins, warp_size, wm, wn, nv, kpack)

@@ -43,6 +43,7 @@ from tilec.passes.rules import RuleTable
 from tilec.targets import Target
 from tilec.targets.amd import buffer_ops as amd_buffer_ops
 from tilec.targets.amd import lds_ring as amd_lds_ring
+from tilec.targets.amd import matrix_dot as amd_matrix_dot
 from tilec.targets.amd import mfma as amd_mfma
 from tilec.targets.amd import rules as amd_rules
 from tilec.targets.nvidia import rules as nvidia_rules
@@ -60,6 +61,7 @@ TABLE: RuleTable[Rule] = RuleTable([
     nvidia_rules.RULES, nvidia_wgmma.RULES, nvidia_async_copy.RULES,
     nvidia_mma_sync_ring.RULES, nvidia_tcgen05.RULES, nvidia_tma.RULES,
     amd_rules.RULES, amd_mfma.RULES, amd_buffer_ops.RULES, amd_lds_ring.RULES,
+    amd_matrix_dot.RULES,
 ])
 
 

@@ -79,7 +79,7 @@ def _stage_operands(L: FuncLowering, a: ir.Value, b: ir.Value, pad: int) -> Stag
     return (m_dim, k_dim, n_dim), elem, buf_a, buf_b
 
 
-@RULES.rule("hook.dot-wgmma", "hook.dot-tcgen05")
+@RULES.rule("hook.dot-wgmma", "hook.dot-tcgen05", "hook.dot-matrix")
 def no_wgmma(L: FuncLowering, op: ir.Operation) -> bool:
     """No warpgroup MMA: the dot takes the next family (False: not lowered)."""
     return False
@@ -92,7 +92,11 @@ _MMA_HOOKS = {"wgmma": "hook.mma-wgmma", "mma_sync": "hook.mma-sync",
               "tcgen05": "hook.mma-tcgen05"}
 # The target hook that lowers a whole register-operand dot of an asynchronous
 # family (False where the target declines: the dot goes on as mma_sync).
-_DOT_HOOKS = {"wgmma": "hook.dot-wgmma", "tcgen05": "hook.dot-tcgen05"}
+# "mfma" / "wmma": `hook.dot-matrix` lowers transposed products and dots with
+# an operand from outside their loop (targets/amd/matrix_dot.py; False
+# elsewhere: the dot is staged as below).
+_DOT_HOOKS = {"wgmma": "hook.dot-wgmma", "tcgen05": "hook.dot-tcgen05",
+              "mfma": "hook.dot-matrix", "wmma": "hook.dot-matrix"}
 
 
 @RULES.rule("tile.mma")

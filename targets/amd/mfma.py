@@ -203,7 +203,10 @@ def xor_t_base(L: FuncLowering, col: ir.Value, k: ir.Value, ld: int, chunk: int)
 def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[int, int],
             a_xor: bool, frag: list[ir.Value], res_t: ir.Type,
             b_kmajor: str | None = None,
-            decode: tuple[Fp8Format, Fp8Format] | None = None) -> list[ir.Value]:
+            decode: tuple[Fp8Format, Fp8Format] | None = None,
+            a_given: dict[tuple[int, int], ir.Value] | None = None,
+            b_given: dict[tuple[int, int, int, int], ir.Value] | None = None
+            ) -> list[ir.Value]:
     """acc + A @ B on the matrix units, A [M, K] and B [K, N] read from the
     workgroup-memory arrays of `staged` with row strides `lds` (A's rows in
     the "xor" layout when `a_xor`; B stored K-major when `b_kmajor`, "xor"
@@ -211,7 +214,9 @@ def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[in
     plus 16 bytes), the stride then that of B's columns; "xor" chunks of
     `xor_chunk_bytes(K bytes)`); `decode`: the arrays hold fp8 bytes of these
     formats (A's, B's), each operand vector decoded to f16 after its read
-    (fp8_decode.py); `frag` is the accumulator's fragment, the
+    (fp8_decode.py); `a_given` / `b_given`: A's operand reads per (M-tile,
+    k-group), B's operands per (N-group, tile, k-group, step), made before
+    (`a_fragments`, `b_fragments`: not read here); `frag` is the accumulator's fragment, the
     result fragment is returned (in registers: the caller orders the reads
     before later writes of the arrays)."""
     ins = tiling.instr
@@ -295,18 +300,21 @@ def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[in
     def decoded(v: ir.Value, which: int) -> ir.Value:
         return decode_f16(v, decode[which]) if decode is not None else v
     for pair in range(k_dim // step_k):
-        a_reads = [a_read(t, pair) for t in range(mt)]
+        a_reads = [a_given[(t, pair)] if a_given is not None else a_read(t, pair)
+                   for t in range(mt)]
         b_reads = {(g, u): bt_read(g, u, pair) for g in range(ng) for u in range(tiling.nv)} \
-            if b_t else {}
+            if b_t and b_given is None else {}
         for s in range(tiling.kpack):
             a_ops = [decoded(L.slice(r, s * kpl, kpl) if tiling.kpack > 1 else r, 0)
                      for r in a_reads]
             for g in range(ng):
-                rows = [] if b_t else [
+                rows = [] if b_t or b_given is not None else [
                     _load(L, buf_b, b_base_v, b_static(tiling, g, pair, s, e, ldb), elem,
                           tiling.nv, b_align) for e in range(kpl)]
                 for u in range(tiling.nv):
-                    if b_t:
+                    if b_given is not None:
+                        b_op = b_given[(g, u, pair, s)]
+                    elif b_t:
                         r = b_reads[(g, u)]
                         b_op = L.slice(r, s * kpl, kpl) if tiling.kpack > 1 else r
                     else:

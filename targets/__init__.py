@@ -63,6 +63,11 @@ class Feature(str, Enum):
     # (`tl.inline_asm_elementwise`; NVIDIA: ptxas reads the PTX text).  The
     # in-process AMDGPU back end has no assembler for inline AMDGCN.
     INLINE_ASM = "inline_asm"
+    # The back end assembles inline assembly by running `llvm-mc` on the
+    # assembly text it prints (AMD: llvmlite's in-process AMDGPU back end has no
+    # assembly parser, so its object emission cannot take inline AMDGCN); a
+    # kernel with inline asm is refused at its line when no llvm-mc is found.
+    INLINE_ASM_LLVM_MC = "inline_asm_llvm_mc"
     # Float conversions take a rounding-mode suffix (PTX `cvt.rz.f16.f32`,
     # `cvt.rz.bf16.f32` from sm80, `cvt.rz.f32.f64`): a round-toward-zero
     # downcast is one instruction; elsewhere an arith sequence

@@ -5,9 +5,11 @@ shuffles (dialects/tile_elements.py).
   (or on the scalar); `tile.ptr_to_int` -> `llvm.ptrtoint`.
 * `tile.inline_asm` -> `llvm.inline_asm` per `pack` elements of each chunk
   (operands and results packed into iN registers when pack > 1); a scalar
-  op is one call.  Where the target has `Feature.INLINE_ASM`; elsewhere a
-  located error (LLVM would abort: the in-process AMDGPU back end has no
-  assembler for inline AMDGCN).
+  op is one call.  Where the target has `Feature.INLINE_ASM` (ptxas reads the
+  PTX text) or `INLINE_ASM_LLVM_MC` (the back end assembles the text with
+  llvm-mc: a located error when there is none); elsewhere a located error (LLVM
+  would abort: the in-process AMDGPU back end has no assembler for inline
+  AMDGCN).
 * `arith.truncf` with `roundingmode = toward_zero` (`fp_downcast_rounding=
   "rtz"`): where the target has `Feature.CVT_ROUNDING`, one `cvt.rz` per
   element (f64 -> f16/bf16: through f32, truncation composes); elsewhere the
@@ -42,7 +44,7 @@ from tilec.passes.gpu.context import (
     store_row_major,
 )
 from tilec.passes.rules import RuleSet
-from tilec.targets import Feature
+from tilec.targets import Feature, toolchain
 
 RULES: RuleSet[Rule] = RuleSet("gpu.elements")
 
@@ -57,12 +59,25 @@ def _each(L: FuncLowering, op: ir.Operation, build: type) -> None:
 
 @RULES.rule("tile.inline_asm")
 def _no_inline_asm(L: FuncLowering, op: ir.Operation) -> None:
-    """Targets without `Feature.INLINE_ASM`: LLVM would abort emitting the
-    object (the AMDGPU assembler parser is not in the in-process LLVM that
-    llvmlite ships), so the kernel is refused here, at the user's line."""
+    """Targets with neither `Feature.INLINE_ASM` nor `INLINE_ASM_LLVM_MC`: LLVM
+    would abort emitting the object (the AMDGPU assembler parser is not in the
+    in-process LLVM that llvmlite ships), so the kernel is refused here, at the
+    user's line."""
     raise TilecError(f"tl.inline_asm_elementwise is not supported on {L.target.name} yet: its "
                      "code generator cannot assemble inline assembly; NVIDIA targets take it",
                      source_loc(op.location))
+
+
+@RULES.rule("tile.inline_asm", feature=Feature.INLINE_ASM_LLVM_MC)
+def _inline_asm_llvm_mc(L: FuncLowering, op: ir.Operation) -> None:
+    """The back end assembles the text with `llvm-mc` (AMD: "=v,v"-style VGPR
+    constraints; pack > 1 packs into one 32-bit, or wider, VGPR): the same
+    lowering as `_inline_asm`, refused at the user's line without an llvm-mc."""
+    if toolchain.find_llvm_mc() is None:
+        raise TilecError(f"tl.inline_asm_elementwise on {L.target.name} needs an assembler "
+                         f"for the inline AMDGCN (llvm-mc): {toolchain.LLVM_MC_HINT}",
+                         source_loc(op.location))
+    _inline_asm(L, op)
 
 
 @RULES.rule("tile.inline_asm", feature=Feature.INLINE_ASM)

@@ -4,7 +4,8 @@ None, None]`), elementwise math, reductions along each axis (keep_dims),
 `tl.reshape`, `x.permute(...)` of every kind (a 3-D / 4-D permutation is one
 `tile.restride`), loads and stores through pointer tiles and 4-D block
 pointers, and `Z[None, None, :]` on a scalar pointer (a ':' past the last
-dimension is ignored, as in Triton).  Checked against NumPy."""
+dimension is ignored, as in Triton).  Checked against NumPy.  Some of these
+kernels are also compiled for sm90 and gfx942 (ptxas / ld.lld)."""
 from __future__ import annotations
 
 import itertools
@@ -122,3 +123,17 @@ def test_rank5_is_an_error() -> None:
 
     with pytest.raises(triton.TilecError, match="at most 4-D"):
         k[(1,)](np.zeros(1, np.int32))
+
+
+@pytest.mark.parametrize("target", ["sm90", "gfx942"])
+def test_rank3_and_rank4_assemble_for_gpus(target: str) -> None:
+    """What compiles on GPUs today (not run on one here): 3-D and 4-D
+    elementwise math, masked 4-D stores through pointer tiles, keep_dims
+    reductions along each 4-D axis, 3-D permute and 4-D -> 1-D reshape.  A
+    reduction that drops an axis of a 3-D/4-D tile and 4-D block pointers are
+    not covered (tests/compat/SUMMARY.md)."""
+    from tests.compat.gpu_check import assemble
+    assemble(permute3_kernel, target, "*fp32,*fp32", dict(A=2, B=8, C=4, p0=2, p1=0, p2=1))
+    for ax, size in enumerate((2, 4, 8, 16)):
+        assemble(math4_kernel, target, "*fp32,*fp32,*fp32",
+                 dict(A=2, B=4, C=8, D=16, AX=ax, R=1024 // size))

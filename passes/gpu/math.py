@@ -154,7 +154,7 @@ def ieee_f32_div(L: FuncLowering, t: ir.Type, operands: Sequence[ir.Value],
 
 
 @RULES.rule("arith.*", "math.*")
-def _elementwise(L: FuncLowering, op: ir.Operation) -> None:
+def elementwise(L: FuncLowering, op: ir.Operation) -> None:
     """Any arith/math op: copied per chunk (tiles) or once (scalars)."""
     attrs = {n: op.attributes[n] for n in op.attributes}
     if not any(is_tile(r.type) for r in op.results):

@@ -4,7 +4,8 @@ None, None]`), elementwise math, reductions along each axis (keep_dims),
 `tl.reshape`, `x.permute(...)` of every kind (a 3-D / 4-D permutation is one
 `tile.restride`), loads and stores through pointer tiles and 4-D block
 pointers, and `Z[None, None, :]` on a scalar pointer (a ':' past the last
-dimension is ignored, as in Triton).  Checked against NumPy."""
+dimension is ignored, as in Triton).  Checked against NumPy.  Some of these
+kernels are also compiled for sm90 and gfx942 (ptxas / ld.lld)."""
 from __future__ import annotations
 
 import itertools
@@ -122,3 +123,49 @@ def test_rank5_is_an_error() -> None:
 
     with pytest.raises(triton.TilecError, match="at most 4-D"):
         k[(1,)](np.zeros(1, np.int32))
+
+
+@triton.jit
+def reduce3_kernel(X, Y, Z, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr,
+                   AX: tl.constexpr):
+    """test_core's 3-D reduce: a [A, B, C] tile summed along AX, the 2-D result
+    stored through 2-D pointers; then max of that along its last axis."""
+    a = tl.arange(0, A)[:, None, None]
+    b = tl.arange(0, B)[None, :, None]
+    c = tl.arange(0, C)[None, None, :]
+    x = tl.load(X + a * B * C + b * C + c)
+    s = tl.sum(x, axis=AX)
+    S = (A, B, C)
+    P: tl.constexpr = S[0] if AX != 0 else S[1]
+    Q: tl.constexpr = S[2] if AX != 2 else S[1]
+    tl.store(Y + tl.arange(0, P)[:, None] * Q + tl.arange(0, Q)[None, :], s)
+    tl.store(Z + tl.arange(0, P), tl.max(s, axis=1))
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_reduce_3d_to_2d(axis: int) -> None:
+    shape = (2, 8, 16)
+    x = np.random.RandomState(axis).randn(*shape).astype(np.float32)
+    want = x.sum(axis)
+    y = np.zeros_like(want)
+    z = np.zeros(want.shape[0], np.float32)
+    reduce3_kernel[(1,)](x, y, z, *shape, axis)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(z, y.max(1), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("target", ["sm90", "gfx942"])
+def test_rank3_and_rank4_assemble_for_gpus(target: str) -> None:
+    """What compiles on GPUs (ptxas / ld.lld; not run on one here): 3-D and 4-D
+    elementwise math, masked 4-D stores through pointer tiles, keep_dims
+    reductions along each 4-D axis, 3-D permute, 4-D -> 1-D reshape, and 3-D
+    reductions to 2-D results (tile-layout converts the reduce result to a
+    blocked layout of its own) reduced again.  4-D block pointers are not
+    covered (tests/compat/SUMMARY.md)."""
+    from tests.compat.gpu_check import assemble
+    assemble(permute3_kernel, target, "*fp32,*fp32", dict(A=2, B=8, C=4, p0=2, p1=0, p2=1))
+    for ax, size in enumerate((2, 4, 8, 16)):
+        assemble(math4_kernel, target, "*fp32,*fp32,*fp32",
+                 dict(A=2, B=4, C=8, D=16, AX=ax, R=1024 // size))
+    for ax in range(3):
+        assemble(reduce3_kernel, target, "*fp32,*fp32,*fp32", dict(A=2, B=8, C=16, AX=ax))

@@ -187,3 +187,30 @@ def test_shape_ops_and_casts_assemble_for_gpus(target: str) -> None:
     assemble(shapes_1d, target, ",".join(["*fp32"] * 8), {"N": 64})
     assemble(shapes_2d, target, ",".join(["*fp32"] * 8), {"M": 8, "N": 16})
     assemble(through_addresses, target, "*i64,*i64", {"N": 32})
+    assemble(split_pair, target, "*fp32,*fp32,fp32,fp32", {})
+
+
+@triton.jit
+def split_pair(x_ptr, o_ptr, s, t):
+    pair = tl.load(x_ptr + tl.arange(0, 2))
+    a, b = tl.split(pair)                 # two scalars, as in Triton
+    tl.static_assert(len(a.shape) == 0)
+    tl.store(o_ptr, b)
+    tl.store(o_ptr + 1, a)
+    c, d = tl.join(s, t).split()          # scalars -> [2] -> scalars
+    tl.store(o_ptr + 2 + tl.arange(0, 2), tl.join(d, c))
+    tl.store(o_ptr + 4 + tl.arange(0, 4), tl.where(tl.arange(0, 4) < 4, a, b))  # a broadcast
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16", "int8", "uint64"])
+def test_split_of_a_pair_gives_scalars(dt: str) -> None:
+    if dt.startswith("float"):
+        x = np.array([-0.0, np.nan], dt)   # bit patterns survive the split
+        s, t = 1.5, -2.25
+    else:
+        x = np.array([7, 100], dt)
+        s, t = 3, 5
+    o = np.zeros(8, dt)
+    split_pair[(1,)](x, o, s, t)
+    want = np.array([x[1], x[0], t, s, x[0], x[0], x[0], x[0]], dt)
+    np.testing.assert_array_equal(o.view(f"u{o.itemsize}"), want.view(f"u{o.itemsize}"))

@@ -1,4 +1,4 @@
-"""Code generation rules for Triton names built from other ops: `tl.cast`,
+"""Code generation rules for Triton names built from other ops:
 `tl.assume`, and the math functions (`tanh`, `erf`, `log1p`, `expm1`, `pow`, `asin`, `acos`, `atan`, `atan2`,
 `div_rn`, `fdiv`, `isnan`, `isinf`, `signbit`, `trunc`, `umulhi` ...) that
 `tl.math` and `tl.extra.cuda.libdevice` name.
@@ -260,23 +260,6 @@ def umulhi(cg: CodeGen, node: Any, x: Any, y: Any) -> TValue:
     wide = tl.uint64 if xv.dtype.kind == "uint" else tl.int64
     p = cg.binary("*", cg.cast(xv, wide, node), cg.cast(yv, wide, node), node)
     return cg.cast(cg.binary(">>", p, 32, node), xv.dtype, node)
-
-
-@rule("cast")
-def cast(cg: CodeGen, node: Any, input: Any, dtype: Any, fp_downcast_rounding: Any = None,
-         bitcast: Any = False) -> TValue:
-    """`input.to(dtype)` (Triton's tl.cast); rounding other than to nearest is not supported."""
-    if isinstance(dtype, tl.constexpr):
-        dtype = dtype.value
-    if isinstance(dtype, tl.pointer_type):
-        cg.err(node, "tl.cast to a pointer type is not supported yet")
-    if not isinstance(dtype, tl.dtype):
-        cg.err(node, f"tl.cast needs a dtype such as tl.float32, got {cg.describe(dtype)}")
-    if fp_downcast_rounding not in (None, "rtne"):
-        cg.err(node, f"tl.cast: fp_downcast_rounding={fp_downcast_rounding!r} is not supported "
-               "(only 'rtne', rounding to nearest even)")
-    v = cg.to_value(input, node)
-    return cg.cast(v, dtype, node, bitcast=bool(bitcast))
 
 
 @rule("assume")

@@ -4,7 +4,8 @@
   `x.permute(...)`: dims as varargs or one tuple; a 2-D swap is `tile.trans`,
   the identity permutation returns `x`; a 3-D or 4-D permutation is one
   `tile.restride` (dialects/tile_elements.py).
-* `tl.cast(x, dtype, fp_downcast_rounding=None, bitcast=False)`: `.to()`.
+* `tl.cast(x, dtype, fp_downcast_rounding=None, bitcast=False)`: `.to()`
+  (`fp_downcast_rounding`: 'rtne' or 'rtz' on float conversions to fewer bits).
 * `tl.make_tensor_descriptor(base, shape, strides, block_shape,
   padding_option="zero")` -> a `TensorDescriptor` (a compile-time object
   holding the `tile.make_descriptor` value) with `.load(offsets)` and
@@ -104,10 +105,11 @@ def cast(cg: CodeGen, node: Any, input: Any, dtype: Any, fp_downcast_rounding: A
         dtype = dtype.value
     if not isinstance(dtype, tl.dtype):
         cg.err(node, f"tl.cast needs a dtype such as tl.float32, got {cg.describe(dtype)}")
-    if fp_downcast_rounding not in (None, "rtne"):
-        cg.err(node, f"tl.cast: fp_downcast_rounding {fp_downcast_rounding!r} is not supported "
-               "(round to nearest even, 'rtne', is)")
-    return cg.cast(v, dtype, node, bitcast=bool(bitcast))
+    if isinstance(bitcast, tl.constexpr):
+        bitcast = bitcast.value
+    if bitcast and fp_downcast_rounding is not None:
+        cg.err(node, "tl.cast: fp_downcast_rounding= does not apply to a bitcast")
+    return cg.cast(v, dtype, node, bitcast=bool(bitcast), rounding=fp_downcast_rounding)
 
 
 # ------------------------------------------------------------------ descriptors

@@ -7,8 +7,8 @@
   (`can_reorder=True`: 1-D tiles, concatenated in order, which is one of the
   orders Triton allows); `tl.flip(x, dim=None)` -> reversed along `dim` (the
   last by default).  All are one `tile.restride` (dialects/tile_elements.py).
-  Tiles are at most 4-D: `tl.join` of 4-D tiles and `tl.split` of a [2] tile
-  (scalar results) are errors.
+  `tl.split` of a [2] tile gives two scalars (as in Triton).  Tiles are at
+  most 4-D: `tl.join` of 4-D tiles is an error.
 * `x.to(tl.pointer_type(T))` on an integer (widened to 64 bits) is
   `tile.int_to_ptr`; on a pointer it re-types the pointer; `p.to(tl.int64)` on
   a pointer is `tile.ptr_to_int` (other integer types are converted from it).
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from tilec.dialects import tile_elements as el
 from tilec.frontend.builtins import MAX_RANK, Rule, _constexpr_int, rule_table
-from tilec.frontend.builtins_reduce import reshape
+from tilec.frontend.builtins_reduce import combine_function, emit_reduce, reshape
 from tilec.frontend.semantic import TValue, mlir_scalar
 from tilec.frontend.values import CodeGenBase
 from tilec.language import core as tl
@@ -97,13 +97,21 @@ def split(cg: CodeGen, node: Any, a: Any) -> tuple[TValue, TValue]:
     if not x.shape or x.shape[-1] != 2:
         cg.err(node, f"tl.split needs a tile whose last dimension is 2, got {cg.describe(x)}")
     if len(x.shape) == 1:
-        cg.err(node, "tl.split of a [2] tile (two scalars) is not supported yet; "
-               "index the tile with tl.sum(tl.where(...)) instead")
+        return _element(cg, node, x, 0), _element(cg, node, x, 1)
     shape = x.shape[:-1]
     strides = _row_major(x.shape)[:-1]
     lo = _restride(cg, [x], shape, list(shape), strides, 0)
     hi = _restride(cg, [x], shape, list(shape), strides, 1)
     return lo, hi
+
+
+def _element(cg: CodeGen, node: Any, x: TValue, i: int) -> TValue:
+    """Element `i` of the 1-D tile `x` as a scalar: a [1] tile holding it
+    (`tile.restride`), reduced with a combine that keeps its first operand
+    (one element: the value itself, bit for bit; replicas combine to it)."""
+    one = _restride(cg, [x], (1,), [1], [1], i)
+    name = combine_function(cg, "first", [x.dtype], lambda _cg, v: [v[0]])
+    return emit_reduce(cg, node, [one], 0, name, False)[0]
 
 
 @rule("cat")

@@ -124,9 +124,16 @@ class CallMixin(CodeGenBase):
                  f"tl.{tag}({', '.join(params)})")
 
     def method_to(self, v: TValue, args: Sequence[Any], kwargs: dict[str, Any], node: Node) -> TValue:
-        bitcast = bool(kwargs.pop("bitcast", False))
+        bitcast = kwargs.pop("bitcast", False)
+        bitcast = bool(bitcast.value if isinstance(bitcast, tl.constexpr) else bitcast)
+        rounding = kwargs.pop("fp_downcast_rounding", None)
+        if len(args) == 2 and rounding is None:
+            args, rounding = args[:1], args[1]          # x.to(dtype, "rtz")
         if len(args) != 1 or kwargs:
-            self.err(node, ".to() takes one dtype argument (and optionally bitcast=True)")
+            self.err(node, ".to() takes one dtype argument (and optionally "
+                     "fp_downcast_rounding= and bitcast=)")
+        if bitcast and rounding is not None:
+            self.err(node, ".to(): fp_downcast_rounding= does not apply to a bitcast")
         dt = args[0]
         if isinstance(dt, tl.pointer_type) and not bitcast:
             return builtins_shape.to_pointer(self, node, v, dt)
@@ -134,7 +141,7 @@ class CallMixin(CodeGenBase):
             return builtins_shape.from_pointer(self, node, v, dt)
         if not isinstance(dt, tl.dtype):
             self.err(node, f".to() needs a dtype such as tl.float32, got {self.describe(dt)}")
-        return self.cast(v, dt, node, bitcast=bitcast)
+        return self.cast(v, dt, node, bitcast=bitcast, rounding=rounding)
 
     def eval_args(self, node: Node) -> tuple[list[Any], dict[str, Any]]:
         args: list[Any] = []

@@ -30,6 +30,9 @@ from tilec.frontend.spec import KernelSpec
 from tilec.language import core as tl
 
 Node = Any  # lark Tree | Token | None
+# arith.truncf's `roundingmode` for fp_downcast_rounding='rtz' (MLIR's
+# arith::RoundingMode::toward_zero; lowered by passes/float_rounding.py).
+_TOWARD_ZERO = 3
 
 
 class Unassigned:
@@ -180,10 +183,15 @@ class CodeGenBase(ABC):
         return TValue(res, first.elem, first.shape)
 
     # ------------------------------------------------------------ casts
-    def cast(self, v: TValue, dst: tl.dtype, node: Node, bitcast: bool = False) -> TValue:
+    def cast(self, v: TValue, dst: tl.dtype, node: Node, bitcast: bool = False,
+             rounding: Any = None) -> TValue:
         if v.is_ptr:
             self.err(node, f"cannot convert a pointer ({v.type_str()}) to {dst!r}")
         src = v.dtype
+        if rounding is not None and self._toward_zero(src, dst, rounding, node):
+            h = arith.truncf(mlir_type(dst, v.shape), v.handle, roundingmode=ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(32), _TOWARD_ZERO), loc=self.loc, ip=self.ip)
+            return TValue(h, dst, v.shape)
         if src is dst:
             return v
         if bitcast:
@@ -213,6 +221,36 @@ class CodeGenBase(ABC):
             return self.convert(arith.sitofp if src.is_signed() else arith.uitofp, v, dst)
         # float -> int
         return self.convert(arith.fptosi if dst.is_signed() else arith.fptoui, v, dst)
+
+    def _toward_zero(self, src: tl.dtype, dst: tl.dtype, rounding: Any, node: Node) -> bool:
+        """Triton's `fp_downcast_rounding=` checks: 'rtne' (the default) or
+        'rtz', only on a float conversion to fewer bits; True for 'rtz'."""
+        if isinstance(rounding, tl.constexpr):
+            rounding = rounding.value
+        if rounding not in ("rtne", "rtz"):
+            self.err(node, f"fp_downcast_rounding={rounding!r} is not a rounding mode: "
+                     "'rtne' (to nearest even) and 'rtz' (toward zero) are")
+        if not (src.is_floating() and dst.is_floating() and src.bits > dst.bits):
+            self.err(node, f"fp_downcast_rounding= is only for float conversions to fewer "
+                     f"bits (as in Triton), not {src!r} -> {dst!r}")
+        if rounding == "rtne":
+            return False
+        if dst in tl.FP8_DTYPES:
+            self.err(node, f"fp_downcast_rounding='rtz' to {dst!r} is not supported "
+                     "(fp16, bf16 and fp32 destinations are)")
+        if not self._in_kernel_body():
+            self.err(node, "fp_downcast_rounding='rtz' inside a combine function is not "
+                     "supported; round in the kernel before the reduction or scan")
+        return True
+
+    def _in_kernel_body(self) -> bool:
+        """Whether code goes into the kernel (not a private combine function)."""
+        if self.ip is None:
+            return True
+        op: Any = self.ip.block.owner
+        while op is not None and op.operation.name != "func.func":
+            op = op.operation.parent
+        return op is None or "sym_visibility" not in op.operation.attributes
 
     def convert(self, builder: Any, v: TValue, dst: tl.dtype) -> TValue:
         """`v` converted to `dst` by an `arith` cast builder (extf, bitcast, ...)."""

@@ -233,7 +233,8 @@ _NV_COMMON = frozenset({F.WARP_SYNC_INSTR, F.DEVICE_LIBM, F.DEVICE_PRINTF, F.FAS
                         F.FP_CONTRACT, F.PTX_PREDICATED_MEM, F.FAST_FDIV, F.DYNAMIC_SHARED,
                         F.MMA_M16N8K16, F.CP_ASYNC, F.INLINE_ASM, F.CVT_ROUNDING})
 _AMD_COMMON = frozenset({F.FAST_EXP2, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT,
-                         F.SWIZZLED_EXCHANGE, F.SCRATCH_REUSE, F.DIRECT_ACC_STORES})
+                         F.SWIZZLED_EXCHANGE, F.SCRATCH_REUSE, F.DIRECT_ACC_STORES,
+                         F.INLINE_ASM_LLVM_MC})
 # CUDA's default cap on static shared memory per block.
 _NV_STATIC_SHARED = 48 * 1024
 # HIP's maxGridSize on CDNA/RDNA: x up to 2^31 - 1, y and z up to 65536.

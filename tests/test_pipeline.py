@@ -122,7 +122,7 @@ def test_tool_versions_cover_the_tools(monkeypatch: pytest.MonkeyPatch) -> None:
     toolchain.tool_versions.cache_clear()
     try:
         v = toolchain.tool_versions()
-        assert set(v) == {"ptxas", "ld.lld", "cc", "mlir", "llvm-tools", "llvmlite"}
+        assert set(v) == {"ptxas", "ld.lld", "llvm-mc", "cc", "mlir", "llvm-tools", "llvmlite"}
         assert toolchain.tool_versions() is v          # cached per process
         if toolchain.find_cc():
             assert v["cc"] and v["cc"].startswith(toolchain.find_cc() or "")

@@ -12,7 +12,9 @@
   llir                 translate the gpu.module to LLVM IR (before LLVM's optimisation) with
                        the amdgcn triple, data layout and the code-object-version flag -> `llir`
   amdgcn               llvmlite O<n> for the chip, then the assembly and the object code
-                       (the same code); kernel metadata parsed and checked          -> `amdgcn`
+                       (the same code; a module with inline asm: the assembly text
+                       through llvm-mc, as llvmlite has no AMDGPU assembly parser);
+                       kernel metadata parsed and checked                           -> `amdgcn`
   hsaco                ld.lld -shared --no-undefined (left out without ld.lld)     -> `hsaco`
 
 Metadata: ``chip``, ``kernels`` (per kernel: ``vgpr_count``, ``sgpr_count``,
@@ -46,7 +48,8 @@ from tilec.targets import Target
 from tilec.targets.pipeline import (Compilation, Stages, Step, fresh_context, isolated,
                                     module_text, pass_step, replace_module, run_from,
                                     tile_to_gpu_steps)
-from tilec.targets.toolchain import LLD_HINT, ToolError, find_lld, run_tool
+from tilec.targets.toolchain import (LLD_HINT, LLVM_MC_HINT, ToolError, find_lld,
+                                     find_llvm_mc, run_tool)
 
 AMDGCN_TRIPLE = "amdgcn-amd-amdhsa"
 
@@ -123,10 +126,27 @@ def _codegen(mod: Any, chip: str, opt_level: int) -> dict[str, Any]:
     t0 = time.perf_counter()
     asm = tm.emit_assembly(mod.clone())
     times["emit_asm"] = (time.perf_counter() - t0) * 1e3
+    if _has_inline_asm(str(mod)):
+        # No AMDGPU assembly parser in llvmlite: emit_object would abort the
+        # child; the parent assembles the text with llvm-mc (the `amdgcn` step).
+        return {"amdgcn": asm, "object": None, "times_ms": times}
     t0 = time.perf_counter()
     obj = tm.emit_object(mod.clone())
     times["emit_obj"] = (time.perf_counter() - t0) * 1e3
     return {"amdgcn": asm, "object": bytes(obj), "times_ms": times}
+
+
+def _has_inline_asm(llir: str) -> bool:
+    """Whether LLVM IR text calls inline assembly (`call ... asm [sideeffect] "..."`)."""
+    return re.search(r"\bcall\b[^\n]*\basm\b(?: \w+)* \"", llir) is not None
+
+
+def _assemble(mc: str, asm: str, chip: str) -> tuple[bytes, float]:
+    """`mc` on AMDGCN text: the object code and the seconds taken."""
+    run = run_tool([mc, f"-triple={AMDGCN_TRIPLE}", f"-mcpu={chip}", "-filetype=obj",
+                    "kernel.s", "-o", "kernel.o"], {"kernel.s": asm}, outputs=["kernel.o"],
+                   what="llvm-mc")
+    return run.outputs["kernel.o"], run.seconds
 
 
 _KERNEL_KEYS = {
@@ -259,6 +279,12 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,
         c.times_ms().update(out["times_ms"])
         c.times_ms()["isolated_total"] = c.times_ms().pop("isolated_total")
         c.asm["amdgcn"] = out["amdgcn"]
+        if out["object"] is None:      # inline asm: convert-tile-to-gpu checked for llvm-mc
+            mc = find_llvm_mc()
+            if mc is None:
+                raise CompilerBugError(f"inline AMDGCN without an llvm-mc: {LLVM_MC_HINT}")
+            out["object"], seconds = _assemble(mc, out["amdgcn"], chip)
+            c.times_ms()["llvm-mc"] = seconds * 1e3
         c.scratch["object"] = out["object"]
         kernels, version = _check_code_object(out["amdgcn"], target)
         c.metadata.update(kernels=kernels, code_object_version=version)

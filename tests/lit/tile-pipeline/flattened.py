@@ -12,8 +12,11 @@
 # first S-1 blocks of the fused index, the body waits on slot j % S, issues
 # block j + S - 1 (the next tile's first blocks during a tile's last ones)
 # and runs the epilogue in the scf.if at a tile's last k, which starts with
-# the product's wait {pending = 0} (and, A's ring keeping rows in order, the
-# row exchange) before the store.  The loop's exit still waits for the
+# the product's wait {pending = 0} before the store: a TMA store from a
+# buffer allocated with the rings (A's ring keeping rows in order, the store
+# puts them in place: row_permutation = "wgmma"; after the loop the last
+# store's reads are waited for before the buffer is released).  The loop's
+# exit still waits for the
 # products (all complete by then): without it ptxas sees a product in flight
 # on the exit path and waits for it in every iteration (C7517, checked on the
 # PTX below).  The body's tile coordinates are carried, recomputed under an

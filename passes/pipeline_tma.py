@@ -151,10 +151,15 @@ def drop_hints(loads: list[ir.Operation]) -> None:
 class StorePlan:
     """A tagged store of the accumulator that `tile.tma_store` can replace."""
     store: ir.Operation               # the tagged `tile.store`
-    value: ir.Value                   # what it stores, in the accumulator's layout
-    conv: ir.Operation | None         # the `tile.convert_layout` between them
+    conv: ir.Operation | None         # the `tile.convert_layout` before it
     hint: ir.Operation                # its `tile.tma_coords`
     tma: int
+
+    @property
+    def value(self) -> ir.Value:
+        """What it stores, in the accumulator's layout (read when used: the
+        pipeliner replaces the accumulator under it)."""
+        return self.conv.operands[0] if self.conv is not None else self.store.operands[1]
 
     @property
     def nbytes(self) -> int:
@@ -206,7 +211,7 @@ def store_plan(readers: list[ir.OpOperand], num_warps: int) -> StorePlan | None:
     tma = tma_id(op)
     if hint is None or tma is None or len(list(hint.operands)) != 2:
         return None
-    return StorePlan(op, value, conv, hint, tma)
+    return StorePlan(op, conv, hint, tma)
 
 
 def store_buffer(plan: StorePlan, loc: ir.Location) -> ir.Value:

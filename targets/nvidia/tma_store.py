@@ -40,7 +40,7 @@ from mlir.dialects import arith, gpu, llvm, nvvm, scf
 from tilec.errors import CompilerBugError
 from tilec.passes import pipeline_tma
 from tilec.passes.analysis import axis_info
-from tilec.passes.analysis.layouts import SwizzledTile
+from tilec.passes.analysis.layouts import Distribution, SwizzledTile
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
 from tilec.targets.nvidia.tma import MAX_BOX_ROWS, permuted_row
@@ -118,6 +118,23 @@ def _store(L: FuncLowering, op: ir.Operation) -> None:
         scf.YieldOp([])
 
 
+def chunk_offsets(d: Distribution, t: SwizzledTile, permute: bool,
+                  num_warps: int) -> list[tuple[int, int]]:
+    """Per chunk of a thread's fragment (in `d.chunk_keys` order): (h, c) such
+    that its byte offset in the buffer is P * 128 + (t ^ h) + c (the module
+    docstring): h the chunk's byte offset inside its column atom (a multiple
+    of the column cover's bytes), c its atom's offset plus its placed row
+    offset times 128."""
+    placed = SwizzledTile(t.rows, t.cols, t.elem_bytes, permute_rows=permute,
+                          num_warps=num_warps)
+    out = []
+    for key in d.chunk_keys:
+        sr, sc = d.static_offset(0, key[0]), d.static_offset(1, key[1])
+        atom, within = divmod(sc, t.atom_cols)
+        out.append((within * t.elem_bytes, atom * t.atom_bytes + placed.row_position(sr) * 128))
+    return out
+
+
 def _write_fragment(L: FuncLowering, value: ir.Value, buf: ir.Value, t: SwizzledTile,
                     permute: bool) -> None:
     """Every thread stores its chunks of `value` at their swizzled addresses
@@ -133,14 +150,9 @@ def _write_fragment(L: FuncLowering, value: ir.Value, buf: ir.Value, t: Swizzled
     row_bytes = arith.MulIOp(r, _c(128)).result
     swz = arith.ShLIOp(arith.AndIOp(r, _c(7)).result, _c(4)).result
     lo = arith.XOrIOp(arith.MulIOp(c, _c(eb)).result, swz).result
-    placed = SwizzledTile(t.rows, t.cols, eb, permute_rows=permute, num_warps=L.num_warps)
     bases: dict[int, ir.Value] = {}
-    for v, key in zip(L.frag(value), d.chunk_keys):
-        sr, sc = d.static_offset(0, key[0]), d.static_offset(1, key[1])
-        atom, within = divmod(sc, t.atom_cols)
-        hi = within * eb
+    for v, (hi, const) in zip(L.frag(value), chunk_offsets(d, t, permute, L.num_warps)):
         if hi not in bases:
             bases[hi] = byte_address(buf, arith.AddIOp(
                 row_bytes, arith.XOrIOp(lo, _c(hi)).result).result)
-        const = atom * t.atom_bytes + placed.row_position(sr) * 128
         llvm.StoreOp(v, byte_address(bases[hi], _c(const)), alignment=eb * d.vec_len)

@@ -280,7 +280,8 @@ def _tma_store(op: ir.Operation) -> None:
         raise VerifyError(op, f"buffer {bt} does not hold one {value.type} tile")
     i32 = ir.IntegerType.get_signless(32)
     if len(coords) != 2 or any(c.type != i32 for c in coords):
-        raise VerifyError(op, f"needs 2 i32 coordinates, got {len(coords)}")
+        raise VerifyError(op, "needs 2 i32 coordinates, got (" +
+                          ", ".join(str(c.type) for c in coords) + ")")
     if _attr_int(op, "tma") < 0:
         raise VerifyError(op, "tma must be a tensor-map id (>= 0)")
     perm = ir.StringAttr(op.attributes["row_permutation"]).value

@@ -46,6 +46,14 @@ once the issuing thread's own wait on its mbarrier returns).  Where the accumula
 and only chains the products, A's ring keeps its rows in order (one TMA box
 rather than one per 8-row block, which cost a sixth of the loop) and
 `tile.row_exchange` after the loop puts the accumulator's rows in place.
+On targets with TMA, a store that `tile-tma-descriptors` tagged and that
+writes a wgmma loop's accumulator (or its `arith.truncf`) becomes
+`tile.tma_store` from a swizzled buffer of its own (passes/pipeline_tma.py
+`store_plan`): it places the rows itself (`row_permutation = "wgmma"` where
+A's ring keeps them in order; no row exchange), and in a flattened loop its
+buffer is allocated with the rings (where rings, buffer and the epilogue's
+other conversions fit) and released after the loop's last
+`tile.tma_store_wait`.
 A tcgen05 dot is pipelined as a wgmma one, except that A's rows are not
 permuted (`row_permutation = "none"`: TMEM lane = row) and no barrier follows
 the wait (every thread waits on the product's mbarrier itself).

@@ -16,7 +16,7 @@ import tilec.language as tl
 from tilec.passes import pipeline_tma
 from tilec.passes.analysis.layouts import Distribution, SwizzledTile, wgmma_accumulator_layout
 from tilec.runtime import tensormap
-from tilec.targets.nvidia.tma_store import chunk_offsets
+from tilec.targets.nvidia.tma_store import chunk_offsets, stmatrix_groups
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "examples"))
 from matmul_persistent import matmul_persistent  # noqa: E402
@@ -63,6 +63,43 @@ def test_fragment_addresses_are_the_swizzled_tile_and_conflict_free(
     assert all(len(words) <= per_lane_words for b in banks.values() for words in b.values())
 
 
+@pytest.mark.parametrize("warps,rows,cols", [(4, 64, 64), (4, 128, 256), (8, 128, 128),
+                                             (8, 128, 256), (8, 256, 128)])
+@pytest.mark.parametrize("permute", [False, True])
+def test_stmatrix_rows_are_the_swizzled_tile(warps: int, rows: int, cols: int,
+                                             permute: bool) -> None:
+    """f16 in the wgmma accumulator layout goes out by `stmatrix.x4`: lane L
+    of warp w addresses row L % 8 of matrix L // 8, which must be where
+    `SwizzledTile` puts row 8 w + L % 8 (+ the group's row offset) at the
+    matrix's columns; the matrix's row j is (per stmatrix) the chunk of lanes
+    4 j .. 4 j + 3, which must be those elements; every 16-byte row once."""
+    layout = wgmma_accumulator_layout(rows, cols, 16, 32, warps)
+    assert layout is not None
+    d = Distribution.of(layout, (rows, cols))
+    t = SwizzledTile(rows, cols, 2)
+    want_tile = SwizzledTile(rows, cols, 2, permute_rows=permute, num_warps=warps)
+    groups = stmatrix_groups(d, t, permute, warps)
+    assert groups is not None and len(groups) * 4 == d.num_chunks
+    coords = [d.thread_coords(tid, 32) for tid in range(32 * warps)]
+    seen: set[int] = set()
+    for tid in range(32 * warps):
+        lane, w = tid % 32, tid // 32
+        p = want_tile.row_position(8 * w + lane % 8)
+        lo = (16 * (lane // 8)) ^ ((p % 8) << 4)
+        for hi, const, chunks in groups:
+            key = d.chunk_keys[chunks[lane // 8]]
+            sr, sc = d.static_offset(0, key[0]), d.static_offset(1, key[1])
+            row = 8 * w + lane % 8 + sr
+            at = p * 128 + (lo ^ hi) + const
+            assert at == want_tile.offset(row, sc), (tid, key)
+            seen.add(at)
+            for e in range(8):     # element e of the row: lane 4 (L % 8) + e // 2's chunk
+                owner = coords[32 * w + 4 * (lane % 8) + e // 2]
+                assert owner[(key[0], key[1] + e % 2)] == (row, sc + e)
+    assert seen == set(range(0, rows * cols * 2, 16))
+    assert stmatrix_groups(d, SwizzledTile(rows, cols, 4), permute, warps) is None
+
+
 def _compile(sig: str, bm: int, bn: int, bk: int, stages: int, target: str = "sm90",
              warps: int = 8, **cx: Any) -> Any:
     return matmul_persistent.compile(
@@ -77,9 +114,9 @@ def _compile(sig: str, bm: int, bn: int, bk: int, stages: int, target: str = "sm
 def test_the_benchmarked_configs_store_c_with_tma(sig: str, bm: int, bn: int, bk: int,
                                                   stages: int, programs: int) -> None:
     """The benchmarks' configs (and the GPU suite's, few programs): the
-    flattened loop's epilogue stores C with TMA from a buffer beside the rings,
-    one box per 64-column atom, with no pointer store or row exchange left on
-    that path and no spills."""
+    flattened loop's epilogue stores C with TMA from a buffer beside the rings
+    (written by stmatrix), one box per 64-column atom, with no pointer store or
+    row exchange left on that path and no spills."""
     k = _compile(sig, bm, bn, bk, stages, NUM_SMS=programs)
     tiled, ptx = k.asm["tiled"], k.asm["ptx"]
     assert tiled.count('"tile.tma_store"(') == 1 and '"tile.row_exchange"' not in tiled
@@ -90,6 +127,8 @@ def test_the_benchmarked_configs_store_c_with_tma(sig: str, bm: int, bn: int, bk
     assert ptx.count("cp.async.bulk.commit_group;") == 1
     assert ptx.count("cp.async.bulk.wait_group.read") == 2   # before each store, at the end
     assert "fence.proxy.async.shared::cta;" in ptx
+    # The f16 tile goes into the buffer as 8x8 matrices, four per stmatrix (8 warps).
+    assert ptx.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == bm * bn // 2048
     if k.asm.get("cubin"):
         assert k.metadata["spill_stores"] == 0 and k.metadata["stack_bytes"] == 0
 

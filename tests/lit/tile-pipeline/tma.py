@@ -66,12 +66,14 @@
 # PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 # The store: thread 0 waits for the previous store's reads, a barrier, every
 # thread writes its fragment (32 f16 pairs of a 128x128 tile over 256
-# threads), the async-proxy fence, a barrier, thread 0 stores the two
+# threads: 8 stmatrix.x4 of four 8x8 matrices, at immediate offsets from two
+# addresses), the async-proxy fence, a barrier, thread 0 stores the two
 # 64-column boxes and commits; its last wait precedes the barriers' release.
 # PTX: cp.async.bulk.wait_group.read 0;
 # PTX-NEXT: $L__BB
 # PTX-NEXT: bar.sync 0;
-# PTX-COUNT-32: st.shared.b32
+# PTX: stmatrix.sync.aligned.m8n8.x4.shared.b16 [%rd{{[0-9]+}}+{{[0-9]+}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+# PTX-COUNT-7: stmatrix.sync.aligned.m8n8.x4.shared.b16
 # PTX-NEXT: fence.proxy.async.shared::cta;
 # PTX-NEXT: bar.sync 0;
 # PTX: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [{{.*}}];

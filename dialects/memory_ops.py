@@ -44,6 +44,18 @@ Tensor-memory-accelerator (TMA) copies of descriptor loads (NVIDIA sm90+):
   of a wgmma loop whose A ring kept A's rows in order (one TMA box) holds, where
   its layout says row l, row `row_position(l)` of the product; the result has
   the rows where the layout says (an exchange through workgroup memory).
+`tile.tma_store(buf, value, c0, c1) {tma, row_permutation}`: every thread
+  writes its elements of the register tile `value` into the one-slot 128-byte
+  swizzled buffer `buf` (`tile.local_alloc`, [R, C] of value's element type;
+  with `row_permutation = "wgmma"` the element the layout places at row l goes
+  to row `row_position(l)`, the accumulator of a loop whose A ring kept its
+  rows in order), then one thread copies the buffer to the block at
+  coordinates c of tensor map `tma` (`tile.tensormaps`) with TMA stores;
+  elements outside the tensor are not written.  The copy runs asynchronously:
+  the next `tile.tma_store` into `buf` first waits until this one has read it.
+`tile.tma_store_wait`: the thread that issues TMA stores waits until every
+  one of them has read its buffer (before the buffer is released and before
+  the kernel returns).
 """
 
 IRDL_MEMORY_OPS = """\
@@ -140,6 +152,17 @@ IRDL_MEMORY_OPS = """\
     irdl.attributes {"permutation" = %p}
     irdl.operands(acc: %c)
     irdl.results(result: %c)
+  }
+  irdl.operation @tma_store {
+    %b = irdl.any
+    %v = irdl.any
+    %c = irdl.any
+    %t = irdl.any
+    %p = irdl.any
+    irdl.attributes {"tma" = %t, "row_permutation" = %p}
+    irdl.operands(buf: %b, value: %v, coords: variadic %c)
+  }
+  irdl.operation @tma_store_wait {
   }
   irdl.operation @mma_wait {
     %c = irdl.any

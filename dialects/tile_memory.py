@@ -115,3 +115,14 @@ def mbarrier_wait(bars: ir.Value, slot: ir.Value, phase: ir.Value, *, loc: ir.Lo
 def row_exchange(acc: ir.Value, *, loc: ir.Location, ip: IP = None) -> ir.Value:
     return _create("tile.row_exchange", [acc.type], [acc],
                    {"permutation": ir.StringAttr.get("wgmma")}, loc, ip).result
+
+
+def tma_store(buf: ir.Value, value: ir.Value, coords: Sequence[ir.Value], tma: int, *,
+              row_permutation: str, loc: ir.Location, ip: IP = None) -> ir.Operation:
+    return _create("tile.tma_store", [], [buf, value, *coords],
+                   {"tma": _i32_attr(tma), "row_permutation": ir.StringAttr.get(row_permutation)},
+                   loc, ip)
+
+
+def tma_store_wait(*, loc: ir.Location, ip: IP = None) -> ir.Operation:
+    return _create("tile.tma_store_wait", [], [], None, loc, ip)

@@ -289,12 +289,13 @@ def epilogue(for_op: ir.Operation, acc_index: int, product: ir.Value
     return tail, r
 
 
-def conversion_bytes(op: ir.Operation) -> int:
-    """The most workgroup memory one layout conversion nested in `op` takes
-    (passes/gpu/shape.py: rows of 64 bytes or more padded by 16 bytes)."""
+def conversion_bytes(op: ir.Operation, skip: ir.Operation | None = None) -> int:
+    """The most workgroup memory one layout conversion nested in `op` (other
+    than `skip`) takes (passes/gpu/shape.py: rows of 64 bytes or more padded
+    by 16 bytes)."""
     most = 0
     for inner in region_ops(op):
-        if inner.name != "tile.convert_layout":
+        if inner.name != "tile.convert_layout" or (skip is not None and inner == skip):
             continue
         t = ir.RankedTensorType(inner.results[0].type)
         eb = max(1, axis_info.type_bytes(t.element_type))

@@ -10,15 +10,33 @@ iteration; a consumer waits with `tile.mbarrier_wait(slot, (j / S) & 1)`,
 because slot j % S completes its phase once per S iterations.  After the loop
 every issued copy has been waited for, so `tile.mbarrier_inval` follows the
 loop's last barrier.
+
+Stores (`store_plan`, `store_through_tma`): a tagged `tile.store` of the
+wgmma accumulator, or of its `arith.truncf` (the epilogue's
+`acc.to(tl.float16)`), seen through the one `tile.convert_layout` that
+`tile-layout` put before it, becomes `tile.tma_store` of the accumulator-layout
+value into a one-slot 128-byte swizzled buffer of its own (`tile.local_alloc`);
+the store's pointer and mask arithmetic and the conversion die.  A flattened
+loop's buffer is allocated with the rings and lives through the loop (the
+store of one tile overlaps the next tile's loop; the next store waits for the
+previous one's reads); after the loop `tile.tma_store_wait` precedes the
+loop's last barrier and the buffer is released before the rings.  After an
+ordinary loop the buffer is allocated where the rings were, and the store is
+followed by its wait, a barrier and the release.  Nearest upstream analogue:
+Triton's TMA store lowering (`async_tma_copy_local_to_global` with
+`async_tma_store_wait`, TMAStoresPipeline).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from mlir import ir
 from mlir.dialects import arith
 
-from tilec.dialects import tile_memory
+from tilec.dialects import tile, tile_memory
 from tilec.passes import pipeline_support as ps
 from tilec.passes.analysis import axis_info
+from tilec.passes.analysis.layouts import Distribution
 
 
 def tma_id(load: ir.Operation) -> int | None:
@@ -127,3 +145,123 @@ def drop_hints(loads: list[ir.Operation]) -> None:
         hint = coords_op(load)
         if hint is not None:
             hint.erase()
+
+
+@dataclass
+class StorePlan:
+    """A tagged store of the accumulator that `tile.tma_store` can replace."""
+    store: ir.Operation               # the tagged `tile.store`
+    conv: ir.Operation | None         # the `tile.convert_layout` before it
+    hint: ir.Operation                # its `tile.tma_coords`
+    tma: int
+
+    @property
+    def value(self) -> ir.Value:
+        """What it stores, in the accumulator's layout (read when used: the
+        pipeliner replaces the accumulator under it)."""
+        return self.conv.operands[0] if self.conv is not None else self.store.operands[1]
+
+    @property
+    def nbytes(self) -> int:
+        """The workgroup memory of its buffer."""
+        t = ir.RankedTensorType(self.value.type)
+        return t.shape[0] * t.shape[1] * axis_info.type_bytes(t.element_type)
+
+
+def _only_user(v: ir.Value) -> ir.Operation | None:
+    uses = list(v.uses)
+    if len(uses) != 1 or not isinstance(uses[0].owner, ir.OpView):
+        return None
+    return uses[0].owner.operation
+
+
+def store_plan(readers: list[ir.OpOperand], num_warps: int) -> StorePlan | None:
+    """The tagged store of the accumulator whose readers (scf.yields left out)
+    are `readers`: one `arith.truncf` or none, then one `tile.convert_layout` or
+    none, then a `tile.store` (unmasked or masked) of 2- or 4-byte elements
+    tagged by `tile-tma-descriptors` with its hint in the same block, whose
+    value's layout `tile.tma_store` can write (`store_layout_ok`, rows in place
+    or permuted)."""
+    if len(readers) != 1 or not isinstance(readers[0].owner, ir.OpView):
+        return None
+    op = readers[0].owner.operation
+    value = readers[0].owner.operands[readers[0].operand_number]
+    if op.name == "arith.truncf":
+        value = op.results[0]
+        op = _only_user(value)
+    if op is not None and op.name == "tile.convert_layout":
+        conv: ir.Operation | None = op
+        op = _only_user(op.results[0])
+    else:
+        conv = None
+    if op is None or op.name != "tile.store" or tma_id(op) is None:
+        return None
+    src = conv.results[0] if conv is not None else value
+    if op.operands[1] != src:
+        return None
+    t = ir.RankedTensorType(value.type)
+    eb = axis_info.type_bytes(t.element_type)
+    layout = tile.layout_of(t)
+    if len(t.shape) != 2 or eb not in (2, 4) or layout is None:
+        return None
+    d = Distribution.of(layout, tuple(t.shape))
+    if not all(store_layout_ok(d, eb, p, num_warps) for p in (False, True)):
+        return None
+    hint = coords_op(op)
+    tma = tma_id(op)
+    if hint is None or tma is None or len(list(hint.operands)) != 2:
+        return None
+    return StorePlan(op, conv, hint, tma)
+
+
+def store_buffer(plan: StorePlan, loc: ir.Location) -> ir.Value:
+    """At the current insertion point: the store's one-slot swizzled buffer."""
+    t = ir.RankedTensorType(plan.value.type)
+    return tile_memory.local_alloc(1, t.shape, t.element_type, swizzle=ps.SWIZZLE,
+                                   row_permutation="none", loc=loc)
+
+
+def store_through_tma(plan: StorePlan, row_permutation: str, buf: ir.Value | None) -> None:
+    """Replace the plan's store by `tile.tma_store` (into `buf`, or a buffer of
+    its own allocated, waited for and released around it)."""
+    store = plan.store
+    loc = store.location
+    block = store.block
+    with loc, ir.InsertionPoint(store):
+        own = buf is None
+        if buf is None:
+            buf = store_buffer(plan, loc)
+        tile_memory.tma_store(buf, plan.value, list(plan.hint.operands), plan.tma,
+                              row_permutation=row_permutation, loc=loc)
+        if own:
+            tile_memory.tma_store_wait(loc=loc)
+            tile.barrier(loc=loc)
+            tile_memory.local_dealloc(buf, loc=loc)
+    store.erase()
+    plan.hint.erase()
+    if plan.conv is not None and not list(plan.conv.results[0].uses):
+        plan.conv.erase()
+    ps.dce(block)
+
+
+def store_layout_ok(d: Distribution, elem_bytes: int, permute: bool, num_warps: int) -> bool:
+    """Whether `tile.tma_store` can write a tile distributed as `d` into its
+    swizzled buffer with one address per thread and 128-byte cover
+    (targets/nvidia/tma_store.py): 2-D, columns fastest, no wrapped bases,
+    one row per chunk, rows advancing by multiples of 8 (when permuted: a row
+    cover of 8 W, so that a thread's base row lies in the first 8 W rows),
+    a column cover of a power-of-two of at most 128 bytes, and chunks of at most
+    16 bytes that divide it."""
+    if d.sliced_dim is not None or d.rank != 2 or d.fast != 1 or d.ept[0] != 1:
+        return False
+    if d.needs_wrap(0) or d.needs_wrap(1):
+        return False
+    rows, cols = d.shape
+    cover_bytes = d.cover[1] * elem_bytes
+    vec_bytes = d.vec_len * elem_bytes
+    if permute and (num_warps % 4 or num_warps & (num_warps - 1) or d.cover[0] != 8 * num_warps):
+        return False
+    return rows % 8 == 0 and (cols * elem_bytes) % 128 == 0 and d.cover[0] % 8 == 0 and \
+        cover_bytes <= 128 and cover_bytes & (cover_bytes - 1) == 0 and \
+        vec_bytes <= 16 and 16 % vec_bytes == 0 and cover_bytes % vec_bytes == 0 and \
+        (rows <= 256 or rows % 256 == 0)

@@ -18,8 +18,8 @@ per `padding`) / `tile.store` (masked).  Block pointers
 location of the access it replaces.
 
 On targets with TMA, `tile-tma-descriptors` runs before this pass: it lowers
-the loads a tensor map can copy itself (through `lower_load`) and tags them
-for the pipeliner.
+the loads and stores a tensor map can copy itself (through `lower_load` /
+`lower_store`) and tags them for the pipeliner.
 
 Nearest upstream analogue: none in MLIR; Triton's descriptor load/store
 rewritten to pointer loads where TMA is unavailable.
@@ -127,6 +127,14 @@ def lower_load(op: ir.Operation) -> ir.Operation:
     return owner.operation if isinstance(owner, ir.OpView) else owner
 
 
+def lower_store(op: ir.Operation) -> ir.Operation:
+    """Replace the `tile.descriptor_store` `op` by its masked `tile.store` (returned)."""
+    ptrs, mask = _pointers_and_mask(op, make_of(op), list(op.operands)[2:])
+    new = tile.store(ptrs, op.operands[1], mask, loc=op.location, ip=ir.InsertionPoint(op))
+    op.erase()
+    return new.operation if isinstance(new, ir.OpView) else new
+
+
 def make_of(op: ir.Operation) -> ir.Operation:
     owner = op.operands[0].owner
     if isinstance(owner, ir.Block) or owner.operation.name != "tile.make_descriptor":
@@ -143,9 +151,7 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
             if op.name == "tile.descriptor_load":
                 lower_load(op)
             elif op.name == "tile.descriptor_store":
-                ptrs, mask = _pointers_and_mask(op, make_of(op), list(op.operands)[2:])
-                tile.store(ptrs, op.operands[1], mask, loc=op.location, ip=ir.InsertionPoint(op))
-                op.erase()
+                lower_store(op)
         for make in makes:
             if not list(make.results[0].uses):
                 make.erase()

@@ -46,6 +46,14 @@ once the issuing thread's own wait on its mbarrier returns).  Where the accumula
 and only chains the products, A's ring keeps its rows in order (one TMA box
 rather than one per 8-row block, which cost a sixth of the loop) and
 `tile.row_exchange` after the loop puts the accumulator's rows in place.
+On targets with TMA, a store that `tile-tma-descriptors` tagged and that
+writes a wgmma loop's accumulator (or its `arith.truncf`) becomes
+`tile.tma_store` from a swizzled buffer of its own (passes/pipeline_tma.py
+`store_plan`): it places the rows itself (`row_permutation = "wgmma"` where
+A's ring keeps them in order; no row exchange), and in a flattened loop its
+buffer is allocated with the rings (where rings, buffer and the epilogue's
+other conversions fit) and released after the loop's last
+`tile.tma_store_wait`.
 A tcgen05 dot is pipelined as a wgmma one, except that A's rows are not
 permuted (`row_permutation = "none"`: TMEM lane = row) and no barrier follows
 the wait (every thread waits on the product's mbarrier itself).
@@ -211,12 +219,22 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     loc = for_op.location
     a_t, b_t = (ld.results[0].type for ld in plan.loads)
     use_tma = has_tma and kind in _ASYNC and pipeline_tma.all_tagged(list(plan.loads))
+    # A tagged store of the accumulator (or its cast) goes through a swizzled
+    # buffer and TMA (pipeline_tma.store_plan); a flattened loop's buffer sits
+    # beside the rings and replaces the store's layout conversion.
+    store = pipeline_tma.store_plan(_acc_readers(for_op, plan), num_warps) \
+        if has_tma and kind == "wgmma" else None
+    if store is not None and plan.tail is not None and \
+            stages * per_stage + store.nbytes + ps.conversion_bytes(plan.tail, store.conv) + \
+            ps.RESERVED_SHARED > shared_bytes:
+        store = None
     # With TMA, A's rows stay in order (one box, not one per 8-row block) where
     # the accumulator only chains products from a splat start: its rows are
-    # then put in place once, after the loop (`tile.row_exchange`).
+    # then put in place once, after the loop (`tile.row_exchange`), or by the
+    # TMA store as it writes its buffer.
     in_order = use_tma and kind == "wgmma" and \
         pipeline_tma.rows_in_order_ok(for_op, plan.acc_index, plan.dot, plan.tail)
-    if in_order and plan.tail is not None:
+    if in_order and plan.tail is not None and store is None:
         # In a flattened loop the exchange runs next to the rings.
         # (The exchange runs after the epilogue's cast where that is the
         # product's only reader besides the branch's yield: `_exchange_rows`.)
@@ -236,6 +254,8 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
                                          loc=loc),
                  tile_memory.local_alloc(stages, b_t.shape, b_t.element_type, swizzle=swizzle,
                                          row_permutation="none", loc=loc))
+        cbuf = pipeline_tma.store_buffer(store, loc) \
+            if store is not None and plan.tail is not None else None
         if use_tma:
             bars = tile_memory.mbarrier_alloc(stages, loc=loc)
         new_for = ps.prologue_loop(for_op, plan.carried, ahead,
@@ -283,7 +303,7 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
                                          for i in plan.carried}}, bars)
     dot.results[0].replace_all_uses_with(done)
     if plan.tail is not None:
-        _finish_tile(plan.tail, done, kind, in_order)
+        _finish_tile(plan.tail, done, kind, in_order, store, cbuf)
     pipeline_tma.drop_hints(list(plan.loads))
     dot.erase()
     if plan.b_trans is not None:
@@ -312,14 +332,20 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
         final = tile_memory.mma_wait(acc_out, 0, loc=loc) if kind in _ASYNC else acc_out
         if bars is None:
             tile_memory.async_wait(0, loc=loc)
+        if cbuf is not None:   # the last tile's store has read its buffer
+            tile_memory.tma_store_wait(loc=loc)
         tile.barrier(loc=loc)
         if bars is not None:
             tile_memory.mbarrier_inval(bars, loc=loc)
+        if cbuf is not None:
+            tile_memory.local_dealloc(cbuf, loc=loc)
         tile_memory.local_dealloc(rings[1], loc=loc)
         tile_memory.local_dealloc(rings[0], loc=loc)
     for u in uses:
         u.owner.operands[u.operand_number] = final
-    if in_order and plan.tail is None:
+    if store is not None and plan.tail is None:
+        pipeline_tma.store_through_tma(store, "wgmma" if in_order else "none", None)
+    elif in_order and plan.tail is None:
         _exchange_rows(final, loc)
     block = for_op.block
     for_op.erase()
@@ -328,10 +354,22 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     return True
 
 
-def _finish_tile(tail: ir.Operation, done: ir.Value, kind: str, in_order: bool) -> None:
+def _acc_readers(for_op: ir.Operation, plan: _Plan) -> list[ir.OpOperand]:
+    """What reads the accumulator's final value: in a flattened loop the
+    product's readers in the epilogue branch (not the yields), else the
+    loop result's readers."""
+    v = plan.dot.results[0] if plan.tail is not None else for_op.results[plan.acc_index]
+    return [u for u in v.uses if not (isinstance(u.owner, ir.OpView) and
+                                      u.owner.operation.name == "scf.yield")]
+
+
+def _finish_tile(tail: ir.Operation, done: ir.Value, kind: str, in_order: bool,
+                 store: pipeline_tma.StorePlan | None = None,
+                 cbuf: ir.Value | None = None) -> None:
     """In a flattened loop's epilogue branch: the tile's last product waited
     for (`mma_wait {pending = 0}`; rows put in place where A's ring keeps
-    them in order) before the epilogue reads it."""
+    them in order, by the TMA store where there is one) before the epilogue
+    reads it."""
     if kind not in _ASYNC:
         return
     then = tail.regions[0].blocks[0]
@@ -342,7 +380,9 @@ def _finish_tile(tail: ir.Operation, done: ir.Value, kind: str, in_order: bool) 
         final = tile_memory.mma_wait(done, 0, loc=tail.location)
     for owner, i in uses:
         owner.operands[i] = final
-    if in_order:
+    if store is not None:
+        pipeline_tma.store_through_tma(store, "wgmma" if in_order else "none", cbuf)
+    elif in_order:
         _exchange_rows(final, tail.location)
 
 

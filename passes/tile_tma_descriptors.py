@@ -1,4 +1,4 @@
-"""`tile-tma-descriptors`: the descriptor loads a host-encoded tensor map can copy.
+"""`tile-tma-descriptors`: the descriptor loads and stores a host-encoded tensor map can copy.
 
 A TMA copy reads a block through a tensor map, a 128-byte record of the
 tensor's address, shape, strides and block (box) shape.  tilec encodes it on
@@ -10,7 +10,8 @@ the device, which takes any base; a per-program base, as attention's
 per-head descriptors have, is not taken here and keeps the pointer loads.)
 
 Input: tile-level IR before `tile-lower-descriptors`.  A
-`tile.descriptor_load` qualifies when the target has `Feature.TMA` and
+`tile.descriptor_load` or `tile.descriptor_store` qualifies when the target
+has `Feature.TMA` and
   * its `tile.make_descriptor` has rank 2, its base is a pointer argument of
     the kernel known to be 16-byte aligned (the launch's specialization), and
     its shape and strides are host expressions (kernel integer arguments,
@@ -19,16 +20,20 @@ Input: tile-level IR before `tile-lower-descriptors`.  A
     be a multiple of 16 (TMA's requirement);
   * its block has rows a multiple of 8 and a last dimension of whole 128-byte
     atoms (the 128-byte swizzle of the pipeliner's rings);
-  * it keeps the descriptor defaults: every dimension checked, zero padding.
-Output: each qualifying load is the masked `tile.load` of
-`tile-lower-descriptors` (`lower_load`), tagged `tile.tma = id`, and right
-before it `tile.tma_coords(offsets) {tma = id}` keeps its block coordinates
-for the pipeliner; the kernel's `tile.tensormaps` (a JSON string) maps each id
+  * it keeps the descriptor defaults: every dimension checked, zero padding
+    (a load's).
+Output: each qualifying load (store) is the masked `tile.load` (`tile.store`)
+of `tile-lower-descriptors` (`lower_load` / `lower_store`), tagged
+`tile.tma = id`, and right before it `tile.tma_coords(offsets) {tma = id}`
+keeps its block coordinates for the pipeliner (a store: `tile-pipeline`
+makes it a `tile.tma_store` where it stores a wgmma accumulator); the
+kernel's `tile.tensormaps` (a JSON string) maps each id
 to its recipe: `base` (argument index), `elem_bytes`, `shape` and `strides`
 (host expressions: ["arg", i], ["const", c], ["add"|"mul", x, y]; strides in
-elements) and `block`.  A tagged load that `tile-pipeline` does not turn into
-TMA copies stays the correct pointer load it is; `convert-tile-to-gpu` drops
-the hints and passes only the tensor maps a `tile.tma_copy` reads.  Every new
+elements), `block` and, for a store's map, `store: true`.  A tagged access that `tile-pipeline` does not turn into
+TMA copies stays the correct pointer access it is; `convert-tile-to-gpu` drops
+the hints and passes only the tensor maps a `tile.tma_copy` or
+`tile.tma_store` reads.  Every new
 op carries the location of the access it replaces.
 
 Nearest upstream analogue: none in MLIR (nvgpu's TMA ops take a descriptor
@@ -100,11 +105,11 @@ def _recipe(make: ir.Operation, func_block: ir.Block, info: axis_info.AxisInfoMa
             "shape": exprs[:2], "strides": exprs[2:], "block": list(block)}
 
 
-def _loads(func: ir.Operation) -> list[ir.Operation]:
+def _accesses(func: ir.Operation) -> list[ir.Operation]:
     found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "tile.descriptor_load":
+        if op.name in ("tile.descriptor_load", "tile.descriptor_store"):
             found.append(op)
         return ir.WalkResult.ADVANCE
 
@@ -113,23 +118,27 @@ def _loads(func: ir.Operation) -> list[ir.Operation]:
 
 
 def _run_func(func: ir.Operation) -> None:
-    loads = _loads(func)
-    if not loads:
+    accesses = _accesses(func)
+    if not accesses:
         return
     func_block = func.regions[0].blocks[0]
     info = axis_info.analyze(func)
     maps: dict[str, Any] = {}
-    for op in loads:
-        if "boundary" in op.attributes or desc.padding(op) != "zero":
+    for op in accesses:
+        is_load = op.name == "tile.descriptor_load"
+        if "boundary" in op.attributes or (is_load and desc.padding(op) != "zero"):
             continue
         recipe = _recipe(tile_lower_descriptors.make_of(op), func_block, info)
         if recipe is None:
             continue
         tma = len(maps)
-        offsets = list(op.operands)[1:]
+        offsets = list(op.operands)[1 if is_load else 2:]
         tile_memory.tma_coords(offsets, tma, loc=op.location, ip=ir.InsertionPoint(op))
-        load = tile_lower_descriptors.lower_load(op)
-        load.attributes["tile.tma"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), tma)
+        lowered = tile_lower_descriptors.lower_load(op) if is_load else \
+            tile_lower_descriptors.lower_store(op)
+        lowered.attributes["tile.tma"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), tma)
+        if not is_load:
+            recipe["store"] = True
         maps[str(tma)] = recipe
     if maps:
         func.attributes[ATTR] = ir.StringAttr.get(json.dumps(maps, sort_keys=True))

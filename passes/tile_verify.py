@@ -268,6 +268,27 @@ def _descriptor(op: ir.Operation) -> None:
         raise VerifyError(op, f"the block is {block}, got {t}")
 
 
+def _tma_store(op: ir.Operation) -> None:
+    """tma_store(buf, value, c0, c1): a one-slot shared-memory buffer of the
+    value's [R, C] tile and element type, two i32 coordinates, a map id and a
+    known row permutation."""
+    buf, value, *coords = op.operands
+    bt = buf.type
+    if not isinstance(bt, ir.MemRefType) or len(bt.shape) != 3 or bt.shape[0] != 1 or \
+            list(bt.shape[1:]) != list(tile.shape_of(value.type)) or \
+            bt.element_type != tile.element_type(value.type):
+        raise VerifyError(op, f"buffer {bt} does not hold one {value.type} tile")
+    i32 = ir.IntegerType.get_signless(32)
+    if len(coords) != 2 or any(c.type != i32 for c in coords):
+        raise VerifyError(op, "needs 2 i32 coordinates, got (" +
+                          ", ".join(str(c.type) for c in coords) + ")")
+    if _attr_int(op, "tma") < 0:
+        raise VerifyError(op, "tma must be a tensor-map id (>= 0)")
+    perm = ir.StringAttr(op.attributes["row_permutation"]).value
+    if perm not in ("wgmma", "none"):
+        raise VerifyError(op, f"row_permutation must be \"wgmma\" or \"none\", got \"{perm}\"")
+
+
 _RULES: dict[str, Callable[[ir.Operation], None]] = {
     "tile.make_descriptor": _descriptor, "tile.descriptor_load": _descriptor,
     "tile.descriptor_store": _descriptor,
@@ -275,7 +296,7 @@ _RULES: dict[str, Callable[[ir.Operation], None]] = {
     "tile.atomic_cas": _atomic_cas, "tile.reshape": _reshape, "tile.trans": _trans,
     "tile.program_id": _axis, "tile.num_programs": _axis, "tile.range": _range,
     "tile.broadcast": _broadcast, "tile.expand_dims": _expand_dims, "tile.addptr": _addptr,
-    "tile.load": _load, "tile.store": _store, "tile.dot": _dot,
+    "tile.load": _load, "tile.store": _store, "tile.dot": _dot, "tile.tma_store": _tma_store,
 }
 RULES = _RULES  # other files add rules for ops they define
 

@@ -416,6 +416,42 @@ def _flat_matmul(torch: Any, device: str, launch: bool) -> None:
         torch.testing.assert_close(c.double(), want, rtol=tol, atol=tol * max(k, 1) ** 0.5)
 
 
+def _tma_store_matmul(torch: Any, device: str, launch: bool) -> None:
+    """The epilogue's TMA store (tile.tma_store): M and N not multiples of the
+    block (N a multiple of 16, so C's rows are 16-byte aligned and the store
+    map qualifies; TMA clips the boxes), at the configs the benchmarks time
+    (128x256x64 s3, 128x128x64 s4, fp8 128x256x128 s3), with few programs
+    (one buffer reused by many tiles) and one tile per program; C is a view at
+    the start of a poisoned buffer whose tail must stay poisoned (no write
+    past the tensor)."""
+    pm = _example("matmul_persistent")
+    f16, f8 = torch.float16, torch.float8_e4m3fn
+    cases = [(f16, 333, 400, 256, (128, 256, 64), 8, 3, 5),
+             (f16, 520, 1040, 192, (128, 256, 64), 8, 3, 132),
+             (f16, 200, 272, 640, (128, 128, 64), 8, 4, 3),
+             (f16, 129, 144, 64, (128, 128, 64), 8, 4, 132),
+             (f16, 1000, 784, 4096, (128, 128, 64), 8, 4, 7),
+             (f8, 300, 528, 384, (128, 256, 128), 8, 3, 4),
+             (f8, 64, 16, 128, (128, 256, 128), 8, 3, 1)]
+    for dt, m, n, k, (bm, bn, bk), warps, stages, programs in cases:
+        a = torch.randn(m, k, device=device).to(dt)
+        b = torch.randn(n, k, device=device).to(dt)
+        buf = torch.full((m * n + 8192,), float("nan"), device=device, dtype=torch.float16)
+        c = buf[:m * n].view(m, n)
+        cx = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=programs,
+                  num_warps=warps, num_stages=stages)
+        if not launch:
+            # (tests/test_tma_store.py checks that these specializations store with TMA.)
+            pm.matmul_persistent.warmup(a, b, c, m, n, k, **cx, target="sm90")
+            continue
+        tiles = tilec.cdiv(m, bm) * tilec.cdiv(n, bn)
+        pm.matmul_persistent[(min(programs, tiles),)](a, b, c, m, n, k, **cx)
+        want = a.double() @ b.double().t()
+        tol = 2e-2 if dt != f8 else 5e-2
+        torch.testing.assert_close(c.double(), want, rtol=tol, atol=tol * max(k, 1) ** 0.5)
+        assert torch.isnan(buf[m * n:]).all(), f"{(m, n, k)}: a write past C"
+
+
 _TUNED: Any = None
 
 
@@ -523,6 +559,8 @@ CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
               _tma_matmul),
          Case("flattened persistent matmul: many tiles per program, short K, depths 2-5, fp8",
               _flat_matmul),
+         Case("TMA store epilogue: ragged M and N, 128x256 / 128x128 / fp8, buffer reuse",
+              _tma_store_matmul),
          Case("examples: softmax (+persistent), layernorm (+looped), rmsnorm, cross-entropy, "
               "histogram, prefix sum, annotated kernels", _more_examples)]
 

@@ -3,8 +3,14 @@ ncu, profiled) from whatever compiled cache TILEC_CACHE_DIR points at; used to
 compare two builds of the same kernel (e.g. the flattened and the nested loop).
 
     TILEC_CACHE_DIR=DIR .venv/bin/python benchmarks/probe/persistent_probe.py prepare
+        [--shape M,N,K]
     PYTHONPATH=$PWD TILEC_CACHE_DIR=DIR python3 benchmarks/probe/persistent_probe.py run [--once]
-        [--triton]
+        [--triton] [--shape M,N,K]
+
+`--shape` (both phases; 4096,4096,4096 by default) picks another shape, e.g.
+a ragged one (M and N not multiples of the blocks: 4000,4000,4096); each
+config's result is checked against torch before it is timed (a relative
+error over 2e-2, 5e-2 for fp8, stops the probe).
 
 With --triton, each config is timed alternately in tilec and in Triton's twin
 (benchmarks/matmul_kernels.py `t_matmul_persistent`), three times each
@@ -36,8 +42,15 @@ def _meta(cfg: tuple[int, ...]) -> dict[str, int]:
                 num_stages=s)
 
 
+def _shape() -> tuple[int, int, int]:
+    if "--shape" not in sys.argv:
+        return SHAPE
+    m, n, k = (int(x) for x in sys.argv[sys.argv.index("--shape") + 1].split(","))
+    return m, n, k
+
+
 def main() -> None:
-    m, n, k = SHAPE
+    m, n, k = _shape()
     if sys.argv[1] == "prepare":
         a = torch.empty(16, 16, dtype=torch.float16)
         for dt in (torch.float16, torch.float8_e4m3fn):
@@ -54,8 +67,12 @@ def main() -> None:
         for cfg in CONFIGS[str(dt).split(".")[1]]:
             def go(cfg: tuple[int, ...] = cfg) -> None:
                 matmul_persistent[(132,)](a, b, c, m, n, k, **_meta(cfg))
+            c.fill_(float("nan"))   # a store that writes nothing fails the check below
             go()
             err = float((c.float() - ref).abs().max() / ref.abs().max())
+            limit = 2e-2 if dt == torch.float16 else 5e-2
+            if not err <= limit:
+                raise SystemExit(f"{dt} {cfg} {(m, n, k)}: relative error {err:.2e} > {limit}")
             if "--once" in sys.argv:
                 continue
             flop = 2 * m * n * k * 1e-9

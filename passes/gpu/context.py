@@ -62,11 +62,12 @@ def segments(op: ir.Operation) -> list[int]:
 
 
 def _tma_ids(func: ir.Operation) -> list[int]:
-    """The tensor maps (`tma` ids) the kernel's `tile.tma_copy`s read, sorted."""
+    """The tensor maps (`tma` ids) the kernel's `tile.tma_copy`s and
+    `tile.tma_store`s use, sorted."""
     found: set[int] = set()
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "tile.tma_copy":
+        if op.name in ("tile.tma_copy", "tile.tma_store"):
             found.add(int(ir.IntegerAttr(op.attributes["tma"]).value))
         return ir.WalkResult.ADVANCE
 
@@ -100,7 +101,7 @@ class FuncLowering:
         # Results of asynchronous matrix products (`tile.mma`): the scalars
         # their wait must pass through before anything reads them.
         self.pending: dict[ir.Value, list[ir.Value]] = {}
-        # Tensor maps the kernel's `tile.tma_copy`s read (`tile.tensormaps` id
+        # Tensor maps the kernel's `tile.tma_copy`s / `tile.tma_store`s use (`tile.tensormaps` id
         # -> the generic pointer to its 128-byte grid-constant parameter, which
         # follows the kernel's own) and the box each copy issues.
         self.tensormaps: dict[int, ir.Value] = {}

@@ -162,7 +162,7 @@ def _copy_box(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value, 
         atom = arith.DivUIOp(q, _c(per_atom)).result
         block = arith.RemUIOp(q, _c(per_atom)).result
         row = arith.MulIOp(block, _c(rows)).result
-        pos = _permuted_row(L, t.rows, block) if t.permute_rows else row
+        pos = permuted_row(L, t.rows, block) if t.permute_rows else row
         dst = arith.AddIOp(base, arith.AddIOp(arith.MulIOp(atom, _c(t.atom_bytes)).result,
                                               arith.MulIOp(pos, _c(128)).result).result).result
         col = arith.AddIOp(col0, arith.MulIOp(atom, _c(t.atom_cols)).result).result
@@ -172,7 +172,7 @@ def _copy_box(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value, 
         scf.YieldOp([])
 
 
-def _permuted_row(L: FuncLowering, rows: int, block: ir.Value) -> ir.Value:
+def permuted_row(L: FuncLowering, rows: int, block: ir.Value) -> ir.Value:
     """`SwizzledTile.row_position(8 * block)` of a permuted `rows`-row ring,
     computed (the 8-row block `block` of operand A in its wgmma ring: warp
     w = block % W, repetition block // W)."""
@@ -215,7 +215,7 @@ def _row_exchange(L: FuncLowering, op: ir.Operation) -> None:
     base_r, base_c = L.thread_base(d, 0), L.thread_base(d, 1)
     if isinstance(base_r, int) or isinstance(base_c, int):
         raise CompilerBugError("tile.row_exchange needs thread-dependent coordinates")
-    pos = arith.AddIOp(_permuted_row(L, rows, arith.ShRUIOp(base_r, _c(3)).result),
+    pos = arith.AddIOp(permuted_row(L, rows, arith.ShRUIOp(base_r, _c(3)).result),
                        arith.AndIOp(base_r, _c(7)).result).result
     buf = L.shared_buffer(elem, rows * pitch, align=16)
     put = _element(buf, _index(pos, base_c, pitch), elem)

@@ -12,7 +12,11 @@ plain C arguments; 128-byte swizzle, zeros outside the tensor), once per distinc
 same tensors copy 128 cached bytes.
 
 A dimension of size 0 reads as zeros everywhere: such a map points at a zeroed
-device buffer of one box instead of the (possibly absent) tensor.
+device buffer of one box instead of the (possibly absent) tensor.  A store's
+map (`store: true`, a `tile.tma_store` writes through it) is encoded the same
+way; with a dimension of size 0 it writes nothing that anyone reads (the
+kernel has no tile to store then), so it points at a scratch buffer of its
+own, never at the zeros the loads read.
 """
 from __future__ import annotations
 
@@ -74,7 +78,7 @@ class TensorMaps:
         self._raw = [ctypes.create_string_buffer(MAP_BYTES + 64) for _ in self.recipes]
         self.addresses = [(ctypes.addressof(b) + 63) // 64 * 64 for b in self._raw]
         self._cache: dict[tuple[Any, ...], bytes] = {}
-        self._zeros: dict[int, int] = {}
+        self._zeros: dict[tuple[int, bool], int] = {}
 
     def parameters(self) -> list[int]:
         """The kernel parameters the maps read (base pointers, shape and stride
@@ -119,15 +123,17 @@ class TensorMaps:
             out.append(data)
         return out
 
-    def _zero_buffer(self, nbytes: int) -> int:
-        """A zeroed device buffer of `nbytes` (kept for the process)."""
-        if nbytes not in self._zeros:
+    def _zero_buffer(self, nbytes: int, store: bool = False) -> int:
+        """A zeroed device buffer of `nbytes` (kept for the process; a store
+        map's is a separate one)."""
+        key = (nbytes, store)
+        if key not in self._zeros:
             lib = _libcuda()
             ptr = ctypes.c_uint64()
             _ok(lib.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(nbytes)), "cuMemAlloc")
             _ok(lib.cuMemsetD8_v2(ptr, ctypes.c_ubyte(0), ctypes.c_size_t(nbytes)), "cuMemsetD8")
-            self._zeros[nbytes] = int(ptr.value)
-        return self._zeros[nbytes]
+            self._zeros[key] = int(ptr.value)
+        return self._zeros[key]
 
     def _encode(self, recipe: dict[str, Any], addr: int, shape: tuple[int, ...],
                 strides: tuple[int, ...]) -> bytes:
@@ -136,7 +142,7 @@ class TensorMaps:
         if 0 in shape:  # nothing to read: a zeroed box stands in for the tensor
             shape = tuple(box)
             strides = tuple(box[1] * eb for _ in strides)
-            addr = self._zero_buffer(box[0] * box[1] * eb)
+            addr = self._zero_buffer(box[0] * box[1] * eb, bool(recipe.get("store")))
         rank = len(shape)
         out = ctypes.create_string_buffer(MAP_BYTES + 64)
         at = (ctypes.addressof(out) + 63) // 64 * 64

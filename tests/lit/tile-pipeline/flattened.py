@@ -12,8 +12,11 @@
 # first S-1 blocks of the fused index, the body waits on slot j % S, issues
 # block j + S - 1 (the next tile's first blocks during a tile's last ones)
 # and runs the epilogue in the scf.if at a tile's last k, which starts with
-# the product's wait {pending = 0} (and, A's ring keeping rows in order, the
-# row exchange) before the store.  The loop's exit still waits for the
+# the product's wait {pending = 0} before the store: a TMA store from a
+# buffer allocated with the rings (A's ring keeping rows in order, the store
+# puts them in place: row_permutation = "wgmma"; after the loop the last
+# store's reads are waited for before the buffer is released).  The loop's
+# exit still waits for the
 # products (all complete by then): without it ptxas sees a product in flight
 # on the exit path and waits for it in every iteration (C7517, checked on the
 # PTX below).  The body's tile coordinates are carried, recomputed under an
@@ -21,7 +24,8 @@
 
 # CHECK: "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<4x128x64xf16, 3>
 # CHECK: "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<4x128x64xf16, 3>
-# CHECK: %[[BARS:.*]] = "tile.mbarrier_alloc"() {slots = 4 : i32}
+# CHECK-NEXT: %[[CBUF:.*]] = "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<1x128x128xf16, 3>
+# CHECK-NEXT: %[[BARS:.*]] = "tile.mbarrier_alloc"() {slots = 4 : i32}
 # CHECK-COUNT-3: "tile.tma_expect"
 # CHECK: scf.for
 # CHECK-NOT: arith.divsi
@@ -35,24 +39,28 @@
 # CHECK: scf.if %{{.*}} -> (tensor<128x128xf32
 # CHECK-NEXT: %[[FIN:.*]] = "tile.mma_wait"(%[[DONE]]) {pending = 0 : i32}
 # CHECK: %[[F16:.*]] = arith.truncf %[[FIN]]
-# CHECK-NEXT: "tile.row_exchange"(%[[F16]]) {permutation = "wgmma"}
-# CHECK: "tile.store"
+# CHECK-NEXT: "tile.tma_store"(%[[CBUF]], %[[F16]], %{{.*}}, %{{.*}}) {row_permutation = "wgmma", tma = 2 : i32}
+# CHECK-NOT: "tile.store"
 # CHECK: } else {
 # CHECK-NEXT: scf.yield %[[DONE]]
 # CHECK: } {tile.flattened}
 # CHECK-NEXT: "tile.mma_wait"(%{{.*}}) {pending = 0 : i32}
+# CHECK-NEXT: "tile.tma_store_wait"()
 # CHECK-NEXT: "tile.barrier"
 # CHECK-NEXT: "tile.mbarrier_inval"(%[[BARS]])
-# CHECK: "tile.local_dealloc"
+# CHECK-NEXT: "tile.local_dealloc"(%[[CBUF]])
+# CHECK-NEXT: "tile.local_dealloc"
 # CHECK-NEXT: "tile.local_dealloc"
 
-# 128x256: the exchange fits next to the rings (144 KiB) because it runs on
-# the f16 tile after the epilogue's cast (66 KiB; 132 KiB in f32 would not), so
-# A's ring keeps its rows in order.
+# 128x256: the store's buffer of the f16 tile (64 KiB) fits next to the rings
+# (144 KiB), and the layout conversion of the pointer store it replaces is
+# gone, so A's ring keeps its rows in order and the store places them.
 # WIDE: "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<3x128x64xf16, 3>
+# WIDE: "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<1x128x256xf16, 3>
 # WIDE: scf.if %{{.*}} -> (tensor<128x256xf32
 # WIDE-NEXT: "tile.mma_wait"({{.*}}) {pending = 0 : i32}
-# WIDE: "tile.row_exchange"({{.*}}) {permutation = "wgmma"} : (tensor<128x256xf16
+# WIDE: "tile.tma_store"({{.*}}) {row_permutation = "wgmma", tma = 2 : i32} : (memref<1x128x256xf16, 3>, tensor<128x256xf16
+# WIDE-NOT: "tile.row_exchange"
 # WIDE: } {tile.flattened}
 
 # tcgen05: the same loop; the branch's wait reads the accumulator out of TMEM

@@ -47,7 +47,8 @@ and only chains the products, A's ring keeps its rows in order (one TMA box
 rather than one per 8-row block, which cost a sixth of the loop) and
 `tile.row_exchange` after the loop puts the accumulator's rows in place.
 On targets with TMA, a store that `tile-tma-descriptors` tagged and that
-writes a wgmma loop's accumulator (or its `arith.truncf`) becomes
+writes a wgmma loop's accumulator (or its `arith.truncf`) of at least
+`TMA_STORE_MIN_ACC_PER_THREAD` elements per thread becomes
 `tile.tma_store` from a swizzled buffer of its own (passes/pipeline_tma.py
 `store_plan`): it places the rows itself (`row_permutation = "wgmma"` where
 A's ring keeps them in order; no row exchange), and in a flattened loop its
@@ -223,7 +224,7 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     # buffer and TMA (pipeline_tma.store_plan); a flattened loop's buffer sits
     # beside the rings and replaces the store's layout conversion.
     store = pipeline_tma.store_plan(_acc_readers(for_op, plan), num_warps) \
-        if has_tma and kind == "wgmma" else None
+        if has_tma and kind == "wgmma" and _wide(plan.dot, num_warps) else None
     if store is not None and plan.tail is not None and \
             stages * per_stage + store.nbytes + ps.conversion_bytes(plan.tail, store.conv) + \
             ps.RESERVED_SHARED > shared_bytes:
@@ -393,6 +394,19 @@ def _cast_reader(uses: list[ir.OpOperand]) -> ir.Operation | None:
             uses[0].owner.operation.name == "arith.truncf":
         return uses[0].owner.operation
     return None
+
+
+# The TMA store pays where the accumulator takes at least half of a thread's
+# registers: measured on the H200 (benchmarks/results/README.md, session 7),
+# 128x256 tiles of 8 warps (128 f32 per thread) were 0-3% faster with it and
+# lost their 4-byte spill, 128x128 tiles of 8 warps (64 per thread) 3-5% slower
+# than the row exchange and pointer stores.
+TMA_STORE_MIN_ACC_PER_THREAD = 128
+
+
+def _wide(dot: ir.Operation, num_warps: int) -> bool:
+    rows, cols = ir.RankedTensorType(dot.results[0].type).shape
+    return rows * cols // (32 * num_warps) >= TMA_STORE_MIN_ACC_PER_THREAD
 
 
 def _exchange_rows(acc: ir.Value, loc: ir.Location) -> None:

@@ -115,8 +115,9 @@ def test_persistent_descriptor_kernel_uses_wgmma(dtype: str, bm: int, bn: int, b
     assert "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes" \
         in ptx and "mbarrier.try_wait.parity.shared.b64" in ptx
     assert "cp.async.cg.shared.global" not in ptx and ".param .align 64 .b8" in ptx
-    # A's and B's maps, and C's: the epilogue stores through TMA (tests/test_tma_store.py).
-    assert [m.get("store", False) for m in k.metadata["tensormaps"]] == [False, False, True]
+    # A's and B's maps only: a 128x128 accumulator of 8 warps keeps the pointer
+    # store (the TMA store is for wider ones: tests/test_tma_store.py).
+    assert [m.get("store", False) for m in k.metadata["tensormaps"]] == [False, False]
     if k.asm.get("cubin"):
         md = k.metadata
         assert md["spill_stores"] == 0 and md["stack_bytes"] == 0, md

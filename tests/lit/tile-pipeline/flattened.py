@@ -12,11 +12,8 @@
 # first S-1 blocks of the fused index, the body waits on slot j % S, issues
 # block j + S - 1 (the next tile's first blocks during a tile's last ones)
 # and runs the epilogue in the scf.if at a tile's last k, which starts with
-# the product's wait {pending = 0} before the store: a TMA store from a
-# buffer allocated with the rings (A's ring keeping rows in order, the store
-# puts them in place: row_permutation = "wgmma"; after the loop the last
-# store's reads are waited for before the buffer is released).  The loop's
-# exit still waits for the
+# the product's wait {pending = 0} (and, A's ring keeping rows in order, the
+# row exchange) before the store.  The loop's exit still waits for the
 # products (all complete by then): without it ptxas sees a product in flight
 # on the exit path and waits for it in every iteration (C7517, checked on the
 # PTX below).  The body's tile coordinates are carried, recomputed under an
@@ -24,8 +21,7 @@
 
 # CHECK: "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<4x128x64xf16, 3>
 # CHECK: "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<4x128x64xf16, 3>
-# CHECK-NEXT: %[[CBUF:.*]] = "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<1x128x128xf16, 3>
-# CHECK-NEXT: %[[BARS:.*]] = "tile.mbarrier_alloc"() {slots = 4 : i32}
+# CHECK: %[[BARS:.*]] = "tile.mbarrier_alloc"() {slots = 4 : i32}
 # CHECK-COUNT-3: "tile.tma_expect"
 # CHECK: scf.for
 # CHECK-NOT: arith.divsi
@@ -39,17 +35,15 @@
 # CHECK: scf.if %{{.*}} -> (tensor<128x128xf32
 # CHECK-NEXT: %[[FIN:.*]] = "tile.mma_wait"(%[[DONE]]) {pending = 0 : i32}
 # CHECK: %[[F16:.*]] = arith.truncf %[[FIN]]
-# CHECK-NEXT: "tile.tma_store"(%[[CBUF]], %[[F16]], %{{.*}}, %{{.*}}) {row_permutation = "wgmma", tma = 2 : i32}
-# CHECK-NOT: "tile.store"
+# CHECK-NEXT: "tile.row_exchange"(%[[F16]]) {permutation = "wgmma"}
+# CHECK: "tile.store"
 # CHECK: } else {
 # CHECK-NEXT: scf.yield %[[DONE]]
 # CHECK: } {tile.flattened}
 # CHECK-NEXT: "tile.mma_wait"(%{{.*}}) {pending = 0 : i32}
-# CHECK-NEXT: "tile.tma_store_wait"()
 # CHECK-NEXT: "tile.barrier"
 # CHECK-NEXT: "tile.mbarrier_inval"(%[[BARS]])
-# CHECK-NEXT: "tile.local_dealloc"(%[[CBUF]])
-# CHECK-NEXT: "tile.local_dealloc"
+# CHECK: "tile.local_dealloc"
 # CHECK-NEXT: "tile.local_dealloc"
 
 # 128x256: the store's buffer of the f16 tile (64 KiB) fits next to the rings

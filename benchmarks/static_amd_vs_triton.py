@@ -14,8 +14,8 @@ instruction count, instructions of the main loop, global access widths, waves
 per SIMD (registers and LDS), and a roofline estimate at MI300X peaks
 (`roofline`: matrix-core vs LDS vs HBM cycles per CU per K step; gfx942 rows
 only), and the attention forward of examples/attention.py (d = 128, fp16,
-non-causal, tensor descriptors; its Triton twin `t_attn_fwd` below is the same
-algorithm with the same blocks) at the example's launch config (BLOCK_M 128,
+non-causal, tensor descriptors; its Triton twin `t_attn_fwd` is the example's
+source with the decorators changed) at the example's launch config (BLOCK_M 128,
 BLOCK_N 64, 8 warps, num_stages 4) and at Triton's usual AMD config (4 warps,
 num_stages 2).  Triton runs in its own interpreter (it need not share
 tilec's environment), given with --triton-python.
@@ -179,7 +179,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 sys.path.insert(0, sys.argv[3])
-from triton_twin import t_mm_tutorial
+from triton_twin import t_attn_fwd, t_mm_tutorial
 
 
 @triton.jit
@@ -199,72 +199,6 @@ def t_softmax(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK: tl.
     num = tl.exp(z)
     den = tl.sum(num, axis=0)
     tl.store(out_ptr + row * out_row_stride + cols, num / den, mask=mask)
-
-# The twin of examples/attention.py's forward: the same online softmax in base 2,
-# the unmasked key blocks apart from the masked tail, the same descriptors.
-@triton.jit
-def t_attn_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, lo, hi, rows, N_CTX, qk_scale,
-                  BLOCK_N: tl.constexpr, MASK: tl.constexpr, CAUSAL: tl.constexpr):
-    for start_n in tl.range(lo, hi, BLOCK_N):
-        k = k_d.load([rows + start_n, 0])
-        qk = tl.dot(q, k.T)
-        if MASK:
-            offs_n = start_n + tl.arange(0, BLOCK_N)
-            if CAUSAL:
-                keep = offs_m[:, None] >= offs_n[None, :]
-            else:
-                keep = (offs_n < N_CTX)[None, :]
-            qk = qk * qk_scale + tl.where(keep, 0.0, -1.0e6)
-            m_ij = tl.maximum(m_i, tl.max(qk, 1))
-            qk = qk - m_ij[:, None]
-        else:
-            m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-            qk = qk * qk_scale - m_ij[:, None]
-        p = tl.math.exp2(qk)
-        alpha = tl.math.exp2(m_i - m_ij)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None]
-        v = v_d.load([rows + start_n, 0])
-        acc = tl.dot(p.to(v.dtype), v, acc)
-        m_i = m_ij
-    return acc, l_i, m_i
-
-@triton.jit
-def t_attn_fwd(Q, K, V, O, LSE, sm_scale, Z, H, N_CTX, HEAD_DIM: tl.constexpr,
-               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
-    start_m = tl.program_id(0)
-    off_hz = tl.program_id(1)
-    rows = off_hz * N_CTX
-    y_dim = Z * H * N_CTX
-    q_d = tl.make_tensor_descriptor(Q, shape=[y_dim, HEAD_DIM], strides=[HEAD_DIM, 1],
-                                    block_shape=[BLOCK_M, HEAD_DIM])
-    k_d = tl.make_tensor_descriptor(K, shape=[y_dim, HEAD_DIM], strides=[HEAD_DIM, 1],
-                                    block_shape=[BLOCK_N, HEAD_DIM])
-    v_d = tl.make_tensor_descriptor(V, shape=[y_dim, HEAD_DIM], strides=[HEAD_DIM, 1],
-                                    block_shape=[BLOCK_N, HEAD_DIM])
-    o_d = tl.make_tensor_descriptor(O + off_hz.to(tl.int64) * N_CTX * HEAD_DIM,
-                                    shape=[N_CTX, HEAD_DIM], strides=[HEAD_DIM, 1],
-                                    block_shape=[BLOCK_M, HEAD_DIM])
-    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    m_i = tl.full([BLOCK_M], -float("inf"), tl.float32)
-    l_i = tl.zeros([BLOCK_M], tl.float32) + 1.0
-    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
-    qk_scale = sm_scale * 1.44269504
-    q = q_d.load([rows + start_m * BLOCK_M, 0])
-    if CAUSAL:
-        full_hi = start_m * BLOCK_M
-        tail_hi = tl.minimum(full_hi + BLOCK_M, N_CTX)
-    else:
-        full_hi = N_CTX // BLOCK_N * BLOCK_N
-        tail_hi = N_CTX
-    acc, l_i, m_i = t_attn_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, 0, full_hi, rows, N_CTX,
-                                  qk_scale, BLOCK_N, False, CAUSAL)
-    acc, l_i, m_i = t_attn_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, full_hi, tail_hi, rows,
-                                  N_CTX, qk_scale, BLOCK_N, True, CAUSAL)
-    m_i += tl.math.log2(l_i)
-    acc = acc / l_i[:, None]
-    tl.store(LSE + off_hz * N_CTX + offs_m, m_i, mask=offs_m < N_CTX)
-    o_d.store([start_m * BLOCK_M, 0], acc.to(O.dtype.element_ty))
 
 kind, types, cx, warps, div, stages, chip, wave = json.loads(sys.argv[2])
 fn = {"mm": t_mm_tutorial, "add": t_add, "softmax": t_softmax, "attn": t_attn_fwd}[kind]
@@ -292,7 +226,19 @@ def _triton_twin_source() -> str:
     text = open(os.path.join(HERE, "matmul_kernels.py")).read()
     start = text.index("    @triton.jit\n    def t_mm_tutorial")
     body = text[start:text.index("except ImportError", start)]
-    return "import triton\nimport triton.language as ttl\n\n\n" + textwrap.dedent(body)
+    return "import triton\nimport triton.language as ttl\n\n\n" + textwrap.dedent(body) + \
+        _attention_twin_source()
+
+
+def _attention_twin_source() -> str:
+    """The Triton twin of examples/attention.py's forward: its `_fwd_blocks` and
+    `_attn_fwd` with the decorators changed (`tl` is Triton's language there),
+    as `t_attn_fwd`."""
+    text = open(os.path.join(HERE, "..", "examples", "attention.py")).read()
+    start = text.index("@tilec.jit\ndef _fwd_blocks")
+    body = text[start:text.index("@tilec.kernel\ndef _attn_bwd_preprocess", start)]
+    body = body.replace("@tilec.jit", "@triton.jit").replace("@tilec.kernel", "@triton.jit")
+    return "\n\nimport triton.language as tl\n\n\n" + body + "\nt_attn_fwd = _attn_fwd\n"
 
 
 def triton_asm(py: str, kind: str, types: list[str], cx: dict[str, int], warps: int,

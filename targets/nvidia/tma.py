@@ -61,14 +61,22 @@ def _c(v: int) -> ir.Value:
     return arith.ConstantOp(_i32(), v).result
 
 
-def _thread0(L: FuncLowering) -> ir.Value:
+def thread0(L: FuncLowering) -> ir.Value:
     assert L.tid is not None
     return arith.CmpIOp(arith.CmpIPredicate.eq, L.tid, _c(0)).result
 
 
+def fresh_tid() -> ir.Value:
+    """The thread index, read here: values derived from `L.tid` alone are loop
+    invariant, and LLVM would keep them (a copy's box, a store's addresses) in
+    registers through an enclosing K loop, where the accumulators need them."""
+    return llvm.InlineAsmOp(_i32(), [], "mov.u32 $0, %tid.x;", "=r",
+                            has_side_effects=True).result
+
+
 def _issuer(L: FuncLowering, live: ir.Value) -> ir.Value:
     """Thread 0, where the copy is live."""
-    return arith.AndIOp(_thread0(L), L.get(live)).result
+    return arith.AndIOp(thread0(L), L.get(live)).result
 
 
 def _bar(L: FuncLowering, bars: ir.Value, slot: ir.Value | int) -> ir.Value:
@@ -93,7 +101,7 @@ def _alloc(L: FuncLowering, op: ir.Operation) -> None:
     slots = int(ir.IntegerAttr(op.attributes["slots"]).value)
     buf = L.shared_buffer(ir.IntegerType.get_signless(64), slots, align=8)
     L.values[op.results[0]] = buf
-    t0 = _thread0(L)
+    t0 = thread0(L)
     count = L.num_warps if "tile.arrivals" in op.attributes else 1
     for i in range(slots):
         nvvm.MBarrierInitOp(byte_address(buf, _c(8 * i)), _c(count), predicate=t0)
@@ -105,7 +113,7 @@ def _alloc(L: FuncLowering, op: ir.Operation) -> None:
 def _inval(L: FuncLowering, op: ir.Operation) -> None:
     bars = op.operands[0]
     slots = int(ir.IntegerAttr(bars.owner.attributes["slots"]).value)
-    if_op = scf.IfOp(_thread0(L))
+    if_op = scf.IfOp(thread0(L))
     with ir.InsertionPoint(if_op.then_block):
         for i in range(slots):
             nvvm.MBarrierInvalOp(_bar(L, bars, i))
@@ -152,11 +160,7 @@ def _copy_box(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value, 
                              L.get(live)).result
     if_op = scf.IfOp(lane_live)
     with ir.InsertionPoint(if_op.then_block):
-        # The lane's box, recomputed on every issue: values derived from the
-        # thread index alone are loop invariant, and LLVM would keep them in
-        # registers through the K loop, where the accumulators need them.
-        q = llvm.InlineAsmOp(_i32(), [], "mov.u32 $0, %tid.x;", "=r",
-                             has_side_effects=True).result
+        q = fresh_tid()   # the lane's box, recomputed on every issue
         if first:
             q = arith.AddIOp(q, _c(first)).result
         atom = arith.DivUIOp(q, _c(per_atom)).result

@@ -49,7 +49,7 @@ from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import Distribution, SwizzledTile
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
-from tilec.targets.nvidia.tma import MAX_BOX_ROWS, permuted_row
+from tilec.targets.nvidia.tma import MAX_BOX_ROWS, fresh_tid, permuted_row, thread0
 from tilec.targets.nvidia.wgmma import byte_address
 
 if TYPE_CHECKING:
@@ -67,8 +67,7 @@ def _c(v: int) -> ir.Value:
 
 
 def _on_thread0(L: FuncLowering) -> scf.IfOp:
-    assert L.tid is not None
-    return scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.eq, L.tid, _c(0)).result)
+    return scf.IfOp(thread0(L))
 
 
 def _wait_reads(L: FuncLowering) -> None:
@@ -166,19 +165,10 @@ def stmatrix_groups(d: Distribution, t: SwizzledTile, permute: bool,
     return out
 
 
-def _tid() -> ir.Value:
-    """The thread index, read here: values derived from `L.tid` alone are loop
-    invariant, and LLVM would hoist the store's addresses out of an enclosing
-    (flattened) loop and keep them in registers through it, where the
-    accumulators need them (targets/nvidia/tma.py's copies do the same)."""
-    return llvm.InlineAsmOp(_i32(), [], "mov.u32 $0, %tid.x;", "=r",
-                            has_side_effects=True).result
-
-
 def _write_matrices(L: FuncLowering, value: ir.Value, buf: ir.Value, t: SwizzledTile,
                     permute: bool, groups: list[tuple[int, int, list[int]]]) -> None:
     """`stmatrix.x4` of four 8 x 8 matrices at a time (`stmatrix_groups`)."""
-    tid = _tid()
+    tid = fresh_tid()
     lane = arith.AndIOp(tid, _c(31)).result
     warp = arith.ShRUIOp(tid, _c(5)).result
     g = arith.AndIOp(lane, _c(7)).result
@@ -210,7 +200,7 @@ def _write_fragment(L: FuncLowering, value: ir.Value, buf: ir.Value, t: Swizzled
         _write_matrices(L, value, buf, t, permute, groups)
         return
     eb = t.elem_bytes
-    kept, L.tid = L.tid, _tid()     # (the thread's coordinates from a fresh read)
+    kept, L.tid = L.tid, fresh_tid()     # (the thread's coordinates from a fresh read)
     base_r, base_c = L.thread_base(d, 0), L.thread_base(d, 1)
     L.tid = kept
     r = _c(base_r) if isinstance(base_r, int) else base_r

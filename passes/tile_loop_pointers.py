@@ -19,6 +19,12 @@ a uniform base in SGPRs plus 32-bit offsets, which the AMD memory rules turn
 into `global_load ... s[base]` / buffer accesses.  A loop result of the carried
 tile is rebuilt after the loop in the same way.
 
+On NVIDIA the tile's elements are then `base + offset` (one `IMAD.WIDE`
+each) rather than 64-bit pointers carried and advanced per element, whose
+halves ptxas had to re-pair with register moves before every `cp.async`.
+The pass runs where the target has `Feature.LOOP_SCALAR_BASES` (targets/
+__init__.py says where and why).
+
 Input: tile-level kernels (before tile-layout: no encodings are needed).
 Output: the same kernels; iter_args that do not match the pattern (any other
 init, a step that is a tile, a use of the yielded tile other than the yield)
@@ -34,7 +40,7 @@ from mlir.dialects import arith, tensor
 from tilec.dialects import tile
 from tilec.options import CompileOptions
 from tilec.passes import pipeline_support as ps
-from tilec.targets import Target
+from tilec.targets import Feature, Target
 
 NAME = "tile-loop-pointers"
 
@@ -138,6 +144,8 @@ def _rebuild(base: ir.Value, offs: ir.Value, tile_t: ir.Type, loc: ir.Location,
 
 
 def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
+    if not target.has(Feature.LOOP_SCALAR_BASES):
+        return
     with module.context:
         for loop in ps.loops(module.operation):
             for i in range(len(loop.results)):

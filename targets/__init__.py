@@ -105,6 +105,13 @@ class Feature(str, Enum):
     # the exchange's tile outgrew an fp8 operand ring: the LDS bytes bound
     # the waves per SIMD; NVIDIA's mma.sync results keep the exchange).
     DIRECT_ACC_STORES = "direct_acc_stores"
+    # K loops carry a scalar pointer base instead of a pointer tile
+    # (tile-loop-pointers): SGPR bases on AMD; on the H200 the tutorial-03
+    # matmul's cp.async loop lost the register moves that re-paired every
+    # carried 64-bit pointer (128x128x64, 4 warps: 0.89-0.94 of Triton ->
+    # 0.98).  Not on sm100: there ptxas spilled 4 bytes in a tcgen05 config
+    # with it (128x128x128, 8 warps) and no Blackwell GPU can time the change.
+    LOOP_SCALAR_BASES = "loop_scalar_bases"
 
 
 @dataclass(frozen=True)
@@ -234,7 +241,7 @@ _NV_COMMON = frozenset({F.WARP_SYNC_INSTR, F.DEVICE_LIBM, F.DEVICE_PRINTF, F.FAS
                         F.MMA_M16N8K16, F.CP_ASYNC, F.INLINE_ASM, F.CVT_ROUNDING})
 _AMD_COMMON = frozenset({F.FAST_EXP2, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT,
                          F.SWIZZLED_EXCHANGE, F.SCRATCH_REUSE, F.DIRECT_ACC_STORES,
-                         F.INLINE_ASM_LLVM_MC})
+                         F.INLINE_ASM_LLVM_MC, F.LOOP_SCALAR_BASES})
 # CUDA's default cap on static shared memory per block.
 _NV_STATIC_SHARED = 48 * 1024
 # HIP's maxGridSize on CDNA/RDNA: x up to 2^31 - 1, y and z up to 65536.
@@ -297,8 +304,8 @@ def _amd(chip: str, warp: int, lds: int,
 
 
 TARGETS: dict[str, Target] = {t.name: t for t in (
-    _nvidia("sm80", "sm_80", 166912, "7.0", 8),
-    _nvidia("sm90", "sm_90a", 232448, "8.0", 9, frozenset({F.WGMMA, F.TMA})),
+    _nvidia("sm80", "sm_80", 166912, "7.0", 8, frozenset({F.LOOP_SCALAR_BASES})),
+    _nvidia("sm90", "sm_90a", 232448, "8.0", 9, frozenset({F.WGMMA, F.TMA, F.LOOP_SCALAR_BASES})),
     _nvidia("sm100", "sm_100a", 232448, "8.6", 10, frozenset({F.TCGEN05, F.TMA})),
     _amd("gfx90a", 64, 65536, _MFMA_CDNA + _MFMA_I8_CDNA2),
     _amd("gfx942", 64, 65536, _MFMA_CDNA + _MFMA_I8_CDNA3),

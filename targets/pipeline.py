@@ -144,9 +144,13 @@ def _debug_checks(c: Compilation) -> None:
 
 
 def tile_to_gpu_steps(flatten: bool = True) -> Stages:
-    """The language steps, tile-accelerate-dot, tile-layout, tile-pipeline
-    (-> `tiled`) and convert-tile-to-gpu (-> `gpu`): the first steps of every
-    GPU back end."""
+    """The language steps, tile-accelerate-dot, tile-loop-pointers,
+    tile-layout, tile-pipeline (-> `tiled`) and convert-tile-to-gpu (-> `gpu`):
+    the first steps of every GPU back end.
+
+    tile-loop-pointers (K loops carry a scalar base, not a pointer tile) is
+    in every GPU list and acts where the record has
+    `Feature.LOOP_SCALAR_BASES`."""
     accelerate = pass_step("tile-accelerate-dot")
     prefetch = pass_step("tile-prefetch-vectors")
     layout = pass_step("tile-layout")
@@ -172,6 +176,7 @@ def tile_to_gpu_steps(flatten: bool = True) -> Stages:
             "tile-accelerate-dot": accelerate,
             "tile-expand-fp8": expand,
             "tile-prefetch-vectors": prefetch,
+            "tile-loop-pointers": pass_step("tile-loop-pointers"),
             "tile-layout": Step(run_layout, layout.produces, layout.pipeline),
             "tile-pipeline": pipeline,
             "convert-tile-to-gpu": Step(run_distribute, distribute.produces,

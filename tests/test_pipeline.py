@@ -69,14 +69,14 @@ def test_stage_lists_match_target_stages() -> None:
         # On GPUs the dot selection runs before the fp8 expansion (fp8 tensor cores).
         gpu = ["tile-tma-descriptors", "tile-lower-descriptors", "tile-debug-checks", "tile-dot-precision",
                "tile-accelerate-dot",
-               "tile-expand-fp8", "tile-prefetch-vectors", "tile-layout", "tile-pipeline",
-               "convert-tile-to-gpu"]
+               "tile-expand-fp8", "tile-prefetch-vectors", "tile-loop-pointers", "tile-layout",
+               "tile-pipeline", "convert-tile-to-gpu"]
         # AMD's stage list leaves tile-flatten-loops out (its LDS pipeliner takes the
         # nest's K loop only); NVIDIA runs it first (targets/nvidia/backend.py).
         assert list(backend_stages(target, CompileOptions())) == {
             "nvidia": ["tile-flatten-loops"] + gpu + ["convert-gpu-to-nvvm", "llir", "ptx",
                                                       "cubin"],
-            "amd": gpu[:7] + ["tile-loop-pointers", "tile-layout", "tile-pipeline-lds"] + gpu[8:]
+            "amd": gpu[:9] + ["tile-pipeline-lds"] + gpu[9:]
             + ["convert-gpu-to-rocdl", "llir", "amdgcn", "hsaco"],
             "cpu": list(LANGUAGE_PASSES) + ["convert-tile-to-cpu", "lower-to-llvm", "llir",
                                             "llvm-opt", "asm", "so"],

@@ -299,8 +299,9 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,
         c.asm["hsaco"], seconds = _link(lld, c.scratch["object"])
         c.times_ms()["ld.lld"] = seconds * 1e3
 
-    # Loop-carried pointer tiles become carried scalar bases before the layouts
-    # are chosen (SGPR base + 32-bit offsets in the K loops).
+    # tile-loop-pointers (in tile_to_gpu_steps) makes loop-carried pointer
+    # tiles carried scalar bases before the layouts are chosen (SGPR base +
+    # 32-bit offsets in the K loops).
     gpu_steps = tile_to_gpu_steps(flatten=False)   # tile-pipeline-lds takes the nest
     names = list(gpu_steps)
     cut = names.index("tile-layout")
@@ -308,7 +309,6 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,
     rest = {k: gpu_steps[k] for k in names[cut + 1:]}
     return {
         **first,
-        "tile-loop-pointers": pass_step("tile-loop-pointers"),
         "tile-layout": gpu_steps["tile-layout"],
         "tile-pipeline-lds": pass_step("tile-pipeline-lds"),
         **rest,

@@ -1,7 +1,12 @@
-// RUN: %tilec-opt %s --split-input-file --pass tile-loop-pointers | %FileCheck %s
+// RUN: %tilec-opt %s --split-input-file --target sm90 --pass tile-loop-pointers | %FileCheck %s
+// RUN: %tilec-opt %s --split-input-file --target sm100 --pass tile-loop-pointers | %FileCheck %s --check-prefix=OFF
 
 // A pointer tile advanced by a scalar step each iteration: the loop carries the
 // scalar base, the tile is rebuilt at the top of the body and after the loop.
+
+// Without Feature.LOOP_SCALAR_BASES (sm100) the loop keeps its pointer tile.
+// OFF-LABEL: func.func @walk
+// OFF: scf.for {{.*}} -> (tensor<16xf32>, tensor<16x!tile.ptr<f32>>)
 
 // CHECK-LABEL: func.func @walk
 // CHECK: %[[OFFS:.*]] = "tile.range"

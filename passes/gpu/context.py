@@ -89,6 +89,8 @@ class FuncLowering:
         self.values: dict[ir.Value, Lowered] = {}
         self.axis = axis_info.analyze(func)
         self.tid: ir.Value | None = None
+        self._entry: ir.Block | None = None
+        self._warp_first: ir.Value | None = None
         self.shared_bytes = 0
         self.shared_align = 16
         self.shared_peak = 0
@@ -179,6 +181,7 @@ class FuncLowering:
         with ir.InsertionPoint(block), f.location:
             tid = gpu.ThreadIdOp(gpu.Dimension.x).result
             self.tid = arith.IndexCastOp(i32(), tid).result
+        self._entry = block
         self.lower_block(entry, block)
         if self.shared_reused:
             _drop_repeated_barriers(gf.operation)
@@ -221,6 +224,20 @@ class FuncLowering:
         return fn
 
     # -- small builders (insert at the current point, with the current location)
+    def warp_first_thread(self) -> ir.Value:
+        """The thread index of lane 0 of the calling warp, read through
+        `gpu.shuffle idx` once at the kernel's entry: the device compiler then
+        knows the value (and what is computed from it alone) is the same in
+        every lane (ptxas keeps it in uniform registers)."""
+        if self._warp_first is None:
+            assert self._entry is not None
+            with ir.InsertionPoint.at_block_begin(self._entry), self.func.location:
+                tid = arith.IndexCastOp(i32(), gpu.ThreadIdOp(gpu.Dimension.x).result).result
+                self._warp_first = gpu.ShuffleOp(
+                    tid, self.const_i32(0), self.const_i32(self.target.warp_size),
+                    gpu.ShuffleMode.IDX).results[0]
+        return self._warp_first
+
     def const_i32(self, v: int) -> ir.Value:
         return arith.ConstantOp(i32(), v).result
 

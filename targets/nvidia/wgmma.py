@@ -170,6 +170,13 @@ def _plus(base: ir.Value, byte_off: ir.Value | int) -> ir.Value:
         _i64(), arith.ShRUIOp(byte_off, arith.ConstantOp(_i32(), 4).result).result).result).result
 
 
+def _offset_sum(L: FuncLowering, a: ir.Value | int, b: ir.Value | int) -> ir.Value | int:
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    return arith.AddIOp(a if not isinstance(a, int) else _c(L, a),
+                        b if not isinstance(b, int) else _c(L, b)).result
+
+
 def _acc_keys(m: int, n: int, num_warps: int) -> list[list[tuple[tuple[int, int], int]]]:
     """Per instruction (i, s) in issue order: [(chunk key, element), ...] of its
     accumulator registers in register order."""
@@ -254,10 +261,13 @@ def issue(L: FuncLowering, elem: ir.Type, a_buf: ir.Value | None, a_off: ir.Valu
     groups = L.num_warps // 4
     n_instr = min(n, _MAX_N)
     assert L.tid is not None
-    wg = arith.ShRUIOp(L.tid, _c(L, 7)).result
-    wg_off = arith.MulIOp(wg, _c(L, (m // groups) * 128)).result
-    a_start = wg_off if isinstance(a_off, int) and a_off == 0 else \
-        arith.AddIOp(wg_off, a_off if not isinstance(a_off, int) else _c(L, a_off)).result
+    # The warpgroup from a warp-uniform thread index: the descriptors are
+    # then computed in uniform registers (no R2UR before each wgmma).
+    wg_off: ir.Value | int = 0
+    if groups > 1:
+        wg = arith.ShRUIOp(L.warp_first_thread(), _c(L, 7)).result
+        wg_off = arith.MulIOp(wg, _c(L, (m // groups) * 128)).result
+    a_start = _offset_sum(L, wg_off, a_off)
     da0 = None if a_buf is None else _plus(_descriptor_base(L, a_buf, 16, 1024), a_start)
     db0 = _plus(_descriptor_base(L, b_buf, 16 if b_kmajor else tb.atom_bytes, 1024), b_off)
     f32 = ir.F32Type.get()

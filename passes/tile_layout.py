@@ -2,7 +2,7 @@
 
 Input: a `builtin.module` of tile-level kernels (`func.func`, tiles are ranked
 tensors without encodings, 1-D to 4-D, static power-of-two shapes; chains of
-expand_dims through 3-D are not distributed yet).
+expand_dims/reshape through 3-D are folded first: `tile_layout_chains`).
 Output: the same IR where every tensor type carries a `#tile.blocked` or
 `#tile.slice` encoding, such that
   * operands and results of every elementwise op, `tile.addptr`, `tile.load`,
@@ -59,6 +59,7 @@ from tilec.passes.analysis.layouts import (
     log2, make_blocked, mma_accumulator_layout, tcgen05_accumulator_layout,
     wgmma_accumulator_layout,
 )
+from tilec.passes.tile_layout_chains import fold_unit_dim_chains
 from tilec.options import CompileOptions
 from tilec.targets import Feature, Target
 
@@ -237,6 +238,7 @@ class _LayoutFunc:
         for arg in entry.arguments:
             if _is_tile(arg):
                 raise TilecError("kernel arguments cannot be tiles")
+        fold_unit_dim_chains(list(_ops(entry)))
         _rematerialize_index_chains(list(_ops(entry)))
         ops = list(_ops(entry))
         for op in ops:
@@ -356,8 +358,8 @@ class _LayoutFunc:
         # a reduce with tile results (3-D and 4-D tiles), would need a slice of
         # a slice: such a group gets a blocked layout of its own, and each
         # reduce into it converts its slice-layout results (`_rewrite`).
-        need_blocked = {self.uf.find(e.results[0]) for e in self.expands} | \
-            {self.uf.find(r.operands[0]) for r in self.reduces}
+        expanded = {self.uf.find(e.results[0]) for e in self.expands}
+        need_blocked = expanded | {self.uf.find(r.operands[0]) for r in self.reduces}
         roots = sorted(self.members, key=lambda r: -len(_shape(r.type)))
         for root in roots:
             red = reduced.get(root)
@@ -369,12 +371,15 @@ class _LayoutFunc:
                 # layout; an expand_dims that wants another slice converts.
                 layouts[root] = Slice(_axis(red), _blocked(layouts[self.uf.find(red.operands[0])]))
                 continue
-            edges = parents.get(root) if red is None else None
+            # An expand_dims result expanded again after other ops (unfolded
+            # chains: tile_layout_chains) gets a blocked layout; the expand converts.
+            edges = parents.get(root) if red is None and root not in expanded else None
             if edges:
                 first = edges[0]
                 parent = layouts[self.uf.find(first.results[0])]
                 if not isinstance(parent, Blocked):
-                    raise CompilerBugError("tile-layout supports tiles of rank <= 2 only")
+                    raise CompilerBugError(f"tile-layout: an expand_dims result with the "
+                                           f"layout {parent} (a blocked one was expected)")
                 layouts[root] = Slice(_axis(first), parent)
                 continue
             shape = tuple(max(s) for s in zip(*(_shape(v.type) for v in self.members[root])))

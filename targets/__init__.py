@@ -30,6 +30,10 @@ class Feature(str, Enum):
     # Kernels can print (`gpu.printf` -> NVIDIA's vprintf): a failed debug-mode
     # check prints its message before it traps.
     DEVICE_PRINTF = "device_printf"
+    # Kernels can print through the OpenCL printf buffer (AMD: LLVM's printf
+    # pass writes records into `hidden_printf_buffer`; targets/amd/printf.py
+    # defines `__printf_alloc`): `tl.device_print` only, not the debug mode.
+    PRINTF_BUFFER = "printf_buffer"
     # tl.exp uses the hardware 2^x unit.
     FAST_EXP2 = "fast_exp2"
     # float32 division may use the approximate (full-range) divide, as Triton does.
@@ -241,7 +245,7 @@ _NV_COMMON = frozenset({F.WARP_SYNC_INSTR, F.DEVICE_LIBM, F.DEVICE_PRINTF, F.FAS
                         F.MMA_M16N8K16, F.CP_ASYNC, F.INLINE_ASM, F.CVT_ROUNDING})
 _AMD_COMMON = frozenset({F.FAST_EXP2, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT,
                          F.SWIZZLED_EXCHANGE, F.SCRATCH_REUSE, F.DIRECT_ACC_STORES,
-                         F.INLINE_ASM_LLVM_MC, F.LOOP_SCALAR_BASES})
+                         F.INLINE_ASM_LLVM_MC, F.LOOP_SCALAR_BASES, F.PRINTF_BUFFER})
 # CUDA's default cap on static shared memory per block.
 _NV_STATIC_SHARED = 48 * 1024
 # HIP's maxGridSize on CDNA/RDNA: x up to 2^31 - 1, y and z up to 65536.

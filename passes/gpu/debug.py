@@ -25,9 +25,13 @@ program.
     call without values, is printed by thread 0 once per program.  Values are
     passed as vprintf expects them: floats as double, integers below 32 bits
     as i32, pointers as their 64-bit address.
-  * generic (no device printf, e.g. AMD, whose `gpu.printf` lowering needs the
-    ROCm device library's hostcall buffer, which tilec does not link): a
-    TilecError at the user's line when the kernel is compiled.
+  * `Feature.PRINTF_BUFFER` (AMD): the same `gpu.printf` calls, which the
+    back end lowers for OpenCL's printf buffer (targets/amd/printf.py: LLVM's
+    printf pass stores each call's arguments into `hidden_printf_buffer`; a
+    runtime prints them after the kernel).  The debug mode's message stays
+    `DEVICE_PRINTF` only (AMD reports the record alone, as before).
+  * generic (no device printf): a TilecError at the user's line when the
+    kernel is compiled.
 
 Nearest upstream analogue: Triton's `tl.device_assert` lowering
 (`__assertfail` on NVIDIA, `abort` on AMD) and its `PrintOpToLLVM`.
@@ -99,6 +103,7 @@ def _when(cond: ir.Value | None, body: Callable[[], None]) -> None:
 
 
 @RULES.rule("tile.print", feature=Feature.DEVICE_PRINTF)
+@RULES.rule("tile.print", feature=Feature.PRINTF_BUFFER)
 def _device_print(L: FuncLowering, op: ir.Operation) -> None:
     prefix, formats, which = tile_print.print_params(op)
     pids = [arith.IndexCastOp(i32(), gpu.BlockIdOp(d).result).result
@@ -114,14 +119,17 @@ def _device_print(L: FuncLowering, op: ir.Operation) -> None:
         return
     src, fmt = op.operands[0], formats[0]
     d = L.dist(src.type)
-    text = tile_print.line_format(prefix, fmt, d.rank, which)
-    coords = [L.coordinates(d, dim, 0) for dim in range(d.rank)]
+    # A slice layout's distribution has the expanded rank: the tile's own
+    # dimensions leave out the sliced one.
+    dims = [dim for dim in range(d.rank) if dim != d.sliced_dim]
+    text = tile_print.line_format(prefix, fmt, len(dims), which)
+    coords = {dim: L.coordinates(d, dim, 0) for dim in dims}
     frags = L.frag(src)
 
     def emit() -> None:
         for c, frag in enumerate(frags):
             for i in range(d.vec_len):
-                at = [L.extract(coords[dim][c], i) for dim in range(d.rank)]
+                at = [L.extract(coords[dim][c], i) for dim in dims]
                 gpu.printf(text, *pids, *at, _vararg(L.extract(frag, i), fmt))
 
     _when(canonical_thread(L, d), emit)

@@ -8,9 +8,12 @@
   tile-pipeline        tilec pass (NVIDIA's families only: nothing on AMD) -> `tiled`
   convert-tile-to-gpu  tilec pass: distribute onto threads            -> `gpu`
   convert-gpu-to-rocdl upstream: gpu.module(convert-scf-to-cf, convert-amdgpu-to-rocdl,
-                       convert-gpu-to-rocdl{chipset index-bitwidth}), reconcile-unrealized-casts
+                       convert-gpu-to-rocdl{chipset index-bitwidth runtime=OpenCL}),
+                       reconcile-unrealized-casts (OpenCL: gpu.printf calls printf)
   llir                 translate the gpu.module to LLVM IR (before LLVM's optimisation) with
-                       the amdgcn triple, data layout and the code-object-version flag -> `llir`
+                       the amdgcn triple, data layout and the code-object-version flag;
+                       a module calling printf gets tilec's __printf_alloc
+                       (targets/amd/printf.py)                                      -> `llir`
   amdgcn               llvmlite O<n> for the chip, then the assembly and the object code
                        (the same code; a module with inline asm: the assembly text
                        through llvm-mc, as llvmlite has no AMDGPU assembly parser);
@@ -45,6 +48,7 @@ from mlir.dialects import llvm as llvm_dialect
 from tilec.errors import CompilerBugError
 from tilec.options import CompileOptions
 from tilec.targets import Target
+from tilec.targets.amd.printf import link_printf_alloc
 from tilec.targets.pipeline import (Compilation, Stages, Step, fresh_context, isolated,
                                     module_text, pass_step, replace_module, run_from,
                                     tile_to_gpu_steps)
@@ -68,7 +72,8 @@ def lowering_pipeline(target: Target, index_bitwidth: int) -> str:
         raise CompilerBugError(f"malformed AMD chip name in target {target.name}: {chip!r}")
     return ("builtin.module(gpu.module(convert-scf-to-cf,"
             f"convert-amdgpu-to-rocdl{{chipset={chip}}},"
-            f"convert-gpu-to-rocdl{{chipset={chip} index-bitwidth={index_bitwidth}}}),"
+            f"convert-gpu-to-rocdl{{chipset={chip} index-bitwidth={index_bitwidth}"
+            " runtime=OpenCL}),"
             "reconcile-unrealized-casts)")
 
 
@@ -109,6 +114,7 @@ def _translate(module: ir.Module, chip: str, opt_level: int,
     mod.triple = AMDGCN_TRIPLE
     mod.data_layout = str(tm.target_data)
     mod.verify()
+    link_printf_alloc(mod, code_object_version)    # tl.device_print: printf.py
     return mod, ms
 
 

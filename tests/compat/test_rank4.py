@@ -4,8 +4,8 @@ None, None]`), elementwise math, reductions along each axis (keep_dims),
 `tl.reshape`, `x.permute(...)` of every kind (a 3-D / 4-D permutation is one
 `tile.restride`), loads and stores through pointer tiles and 4-D block
 pointers, and `Z[None, None, :]` on a scalar pointer (a ':' past the last
-dimension is ignored, as in Triton).  Checked against NumPy.  Some of these
-kernels are also compiled for sm90 and gfx942 (ptxas / ld.lld)."""
+dimension is ignored, as in Triton).  Checked against NumPy.  Every kernel
+here is also compiled for sm90 and gfx942 (ptxas / ld.lld; not run on a GPU)."""
 from __future__ import annotations
 
 import itertools
@@ -160,12 +160,33 @@ def test_rank3_and_rank4_assemble_for_gpus(target: str) -> None:
     elementwise math, masked 4-D stores through pointer tiles, keep_dims
     reductions along each 4-D axis, 3-D permute, 4-D -> 1-D reshape, and 3-D
     reductions to 2-D results (tile-layout converts the reduce result to a
-    blocked layout of its own) reduced again.  4-D block pointers are not
-    covered (tests/compat/SUMMARY.md)."""
+    blocked layout of its own) reduced again, and the [1, 1] pointer tile of
+    `Z[None, None, :]`.  4-D block pointers: test_block_ptr_4d_assembles_for_gpus."""
     from tests.compat.gpu_check import assemble
-    assemble(permute3_kernel, target, "*fp32,*fp32", dict(A=2, B=8, C=4, p0=2, p1=0, p2=1))
+    for perm in itertools.permutations(range(3)):
+        assemble(permute3_kernel, target, "*fp32,*fp32",
+                 dict(A=2, B=8, C=4, p0=perm[0], p1=perm[1], p2=perm[2]))
+    assemble(keep_all_kernel, target, "*fp32,*fp32", dict(M=8, N=16))
     for ax, size in enumerate((2, 4, 8, 16)):
         assemble(math4_kernel, target, "*fp32,*fp32,*fp32",
                  dict(A=2, B=4, C=8, D=16, AX=ax, R=1024 // size))
     for ax in range(3):
         assemble(reduce3_kernel, target, "*fp32,*fp32,*fp32", dict(A=2, B=8, C=16, AX=ax))
+
+
+BLOCK_PTR_4D = [(shape, perm, dt) for shape in [(2, 2, 8, 64), (4, 4, 4, 4)] for perm in PERMS
+                for dt in ["int32", "int8"]]
+
+
+@pytest.mark.parametrize("target", ["sm90", "gfx942"])
+@pytest.mark.parametrize("shape,perm,dt", sample(BLOCK_PTR_4D, 12))
+def test_block_ptr_4d_assembles_for_gpus(target: str, shape: tuple[int, ...],
+                                         perm: tuple[int, ...], dt: str) -> None:
+    """permute4_kernel's 4-D block pointers for GPUs (ptxas / ld.lld; not run on
+    one here): tile-lower-descriptors builds each dimension's index tile as a
+    chain of expand_dims through 3-D, which tile-layout folds into one reshape
+    (passes/tile_layout_chains.py)."""
+    from tests.compat.gpu_check import assemble
+    ty = {"int32": "*i32", "int8": "*i8"}[dt]
+    assemble(permute4_kernel, target, f"{ty},{ty}",
+             dict(zip("ABCD", shape), **dict(zip(("p0", "p1", "p2", "p3"), perm))))

@@ -58,7 +58,7 @@ from tilec.passes.analysis import axis_info, matrix_tiling
 from tilec.passes.analysis.layouts import log2, make_blocked
 from tilec.options import CompileOptions
 from tilec.passes.tile_layout_dots import (
-    dot_result_layout, kmajor_trans_layouts, transposed_dot_layout,
+    dot_result_layout, kmajor_rows, kmajor_trans_layouts, transposed_dot_layout,
 )
 from tilec.targets import Feature, Target
 
@@ -343,6 +343,8 @@ class _LayoutFunc:
             if props:
                 best = max(props, key=lambda p: p.access_bytes)
                 layouts[root] = best.layout
+                if any(v in self.transposed_b for v in self.members[root]):
+                    layouts[root] = kmajor_rows(best.layout, shape)
             else:
                 layouts[root] = default_layout(shape, self.target, self.num_warps)
         kmajor_trans_layouts(self.transposes, layouts, self.uf.find, self.members,

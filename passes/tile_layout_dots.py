@@ -103,6 +103,20 @@ def _row_reduced(dot: ir.Operation) -> bool:
 
 
 
+def kmajor_rows(layout: Blocked, shape: tuple[int, ...]) -> Blocked:
+    """The loaded layout of a transposed product's B operand [K, N] (stored
+    K-major): up to 4 rows (k) per thread where the rows repeat anyway, so
+    the K-major stores write 4 consecutive k at once (Triton's
+    sizePerThread [4, 8] for attention's V); otherwise `layout`."""
+    if len(shape) != 2 or layout.order != (1, 0) or layout.per_thread[0] != 1:
+        return layout
+    reps = shape[0] // (layout.lanes[0] * layout.warps[0])
+    r = min(4, reps)
+    if r < 2:
+        return layout
+    return Blocked((r, layout.per_thread[1]), layout.lanes, layout.warps, layout.order)
+
+
 def kmajor_trans_layouts(trans_ops: list[ir.Operation], layouts: dict[ir.Value, Layout],
                          find: Callable[[ir.Value], ir.Value],
                          members: dict[ir.Value, list[ir.Value]],

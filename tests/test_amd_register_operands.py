@@ -144,8 +144,37 @@ def test_attention_keeps_p_in_registers(target: str, warps: int, stages: int) ->
     from test_amd_transposed import _main_loop
     gcn = _attention_gcn(target, warps, stages)
     (meta,) = parse_amdgpu_metadata(gcn).values()
-    assert meta["lds_bytes"] <= 32768, meta
+    assert meta["lds_bytes"] <= 32768 and meta["scratch_bytes"] == 0, meta
     loop = _main_loop(gcn)
     assert not re.findall(r"^\s*ds_(read|load)_u16", loop, re.M)
     if target == "gfx1100":      # the half-wave exchange: 4 words per 16x16 block of P
         assert len(re.findall(r"^\s*(ds_bpermute_b32|v_permlanex16_b32)", loop, re.M)) <= 40
+
+
+@pytest.mark.parametrize("target,warps", [("gfx942", 4), ("gfx1100", 8)])
+def test_kmajor_rows_give_runs_of_consecutive_k(target: str, warps: int) -> None:
+    """V [64, 128] as loaded for the K-major store (`kmajor_rows`): 4 rows per
+    thread where the rows repeated; every thread's elements (k + t, n), t < 4,
+    are its locals (l0 + t, l1) at static offsets +t (what
+    matrix_dot.store_kmajor writes as one 8-byte store), and the threads
+    together cover V once."""
+    from tilec.passes.analysis.layouts import make_blocked
+    from tilec.passes.tile_layout_dots import kmajor_rows
+    t = TARGETS[target]
+    loaded = make_blocked((64, 128), (1, 0), 8, t.warp_size, warps)
+    lay = kmajor_rows(loaded, (64, 128))
+    assert lay.per_thread == (4, 8) and lay.lanes == loaded.lanes
+    d = Distribution.of(lay, (64, 128))
+    seen = set()
+    for tid in range(t.warp_size * warps):
+        coords = d.thread_coords(tid, t.warp_size)
+        for (l0, l1), (k, n) in coords.items():
+            seen.add((k, n))
+            if l0 % 4 == 0:
+                for r in range(4):
+                    assert coords[(l0 + r, l1)] == (k + r, n)
+                    assert d.static_offset(0, l0 + r) == d.static_offset(0, l0) + r
+    assert len(seen) == 64 * 128
+    # Rows that do not repeat keep the loaded layout.
+    small = make_blocked((16, 128), (1, 0), 8, t.warp_size, warps)
+    assert kmajor_rows(small, (16, 128)) == small

@@ -25,10 +25,11 @@ Nearest upstream analogue: Triton's transposed `#ttg.amd_mfma` layouts
 from __future__ import annotations
 
 import math
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from mlir import ir
-from mlir.dialects import arith, gpu, vector
+from mlir.dialects import arith, gpu, llvm, vector
 
 from tilec.dialects import tile
 from tilec.errors import CompilerBugError
@@ -40,7 +41,7 @@ from tilec.passes.analysis.matrix_tiling import (
 from tilec.passes.analysis.register_operands import Plan, chain_tiling
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
-from tilec.targets.amd.mfma import _PAD_BYTES, _Idx, _load, bt_coords, product
+from tilec.targets.amd.mfma import _DYNAMIC_INDEX, _PAD_BYTES, _Idx, _load, bt_coords, product
 
 if TYPE_CHECKING:
     from tilec.passes.gpu.context import FuncLowering, Rule
@@ -111,6 +112,10 @@ def b_fragments(L: FuncLowering, tiling: MatrixTiling, buf: ir.Value, elem: ir.T
 # An operand from outside the dot's loop whose reads take at most this many
 # VGPRs per lane is read once, before the loop (attention's Q at d = 128: 32).
 INVARIANT_REGS = 32
+# Per function lowering: (operand, is x, tiling, transposed) -> (the block
+# before whose loop its registers were read, A's reads, B's operands).
+_HOISTED: "weakref.WeakKeyDictionary[Any, dict[Any, tuple[Any, Any, Any]]]" = \
+    weakref.WeakKeyDictionary()
 
 
 def _inside(v: ir.Value, loop: ir.Operation) -> bool:
@@ -219,6 +224,42 @@ def _permuted(frag: list[ir.Value], src: Distribution, dst: Distribution) -> lis
     return [v for v in out if v is not None]
 
 
+def store_kmajor(L: FuncLowering, src: ir.Value, buf: ir.Value, elem: ir.Type,
+                 ld: int) -> None:
+    """Every thread stores its elements (k, n) of the 2-D tile `src` at
+    k + n * ld in `buf` (K-major), runs of consecutive k (its layout's rows
+    per thread: passes/tile_layout_dots.kmajor_rows) as one vector store
+    each, at one base address plus constant offsets."""
+    ds = L.dist(src.type)
+    eb = axis_info.type_bytes(elem)
+    run = ds.ept[0]
+    while run > 1 and (16 // eb < run or (ld * eb) % (run * eb)):
+        run //= 2
+    total: Any = 0
+    for dim, f in ((0, 1), (1, ld)):
+        b = L.thread_base(ds, dim)
+        total = total + (b if isinstance(b, int) else _Idx(L, b)) * f
+    base_v = total.v if isinstance(total, _Idx) else L.const_i32(total)
+    frag, f, ef = L.frag(src), ds.fast, ds.ept[ds.fast]
+
+    def element(local: list[int]) -> ir.Value:
+        key = list(local)
+        key[f] -= key[f] % ef
+        chunk = frag[ds.chunk_index(tuple(key))]
+        return L.extract(chunk, local[f] % ef) if isinstance(chunk.type, ir.VectorType) \
+            else chunk
+    for l0 in range(0, ds.local[0], run):
+        for l1 in range(ds.local[1]):
+            vals = [element([l0 + t, l1]) for t in range(run)]
+            off = ds.static_offset(0, l0) + ds.static_offset(1, l1) * ld
+            idx = arith.AddIOp(base_v, L.const_i32(off)).result if off else base_v
+            ptr = llvm.GEPOp(buf.type, buf, [idx], [_DYNAMIC_INDEX], elem,
+                             llvm.GEPNoWrapFlags.none).result
+            v = vector.FromElementsOp(ir.VectorType.get([run], elem), vals).result \
+                if run > 1 else vals[0]
+            llvm.StoreOp(v, ptr, alignment=run * eb)
+
+
 def _dot_matrix(L: FuncLowering, op: ir.Operation) -> bool:
     """The dots the staging of passes/gpu/dot.py does not serve: a result in the
     transposed layout (the instruction's A is B^T, its B A^T: both are stored
@@ -261,14 +302,25 @@ def _dot_matrix(L: FuncLowering, op: ir.Operation) -> bool:
         return False
     a_given = None
     b_given = _from_registers(L, plan, L.frag(a), elem) if plan is not None else None
-    if hoist_x or hoist_y:
-        # Read once, before the loop: unpadded (its bank conflicts cost once; a
-        # padded Q of attention would set the kernel's LDS bytes).
+    # Read once, before the loop; a later loop of the same block (attention's
+    # masked blocks after the full ones) reuses the registers read for an
+    # earlier one (the operand's loaded registers then die before the first).
+    key = (x if hoist_x else y, hoist_x, tiling, transposed)
+    seen = _HOISTED.setdefault(L, {})
+    block = new_loop.operation.block if hoist_x or hoist_y else None
+    if (hoist_x or hoist_y) and key in seen and seen[key][0] == block:
+        a_given, b_given = seen[key][1], seen[key][2]
+    elif hoist_x or hoist_y:
+        # Unpadded: its bank conflicts cost once; a padded Q of attention
+        # would set the kernel's LDS bytes.
         with ir.InsertionPoint(new_loop):
             if hoist_x:
                 buf = L.shared_buffer(elem, rows * k)
                 gpu.BarrierOp()
-                store_row_major(L, x, buf, elem, [1, k] if transposed else [k, 1])
+                if transposed:
+                    store_kmajor(L, x, buf, elem, k)
+                else:
+                    store_row_major(L, x, buf, elem, [k, 1])
                 gpu.BarrierOp()
                 a_given = a_fragments(L, tiling, buf, elem, rows, k, k)
                 gpu.BarrierOp()      # the reads are done before the bytes are reused
@@ -282,11 +334,14 @@ def _dot_matrix(L: FuncLowering, op: ir.Operation) -> bool:
                 b_given = b_fragments(L, tiling, buf, elem, k, cols, ld0, kmajor=transposed)
                 gpu.BarrierOp()
                 L.release_shared(buf)
+        seen[key] = (block, a_given, b_given)
     buf_x = None if hoist_x else L.shared_buffer(elem, rows * (k + pad))
     buf_y = None if hoist_y or plan is not None else \
         L.shared_buffer(elem, cols * ldy if transposed else k * ldy)
     gpu.BarrierOp()
-    if buf_x is not None:
+    if buf_x is not None and transposed:
+        store_kmajor(L, x, buf_x, elem, k + pad)
+    elif buf_x is not None:
         store_row_major(L, x, buf_x, elem, sx)
     if buf_y is not None:
         store_row_major(L, y, buf_y, elem, sy)

@@ -178,3 +178,23 @@ def test_kmajor_rows_give_runs_of_consecutive_k(target: str, warps: int) -> None
     # Rows that do not repeat keep the loaded layout.
     small = make_blocked((16, 128), (1, 0), 8, t.warp_size, warps)
     assert kmajor_rows(small, (16, 128)) == small
+
+
+@pytest.mark.parametrize("shape,layout", [
+    ((64, 128), ((1, 8), (4, 16), (4, 1), (1, 0))),     # attention's K as loaded
+    ((64, 128), ((4, 8), (2, 16), (8, 1), (1, 0))),
+    ((64, 16), ((2, 1), (16, 4), (1, 2), (0, 1)))])
+def test_transpose_of_a_layout_is_a_relabelling(shape: tuple[int, int], layout: tuple) -> None:
+    """passes/gpu/shape.py lowers `tile.trans` to `transpose_layout` of its
+    source's layout without moving data: every thread owns the transposed
+    elements, chunk (i, j) of the result being chunk (j, i) of the source."""
+    from tilec.dialects.tile import Blocked
+    src = Blocked(*layout)
+    ds = Distribution.of(src, shape)
+    dd = Distribution.of(transpose_layout(src), shape[::-1])
+    assert sorted(dd.chunk_keys) == sorted((j, i) for i, j in ds.chunk_keys)
+    assert dd.vec_len == ds.vec_len
+    for tid in range(64 * 4):
+        mine, theirs = dd.thread_coords(tid, 64), ds.thread_coords(tid, 64)
+        for (i, j), (r, c) in theirs.items():
+            assert mine[(j, i)] == (c, r)

@@ -216,7 +216,7 @@ attrs = {(i,): [["tt.divisibility", 16]] for i in div}
 k = triton.compile(ASTSource(fn=fn, signature=sig, constexprs=consts, attrs=attrs),
                    target=GPUTarget("hip", chip, wave), options={"num_warps": warps, "num_stages": stages})
 print(json.dumps({"amdgcn": k.asm["amdgcn"], "version": triton.__version__,
-                  "shared": k.metadata.shared}))
+                  "shared": k.metadata.shared, "ttgir": k.asm["ttgir"]}))
 '''
 
 
@@ -242,8 +242,9 @@ def _attention_twin_source() -> str:
 
 
 def triton_asm(py: str, kind: str, types: list[str], cx: dict[str, int], warps: int,
-               div: list[int], stages: int, target: str) -> tuple[str, str, int]:
-    """Triton's AMDGCN, version and LDS bytes (dynamic: not in the code object)."""
+               div: list[int], stages: int, target: str) -> tuple[str, str, int, str]:
+    """Triton's AMDGCN, version, LDS bytes (dynamic: not in the code object)
+    and TTGIR."""
     with tempfile.TemporaryDirectory() as d:     # @triton.jit needs a source file
         child = os.path.join(d, "triton_child.py")
         with open(child, "w") as f:
@@ -258,7 +259,50 @@ def triton_asm(py: str, kind: str, types: list[str], cx: dict[str, int], warps: 
         raise SystemExit(f"Triton failed:\n{run.stderr[-3000:]}")
     out = run.stdout
     d = json.loads(out.strip().splitlines()[-1])
-    return d["amdgcn"], d["version"], d["shared"]
+    return d["amdgcn"], d["version"], d["shared"], d["ttgir"]
+
+
+def triton_dot_layouts(ttgir: str, warps: int) -> list[dict[str, Any]]:
+    """Per distinct `tt.dot` of Triton's TTGIR on an `#ttg.amd_mfma` layout: its
+    result shape, K, warpsPerCTA and instruction, how many warps compute each
+    result element (`copies`: warpsPerCTA times the instruction tile exceeding
+    the result along a dimension replicates it) and the MFMAs per warp with
+    and without the copies (one K step: one execution of the dot)."""
+    mmas = {}
+    for m in re.finditer(r"^#(\w+) = #ttg\.amd_mfma<\{[^\n]*?warpsPerCTA = \[(\d+), (\d+)\],"
+                         r" instrShape = \[(\d+), (\d+), (\d+)\]", ttgir, re.M):
+        mmas[m.group(1)] = tuple(int(m.group(i)) for i in range(2, 7))
+    out: list[dict[str, Any]] = []
+    for m in re.finditer(r"tt\.dot [^\n]*?: tensor<(\d+)x(\d+)x\w+, #ttg\.dot_op[^\n]*?"
+                         r"-> tensor<(\d+)x(\d+)x\w+, #(\w+)>", ttgir):
+        name = m.group(5)
+        if name not in mmas:
+            continue
+        k, rows, cols = int(m.group(2)), int(m.group(3)), int(m.group(4))
+        wm, wn, im, in_, ik = mmas[name]
+        copies = max(1, wm * im // rows) * max(1, wn * in_ // cols)
+        per_warp = max(1, rows // (wm * im)) * max(1, cols // (wn * in_)) * (k // ik)
+        row = {"dot": f"{rows}x{cols} (K {k})", "warpsPerCTA": [wm, wn],
+               "instrShape": [im, in_, ik], "copies": copies, "mfma_per_warp": per_warp,
+               "distinct_mfma_per_warp": rows * cols * k // (im * in_ * ik) // warps}
+        if row not in out:
+            out.append(row)
+    return out
+
+
+def duplication_note(layouts: list[dict[str, Any]], ours: int) -> str | None:
+    """A sentence where Triton's layouts compute result elements in several
+    warps (its MFMA count per K step then exceeds the distinct work)."""
+    dup = [d for d in layouts if d["copies"] > 1]
+    if not dup:
+        return None
+    distinct = sum(d["distinct_mfma_per_warp"] for d in layouts)
+    parts = "; ".join(f"its {d['dot']} dot has warpsPerCTA {d['warpsPerCTA']} with "
+                      f"{d['instrShape'][0]}x{d['instrShape'][1]} instructions: each element "
+                      f"computed by {d['copies']} warps ({d['mfma_per_warp']} MFMAs per warp "
+                      f"for {d['distinct_mfma_per_warp']} distinct)" for d in dup)
+    return (f"Triton computes duplicated rows ({parts}): its distinct MFMAs per K step "
+            f"are {distinct} per warp, tilec's {ours} (no copies)")
 
 
 # MI300X (AMD CDNA3 white paper / instinct data sheet): 304 CUs at 2.1 GHz peak
@@ -341,15 +385,18 @@ def main() -> None:
         if args.only and args.only not in name:
             continue
         ours = amdgcn_stats(tilec_asm(kind, types, cx, warps, div, stages, target))
-        asm, version, shared = triton_asm(args.triton_python, kind, types, cx, warps, div,
-                                          stages, target)
+        asm, version, shared, ttgir = triton_asm(args.triton_python, kind, types, cx, warps,
+                                                 div, stages, target)
         theirs = amdgcn_stats(asm)
+        theirs["dot_layouts"] = triton_dot_layouts(ttgir, warps)
+        note = duplication_note(theirs["dot_layouts"], ours["mfma_per_k_step"])
         theirs["lds_bytes"] = max(theirs["lds_bytes"], shared)
         for st in (ours, theirs):
             st["waves_per_simd"] = occupancy(st, warps, TARGETS[target].shared_bytes)
         eb = 1 if "fp8" in types[0] else 4 if "fp32" in types[0] else 2
         rows.append({"kernel": name, "target": target, "num_warps": warps,
                      "num_stages": stages, "tilec": ours, "triton": theirs,
+                     **({"note": note} if note else {}),
                      # MI300X peaks are gfx942's; no gfx950 (MI355X) estimate.
                      "roofline_mi300x": roofline(kind, cx, warps, eb)
                      if target == "gfx942" else None})
@@ -358,6 +405,8 @@ def main() -> None:
     for r in rows:
         for metric in r["tilec"]:
             print(f"| {r['kernel']} | {metric} | {r['tilec'][metric]} | {r['triton'][metric]} |")
+        if "note" in r:
+            print(f"| {r['kernel']} | note | {r['note']} | |")
         rl = r["roofline_mi300x"]
         if rl is None:
             continue

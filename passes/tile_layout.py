@@ -55,12 +55,12 @@ from tilec.dialects import tile
 from tilec.dialects.tile import Blocked, Layout, Slice
 from tilec.errors import CompilerBugError, TilecError
 from tilec.passes.analysis import axis_info, matrix_tiling
-from tilec.passes.analysis.layouts import (
-    log2, make_blocked, mma_accumulator_layout, tcgen05_accumulator_layout,
-    wgmma_accumulator_layout,
-)
+from tilec.passes.analysis.layouts import log2, make_blocked
 from tilec.passes.tile_layout_chains import fold_unit_dim_chains
 from tilec.options import CompileOptions
+from tilec.passes.tile_layout_dots import (
+    dot_result_layout, kmajor_rows, kmajor_trans_layouts, transposed_dot_layout,
+)
 from tilec.targets import Feature, Target
 
 
@@ -144,55 +144,6 @@ def default_layout(shape: tuple[int, ...], target: Target, num_warps: int) -> Bl
     return make_blocked(shape, order, vec, target.warp_size, num_warps)
 
 
-def dot_result_layout(op: ir.Operation, target: Target, num_warps: int) -> Layout | None:
-    """The layout a `tile.dot` needs for its accumulator and result: the
-    accumulator fragment layout of the instruction family `tile-accelerate-dot`
-    chose (`tile.mma`: wgmma, tcgen05 or mma.sync), else None (any layout; the FMA
-    lowering takes whatever the group gets)."""
-    kind = ir.StringAttr(op.attributes["tile.mma"]).value if "tile.mma" in op.attributes \
-        else None
-    a, b = op.operands[0].type, op.operands[1].type
-    if len(_shape(a)) != 2:
-        return None
-    (m, k), n = _shape(a), _shape(b)[1]
-    if kind == "wgmma":
-        return wgmma_accumulator_layout(m, n, k, target.warp_size, num_warps)
-    if kind == "mma_sync":
-        return mma_accumulator_layout(m, n, k, target.warp_size, num_warps)
-    if kind == "tcgen05":
-        return tcgen05_accumulator_layout(m, n, k, target.warp_size, num_warps)
-    if kind in ("mfma", "wmma"):
-        names = (matrix_tiling.operand_name(op, tile.element_type(a)),
-                 str(tile.element_type(op.results[0].type)))
-        if _row_reduced(op) and "tile.mma_fp8" not in op.attributes and \
-                "tile.fp8_decoded" not in op.attributes:
-            # Reduced along its rows (attention's scores): the transposed
-            # product's layout keeps a row in one lane (Triton's transposed MFMA).
-            tt = matrix_tiling.choose_transposed(target, kind, m, n, k, *names, num_warps)
-            if tt is not None:
-                return matrix_tiling.transpose_layout(tt.layout())
-        tiling = matrix_tiling.choose(target, kind, m, n, k, *names, num_warps)
-        return tiling.layout() if tiling is not None else None
-    return None
-
-
-def _row_reduced(dot: ir.Operation) -> bool:
-    """The dot's result reaches a `tile.reduce` along axis 1 through
-    elementwise `arith` / `math` ops."""
-    seen: list[ir.Operation] = []
-    stack = [dot.results[0]]
-    while stack and len(seen) < 64:
-        for use in stack.pop().uses:
-            u = use.owner.operation
-            if u.name == "tile.reduce":
-                if ir.IntegerAttr(u.attributes["axis"]).value == 1:
-                    return True
-            elif u.name.split(".")[0] in ("arith", "math") and u not in seen:
-                seen.append(u)
-                stack.extend(u.results)
-    return False
-
-
 def _stores_in_place(layout: Layout, value: ir.Value, target: Target,
                      dot: ir.Operation) -> bool:
     """A dot result in `layout` is stored without a conversion when each thread
@@ -231,6 +182,8 @@ class _LayoutFunc:
         self.stores: list[ir.Operation] = []
         self.converted_stores: list[ir.Operation] = []
         self.converted_reduces: list[ir.Operation] = []
+        self.transposes: list[ir.Operation] = []
+        self.transposed_b: set[ir.Value] = set()   # B operands of transposed products
 
     def run(self) -> None:
         info = axis_info.analyze(self.func)
@@ -247,10 +200,13 @@ class _LayoutFunc:
         dots: dict[ir.Value, ir.Operation] = {}
         for op in ops:
             if op.name == "tile.dot":
-                layout = dot_result_layout(op, self.target, self.num_warps)
+                layout = dot_result_layout(op, self.target, self.num_warps,
+                                           forced.get(self.uf.find(op.operands[0])))
                 if layout is not None:
                     forced[self.uf.find(op.results[0])] = layout
                     dots[self.uf.find(op.results[0])] = op
+                if transposed_dot_layout(layout, op):
+                    self.transposed_b.add(op.operands[1])
         for op in self.stores:
             value, ptr = op.operands[1], op.operands[0]
             root = self.uf.find(value)
@@ -337,6 +293,8 @@ class _LayoutFunc:
             self.stores.append(op)
         elif name in ("scf.yield", "func.return", "tile.convert_layout", "tile.reshape",
                       "tile.trans", "tile.restride", "tile.gather", "tile.print"):
+            if name == "tile.trans":
+                self.transposes.append(op)
             for v in op.operands:
                 if _is_tile(v):
                     self.uf.add(v)
@@ -390,8 +348,12 @@ class _LayoutFunc:
             if props:
                 best = max(props, key=lambda p: p.access_bytes)
                 layouts[root] = best.layout
+                if any(v in self.transposed_b for v in self.members[root]):
+                    layouts[root] = kmajor_rows(best.layout, shape)
             else:
                 layouts[root] = default_layout(shape, self.target, self.num_warps)
+        kmajor_trans_layouts(self.transposes, layouts, self.uf.find, self.members,
+                             self.transposed_b)
         return layouts
 
     # -- rewriting

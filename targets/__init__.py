@@ -36,6 +36,10 @@ class Feature(str, Enum):
     PRINTF_BUFFER = "printf_buffer"
     # tl.exp uses the hardware 2^x unit.
     FAST_EXP2 = "fast_exp2"
+    # tl.math.exp2 on float32 is the chip's 2^x instruction itself (AMD:
+    # `llvm.amdgcn.exp2`, one v_exp_f32, as Triton's AMD back end emits) instead
+    # of LLVM's exp2, which scales inputs below -126 for denormal results.
+    EXP2_INSTR = "exp2_instr"
     # float32 division may use the approximate (full-range) divide, as Triton does.
     FAST_FDIV = "fast_fdiv"
     # float mul+add may fuse into FMA (Triton's default).
@@ -243,7 +247,7 @@ F = Feature
 _NV_COMMON = frozenset({F.WARP_SYNC_INSTR, F.DEVICE_LIBM, F.DEVICE_PRINTF, F.FAST_EXP2,
                         F.FP_CONTRACT, F.PTX_PREDICATED_MEM, F.FAST_FDIV, F.DYNAMIC_SHARED,
                         F.MMA_M16N8K16, F.CP_ASYNC, F.INLINE_ASM, F.CVT_ROUNDING})
-_AMD_COMMON = frozenset({F.FAST_EXP2, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT,
+_AMD_COMMON = frozenset({F.FAST_EXP2, F.EXP2_INSTR, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT,
                          F.SWIZZLED_EXCHANGE, F.SCRATCH_REUSE, F.DIRECT_ACC_STORES,
                          F.INLINE_ASM_LLVM_MC, F.LOOP_SCALAR_BASES, F.PRINTF_BUFFER})
 # CUDA's default cap on static shared memory per block.

@@ -182,7 +182,8 @@ def test_attention_forward_keeps_scores_in_lanes(target: str, warps: int, stages
     """examples/attention.py's forward at d = 128: both dots on the matrix
     cores, Q's operand registers read once before the key loop (no Q stores
     in it), the row max and sum without a five-step lane butterfly, the LDS
-    within Triton 3.9's (49152 bytes at 8 warps), hsaco linked."""
+    within Triton 3.9's (49152 bytes at 8 warps), no scratch (gfx1100 too:
+    Triton 3.9 spills 3756 bytes there), hsaco linked."""
     from tilec.targets.amd.backend import parse_amdgpu_metadata
     asm = _attention_fwd(target, warps, stages)
     gcn = asm["amdgcn"]
@@ -198,5 +199,4 @@ def test_attention_forward_keeps_scores_in_lanes(target: str, warps: int, stages
     assert len(re.findall(r"^\s*ds_swizzle_b32", loop, re.M)) <= 16
     (meta,) = parse_amdgpu_metadata(gcn).values()
     assert meta["lds_bytes"] <= 49152, meta
-    if target != "gfx1100":
-        assert meta["scratch_bytes"] == 0 and meta["vgpr_spill_count"] == 0, meta
+    assert meta["scratch_bytes"] == 0 and meta["vgpr_spill_count"] == 0, meta

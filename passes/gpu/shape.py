@@ -31,6 +31,7 @@ from tilec.passes.gpu.context import (
     shared_element, store_pieces, store_row_major,
 )
 from tilec.passes.analysis.layouts import Distribution
+from tilec.passes.analysis.matrix_tiling import transpose_layout
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
 
@@ -176,9 +177,18 @@ def _reshape(L: FuncLowering, op: ir.Operation) -> None:
 
 @RULES.rule("tile.trans")
 def _trans(L: FuncLowering, op: ir.Operation) -> None:
-    """Result element (i, j) is source element (j, i): read with swapped strides."""
+    """Result element (i, j) is source element (j, i): read with swapped strides,
+    or where the result's layout is the source's transposed (a transposed AMD
+    product's B operand, passes/tile_layout_dots.py) the same registers, the
+    chunks' keys swapped."""
     src = op.operands[0]
     rows, cols = tuple(src.type.shape)
+    ds, dd = L.dist(src.type), L.dist(result(op).type)
+    if ds.sliced_dim is None and dd.sliced_dim is None and ds.rank == 2 and \
+            dd.blocked == transpose_layout(ds.blocked):
+        frag = L.frag(src)
+        L.values[result(op)] = [frag[ds.chunk_index((j, i))] for i, j in dd.chunk_keys]
+        return
     _through_memory(L, src, result(op), [1, cols])
 
 

@@ -25,10 +25,11 @@ Nearest upstream analogue: Triton's transposed `#ttg.amd_mfma` layouts
 from __future__ import annotations
 
 import math
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from mlir import ir
-from mlir.dialects import arith, gpu, vector
+from mlir.dialects import arith, gpu, llvm, vector
 
 from tilec.dialects import tile
 from tilec.errors import CompilerBugError
@@ -37,9 +38,10 @@ from tilec.passes.analysis.layouts import Distribution, log2
 from tilec.passes.analysis.matrix_tiling import (
     MatrixTiling, a_static, b_static, choose, choose_transposed, operand_name, transpose_layout,
 )
+from tilec.passes.analysis.register_operands import Plan, chain_tiling
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
-from tilec.targets.amd.mfma import _PAD_BYTES, _Idx, _load, bt_coords, product
+from tilec.targets.amd.mfma import _DYNAMIC_INDEX, _PAD_BYTES, _Idx, _load, bt_coords, product
 
 if TYPE_CHECKING:
     from tilec.passes.gpu.context import FuncLowering, Rule
@@ -110,6 +112,10 @@ def b_fragments(L: FuncLowering, tiling: MatrixTiling, buf: ir.Value, elem: ir.T
 # An operand from outside the dot's loop whose reads take at most this many
 # VGPRs per lane is read once, before the loop (attention's Q at d = 128: 32).
 INVARIANT_REGS = 32
+# Per function lowering: (operand, is x, tiling, transposed) -> (the block
+# before whose loop its registers were read, A's reads, B's operands).
+_HOISTED: "weakref.WeakKeyDictionary[Any, dict[Any, tuple[Any, Any, Any]]]" = \
+    weakref.WeakKeyDictionary()
 
 
 def _inside(v: ir.Value, loop: ir.Operation) -> bool:
@@ -123,26 +129,89 @@ def _inside(v: ir.Value, loop: ir.Operation) -> bool:
     return False
 
 
-def _matrix_tiling(L: FuncLowering, op: ir.Operation) -> tuple[MatrixTiling, bool] | None:
-    """(the tiling, transposed) whose layout the dot's result has: `choose`'s,
-    or `choose_transposed`'s (the tiling of C^T = B^T A^T, tile-layout's
-    choice for a result reduced along its rows), else None."""
+def _matrix_tiling(L: FuncLowering, op: ir.Operation
+                   ) -> tuple[MatrixTiling, bool, Plan | None] | None:
+    """(the tiling, transposed, the plan taking A from registers) whose layout
+    the dot's result has: `choose`'s, or a transposed one (the tiling of
+    C^T = B^T A^T): `chain_tiling`'s where A's layout gives its operand
+    registers (tile-layout's choice for attention's P @ V), else
+    `choose_transposed`'s (its choice for a result reduced along its rows);
+    else None."""
     kind = ir.StringAttr(op.attributes["tile.mma"]).value
     a, b, res = op.operands[0].type, op.operands[1].type, op.results[0].type
     (m, k), n = tuple(a.shape), tuple(b.shape)[1]
     names = (operand_name(op, a.element_type), str(res.element_type))
-    d = L.dist(res)
+    d, d_a = L.dist(res), L.dist(a)
     if d.sliced_dim is not None:
         return None
     t = choose(L.target, kind, m, n, k, *names, L.num_warps)
     if t is not None and d.blocked == t.layout():
-        return t, False
+        return t, False, None
+    chain = chain_tiling(L.target, kind, m, n, k, *names, L.num_warps, d_a.blocked) \
+        if d_a.sliced_dim is None and "tile.mma_fp8" not in op.attributes else None
+    if chain is not None and d.blocked == transpose_layout(chain[0].layout()):
+        return chain[0], True, chain[1]
     t = choose_transposed(L.target, kind, m, n, k, *names, L.num_warps)
     if t is not None and d.blocked == transpose_layout(t.layout()):
         if "tile.mma_fp8" in op.attributes:
             raise CompilerBugError("a transposed matrix product of fp8 bytes")
-        return t, True
+        return t, True, None
     return None
+
+
+def _from_registers(L: FuncLowering, plan: Plan, frag: list[ir.Value], elem: ir.Type
+                    ) -> dict[tuple[int, int, int, int], ir.Value]:
+    """The B operand vectors of `plan` built from the fragment `frag` of A:
+    elements of the lane's own chunks, or of lane ^ xor's (`gpu.shuffle xor`
+    of 32-bit words: 16-bit elements two to a word, in the order needed)."""
+    from tilec.passes.gpu.reduce import shuffle
+    assert L.tid is not None
+    eb = axis_info.type_bytes(elem)
+    per = max(1, 4 // eb)
+    bits = ir.IntegerType.get_signless(8 * eb)
+    i32 = ir.IntegerType.get_signless(32)
+    lane = arith.AndIOp(L.tid, L.const_i32(L.target.warp_size - 1)).result
+    remote: dict[int, list[tuple[int, int]]] = {}
+    for srcs in plan.values():
+        for src in srcs:
+            if src.xor and (src.chunk, src.elem) not in remote.setdefault(src.xor, []):
+                remote[src.xor].append((src.chunk, src.elem))
+    got: dict[tuple[int, int, int], ir.Value] = {}
+    for x, items in remote.items():
+        for i in range(0, len(items), per):
+            group = items[i:i + per]
+            word = None
+            for j, (c, e) in enumerate(group):
+                v = L.extract(frag[c], e) if isinstance(frag[c].type, ir.VectorType) else frag[c]
+                w = arith.ExtUIOp(i32, arith.BitcastOp(bits, v).result).result if eb < 4 \
+                    else arith.BitcastOp(i32, v).result
+                if j:
+                    w = arith.ShLIOp(w, L.const_i32(8 * eb * j)).result
+                word = w if word is None else arith.OrIOp(word, w).result
+            assert word is not None
+            word = shuffle(L, word, x, gpu.ShuffleMode.XOR)
+            for j, (c, e) in enumerate(group):
+                w = arith.ShRUIOp(word, L.const_i32(8 * eb * j)).result if j else word
+                got[(x, c, e)] = arith.BitcastOp(elem, arith.TruncIOp(bits, w).result).result \
+                    if eb < 4 else arith.BitcastOp(elem, w).result
+    conds: dict[tuple[int, int], ir.Value] = {}
+    out = {}
+    for key, srcs in plan.items():
+        vals = []
+        for src in srcs:
+            own = L.extract(frag[src.chunk], src.elem) \
+                if isinstance(frag[src.chunk].type, ir.VectorType) else frag[src.chunk]
+            v = got[(src.xor, src.chunk, src.elem)] if src.xor else own
+            if src.xor and src.bit >= 0:
+                if (src.bit, src.when) not in conds:
+                    b = arith.AndIOp(arith.ShRUIOp(lane, L.const_i32(src.bit)).result,
+                                     L.const_i32(1)).result
+                    conds[(src.bit, src.when)] = arith.CmpIOp(
+                        arith.CmpIPredicate.eq, b, L.const_i32(src.when)).result
+                v = arith.SelectOp(conds[(src.bit, src.when)], v, own).result
+            vals.append(v)
+        out[key] = vector.FromElementsOp(ir.VectorType.get([len(vals)], elem), vals).result
+    return out
 
 
 def _permuted(frag: list[ir.Value], src: Distribution, dst: Distribution) -> list[ir.Value]:
@@ -153,6 +222,42 @@ def _permuted(frag: list[ir.Value], src: Distribution, dst: Distribution) -> lis
         out[dst.chunk_index((j, i))] = v
     assert all(v is not None for v in out)
     return [v for v in out if v is not None]
+
+
+def store_kmajor(L: FuncLowering, src: ir.Value, buf: ir.Value, elem: ir.Type,
+                 ld: int) -> None:
+    """Every thread stores its elements (k, n) of the 2-D tile `src` at
+    k + n * ld in `buf` (K-major), runs of consecutive k (its layout's rows
+    per thread: passes/tile_layout_dots.kmajor_rows) as one vector store
+    each, at one base address plus constant offsets."""
+    ds = L.dist(src.type)
+    eb = axis_info.type_bytes(elem)
+    run = ds.ept[0]
+    while run > 1 and (16 // eb < run or (ld * eb) % (run * eb)):
+        run //= 2
+    total: Any = 0
+    for dim, f in ((0, 1), (1, ld)):
+        b = L.thread_base(ds, dim)
+        total = total + (b if isinstance(b, int) else _Idx(L, b)) * f
+    base_v = total.v if isinstance(total, _Idx) else L.const_i32(total)
+    frag, f, ef = L.frag(src), ds.fast, ds.ept[ds.fast]
+
+    def element(local: list[int]) -> ir.Value:
+        key = list(local)
+        key[f] -= key[f] % ef
+        chunk = frag[ds.chunk_index(tuple(key))]
+        return L.extract(chunk, local[f] % ef) if isinstance(chunk.type, ir.VectorType) \
+            else chunk
+    for l0 in range(0, ds.local[0], run):
+        for l1 in range(ds.local[1]):
+            vals = [element([l0 + t, l1]) for t in range(run)]
+            off = ds.static_offset(0, l0) + ds.static_offset(1, l1) * ld
+            idx = arith.AddIOp(base_v, L.const_i32(off)).result if off else base_v
+            ptr = llvm.GEPOp(buf.type, buf, [idx], [_DYNAMIC_INDEX], elem,
+                             llvm.GEPNoWrapFlags.none).result
+            v = vector.FromElementsOp(ir.VectorType.get([run], elem), vals).result \
+                if run > 1 else vals[0]
+            llvm.StoreOp(v, ptr, alignment=run * eb)
 
 
 def _dot_matrix(L: FuncLowering, op: ir.Operation) -> bool:
@@ -167,7 +272,7 @@ def _dot_matrix(L: FuncLowering, op: ir.Operation) -> bool:
     found = _matrix_tiling(L, op)
     if found is None:
         return False
-    tiling, transposed = found
+    tiling, transposed, plan = found
     a, b, acc = op.operands
     res = op.results[0]
     elem = L.scalar_type(a.type.element_type)
@@ -189,34 +294,54 @@ def _dot_matrix(L: FuncLowering, op: ir.Operation) -> bool:
     ws = tiling.warp_size
     hoist_x = in_loop and not _inside(x, loop.operation) and \
         rows // tiling.wm * k * eb <= INVARIANT_REGS * 4 * ws
-    hoist_y = in_loop and not hoist_x and not _inside(y, loop.operation) and \
+    hoist_y = plan is None and in_loop and not hoist_x and not _inside(y, loop.operation) and \
         cols // tiling.wn * k * eb <= INVARIANT_REGS * 4 * ws
+    y_bytes = 0 if plan is not None else cols * ldy
     if not (transposed or hoist_x or hoist_y) or \
-            L.shared_bytes + (rows * (k + pad) + cols * ldy) * eb > L.target.shared_bytes:
+            L.shared_bytes + (rows * (k + pad) + y_bytes) * eb > L.target.shared_bytes:
         return False
-    a_given = b_given = None
-    if hoist_x or hoist_y:
+    a_given = None
+    b_given = _from_registers(L, plan, L.frag(a), elem) if plan is not None else None
+    # Read once, before the loop; a later loop of the same block (attention's
+    # masked blocks after the full ones) reuses the registers read for an
+    # earlier one (the operand's loaded registers then die before the first).
+    key = (x if hoist_x else y, hoist_x, tiling, transposed)
+    seen = _HOISTED.setdefault(L, {})
+    block = new_loop.operation.block if hoist_x or hoist_y else None
+    if (hoist_x or hoist_y) and key in seen and seen[key][0] == block:
+        a_given, b_given = seen[key][1], seen[key][2]
+    elif hoist_x or hoist_y:
+        # Unpadded: its bank conflicts cost once; a padded Q of attention
+        # would set the kernel's LDS bytes.
         with ir.InsertionPoint(new_loop):
             if hoist_x:
-                buf = L.shared_buffer(elem, rows * (k + pad))
+                buf = L.shared_buffer(elem, rows * k)
                 gpu.BarrierOp()
-                store_row_major(L, x, buf, elem, sx)
+                if transposed:
+                    store_kmajor(L, x, buf, elem, k)
+                else:
+                    store_row_major(L, x, buf, elem, [k, 1])
                 gpu.BarrierOp()
-                a_given = a_fragments(L, tiling, buf, elem, rows, k, k + pad)
+                a_given = a_fragments(L, tiling, buf, elem, rows, k, k)
                 gpu.BarrierOp()      # the reads are done before the bytes are reused
                 L.release_shared(buf)
             if hoist_y:
-                buf = L.shared_buffer(elem, cols * ldy if transposed else k * ldy)
+                ld0 = k if transposed else cols
+                buf = L.shared_buffer(elem, cols * k)
                 gpu.BarrierOp()
-                store_row_major(L, y, buf, elem, sy)
+                store_row_major(L, y, buf, elem, [ld0, 1])
                 gpu.BarrierOp()
-                b_given = b_fragments(L, tiling, buf, elem, k, cols, ldy, kmajor=transposed)
+                b_given = b_fragments(L, tiling, buf, elem, k, cols, ld0, kmajor=transposed)
                 gpu.BarrierOp()
                 L.release_shared(buf)
+        seen[key] = (block, a_given, b_given)
     buf_x = None if hoist_x else L.shared_buffer(elem, rows * (k + pad))
-    buf_y = None if hoist_y else L.shared_buffer(elem, cols * ldy if transposed else k * ldy)
+    buf_y = None if hoist_y or plan is not None else \
+        L.shared_buffer(elem, cols * ldy if transposed else k * ldy)
     gpu.BarrierOp()
-    if buf_x is not None:
+    if buf_x is not None and transposed:
+        store_kmajor(L, x, buf_x, elem, k + pad)
+    elif buf_x is not None:
         store_row_major(L, x, buf_x, elem, sx)
     if buf_y is not None:
         store_row_major(L, y, buf_y, elem, sy)

@@ -38,6 +38,7 @@ from tilec.passes.analysis.layouts import log2
 from tilec.passes.analysis.matrix_tiling import (
     MatrixTiling, a_static, b_static, choose, operand_name,
 )
+from tilec.passes.analysis.register_operands import bt_coords
 from tilec.passes.rules import RuleSet
 from tilec.passes.tile_expand_fp8 import Fp8Format
 from tilec.passes.tile_pipeline_lds import xor_chunk_bytes
@@ -173,16 +174,6 @@ def xor_read_parts(tiling: MatrixTiling, t: int, pair: int, lda: int) -> tuple[i
     if (row_off // lda) % 8 or col_off % step_k or step_k & (step_k - 1):
         raise CompilerBugError(f"no xor-layout read for tile {t}, k-group {pair}")
     return col_off, row_off
-
-
-def bt_coords(tiling: MatrixTiling, lane: I, warp: I, g_n: int, u: int) -> tuple[I, I]:
-    """(column n, first k) of the `kpack * kpl` contiguous B elements the lane
-    reads from a K-major ("xor_t") slot for N-group g_n, tile u of the group,
-    k-group 0 (the columns `b_offset` reads, one k run instead of kpl rows)."""
-    n, kpl = tiling.instr.n, tiling.instr.operand_elems
-    g = (lane // n) % tiling.kgroups
-    col = ((warp % tiling.wn) * n + lane % n) * tiling.nv + g_n * n * tiling.nv * tiling.wn + u
-    return col, g * (tiling.kpack * kpl)
 
 
 def xor_t_mask(col: int) -> int:

@@ -4,6 +4,7 @@ records have (the pass's `RuleTable` lists `RULES`).
 | key | feature | what |
 |---|---|---|
 | `tile.num_programs` | `IMPLICIT_BLOCK_COUNT` | the grid size from the code object's hidden kernel arguments |
+| `hook.math-fn` | `EXP2_INSTR` | float32 `math.exp2`: `llvm.amdgcn.exp2` per element (v_exp_f32; results below 2^-126 may flush to 0, as Triton's); the rest as the generic rule |
 
 Everything else on AMD takes the generic rules: masked accesses are guarded
 (`llvm.intr.masked.load` / `scf.if`), math functions become LLVM intrinsics
@@ -11,7 +12,8 @@ Everything else on AMD takes the generic rules: masked accesses are guarded
 wavefronts need no warp sync, and `tile.dot` runs FMA loops.
 
 These rules use only the `FuncLowering` they are given (its type is imported
-for the checker only), so this file imports nothing from passes/gpu at run time.
+for the checker only), so this file imports nothing from passes/gpu at import
+time (the math rule defers to the generic one when it is called).
 Nearest upstream analogue: Triton's `TargetInfo` (third_party/amd).
 """
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mlir import ir
-from mlir.dialects import llvm
+from mlir.dialects import llvm, vector
 
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
@@ -46,3 +48,24 @@ def _block_count(L: FuncLowering, op: ir.Operation) -> None:
                    llvm.GEPNoWrapFlags.inbounds).result
     L.values[op.results[0]] = llvm.LoadOp(ir.IntegerType.get_signless(32), p, alignment=4,
                                           invariant=True).result
+
+
+def _exp2_instr(x: ir.Value) -> ir.Value:
+    return ir.Operation.create("llvm.call_intrinsic", results=[x.type], operands=[x], attributes={
+        "intrin": ir.StringAttr.get("llvm.amdgcn.exp2"),
+        "op_bundle_sizes": ir.DenseI32ArrayAttr.get([]),
+        "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0])}).result
+
+
+@RULES.rule("hook.math-fn", feature=Feature.EXP2_INSTR)
+def _math_fn(L: FuncLowering, name: str, t: ir.Type, x: ir.Value) -> ir.Value | None:
+    """float32 `math.exp2` (attention's scores): the hardware 2^x per element
+    (the intrinsic takes scalars only); everything else as the generic rule."""
+    f32 = ir.F32Type.get()
+    if name == "math.exp2" and isinstance(t, ir.VectorType) and t.element_type == f32:
+        parts = [_exp2_instr(vector.ExtractOp(x, [], [i]).result) for i in range(t.shape[0])]
+        return vector.FromElementsOp(t, parts).result
+    if name == "math.exp2" and t == f32:
+        return _exp2_instr(x)
+    from tilec.passes.gpu.math import native_math_fn
+    return native_math_fn(L, name, t, x)

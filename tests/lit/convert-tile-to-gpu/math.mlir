@@ -7,6 +7,7 @@
 //   device_libm: NVIDIA keeps math.* for libdevice (__nv_*f after
 //                convert-gpu-to-nvvm); AMD has none, so exp2/log2/sin become
 //                LLVM intrinsics (log(x) = log2(x) * ln 2);
+//   exp2_instr:  AMD's f32 exp2 is llvm.amdgcn.exp2 per element (v_exp_f32);
 //   fast_fdiv:   f32 division is llvm.nvvm.div.full on NVIDIA, arith.divf on AMD;
 //   fp_contract: float add/mul carry fastmath<contract> (FMA may form).
 
@@ -26,7 +27,9 @@
 // AMD-LABEL: gpu.func @mathk(
 // AMD: %[[E:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<1xf32>
 // AMD-NEXT: llvm.call_intrinsic "llvm.exp2"(%[[E]]) : (vector<1xf32>) -> vector<1xf32>
-// AMD-NEXT: llvm.call_intrinsic "llvm.exp2"(%{{.*}}) : (vector<1xf32>) -> vector<1xf32>
+// AMD-NEXT: %[[X:.*]] = vector.extract %{{.*}}[0] : f32 from vector<1xf32>
+// AMD-NEXT: %[[X2:.*]] = llvm.call_intrinsic "llvm.amdgcn.exp2"(%[[X]]) : (f32) -> f32
+// AMD-NEXT: vector.from_elements %[[X2]] : vector<1xf32>
 // AMD-NEXT: arith.addf %{{.*}}, %{{.*}} fastmath<contract> : vector<1xf32>
 // AMD-NEXT: %[[L:.*]] = llvm.call_intrinsic "llvm.log2"(%{{.*}}) : (vector<1xf32>) -> vector<1xf32>
 // AMD: arith.mulf %[[L]], %{{.*}} : vector<1xf32>

@@ -24,6 +24,7 @@ import pytest
 import tilec
 import tilec.language as tl
 from tilec.cache import DiskCache
+from processes import run_workers
 
 N = 1000
 
@@ -94,18 +95,7 @@ def _run(mode: str, cache_dir: pathlib.Path, n: int, together: bool) -> list[tup
     results = ctx.Queue()
     procs = [ctx.Process(target=_worker, args=(mode, str(cache_dir), barrier, i, results))
              for i in range(n)]
-    for p in procs:
-        p.start()
-    try:
-        outcomes = [results.get(timeout=300) for _ in procs]
-        for p in procs:
-            p.join(60)
-    finally:
-        for p in procs:
-            if p.is_alive():
-                p.kill()
-    assert [p.exitcode for p in procs] == [0] * n
-    return outcomes
+    return run_workers(procs, results)
 
 
 def _entries(root: pathlib.Path) -> list[pathlib.Path]:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import kernels_for_tests
+from processes import run_workers
 import tilec
 import tilec.driver
 import tilec.language as tl
@@ -173,19 +174,8 @@ def test_two_processes_compile_the_same_kernel(tmp_path: pathlib.Path) -> None:
     start, results = ctx.Event(), ctx.Queue()
     procs = [ctx.Process(target=kernels_for_tests.compile_and_run,
                          args=(str(tmp_path / "cache"), start, results)) for _ in range(2)]
-    for p in procs:
-        p.start()
-    try:
-        start.set()
-        outcomes = [results.get(timeout=180) for _ in procs]
-        for p in procs:
-            p.join(60)
-    finally:
-        for p in procs:
-            if p.is_alive():
-                p.kill()
+    outcomes = run_workers(procs, results, timeout=180, before_get=start.set)
     assert [o[0] for o in outcomes] == ["ok", "ok"], outcomes
-    assert [p.exitcode for p in procs] == [0, 0]
     assert sum(o[1] for o in outcomes) == 1                 # one compiled, under the lock
     assert len(list((tmp_path / "cache").rglob("manifest.json"))) == 1   # one entry
 

@@ -13,6 +13,7 @@ pytest.importorskip("torch")
 import torch.distributed  # noqa: E402
 
 import torch_workers  # noqa: E402
+from processes import run_workers  # noqa: E402
 
 
 @pytest.mark.skipif(not torch.distributed.is_available() or
@@ -24,17 +25,7 @@ def test_two_ranks_compile_once_and_all_reduce(tmp_path: pathlib.Path) -> None:
     procs = [ctx.Process(target=torch_workers.distributed_worker,
                          args=(rank, 2, str(cache), str(tmp_path / "rendezvous"), results))
              for rank in range(2)]
-    for p in procs:
-        p.start()
-    try:
-        outcomes = sorted(results.get(timeout=300) for _ in procs)
-        for p in procs:
-            p.join(60)
-    finally:
-        for p in procs:
-            if p.is_alive():
-                p.kill()
+    outcomes = sorted(run_workers(procs, results))
     assert [o[1] for o in outcomes] == ["ok", "ok"], outcomes
-    assert [p.exitcode for p in procs] == [0, 0]
     assert sum(o[2] for o in outcomes) == 1, outcomes          # one rank compiled
     assert len(list(cache.rglob("manifest.json"))) == 1         # one entry, shared

@@ -24,7 +24,7 @@ from tilec.targets import TARGETS
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from test_amd_matrix import _documented_operand, _documented_out  # noqa: E402
+from amd_simulation import simulate_transposed  # noqa: E402
 
 # (target, BLOCK_M, BLOCK_N (keys: P @ V's K), HEAD_DIM, num_warps)
 CHAINS = [("gfx942", 128, 64, 128, 4), ("gfx90a", 128, 64, 128, 4), ("gfx942", 64, 32, 64, 2),
@@ -53,8 +53,7 @@ def test_registers_of_the_scores_compute_p_at_v(target: str, bm: int, bn: int, d
     s_layout, chain = _chain(target, bm, bn, d, warps)
     assert chain is not None
     tt, plan = chain
-    ins, ws = tt.instr, tt.warp_size
-    kpl, step_k, pad = ins.operand_elems, ins.k * tt.kpack, 8
+    ws, pad = tt.warp_size, 8
     rng = np.random.default_rng(3)
     p = rng.integers(-4, 5, (bm, bn))
     v = rng.integers(-4, 5, (bn, d))
@@ -72,37 +71,13 @@ def test_registers_of_the_scores_compute_p_at_v(target: str, bm: int, bn: int, d
         return int(p[i, j])
     d_t = Distribution.of(tt.layout(), (d, bm))
     dc = Distribution.of(transpose_layout(tt.layout()), (bm, d))
-    out = np.full((bm, d), 10 ** 9, np.int64)
-    mt, ng = tt.tiles(d, bm)
     assert d_t.num_chunks == dc.num_chunks
-    for warp in range(warps):
-        for t in range(mt):
-            for g in range(ng):
-                for u in range(tt.nv):
-                    acc = np.zeros((ins.m, ins.n), np.int64)
-                    for pair in range(bn // step_k):
-                        for s in range(tt.kpack):
-                            ta = np.zeros((ins.m, ins.k), np.int64)
-                            tb = np.zeros((ins.k, ins.n), np.int64)
-                            for ln in range(ws):
-                                oa = tt.a_offset(ln, warp, t, pair, ld) + s * kpl
-                                for e in range(kpl):
-                                    i, kk = _documented_operand(ins, ln, e)
-                                    ta[i, kk] = buf_x[oa + e]
-                                    src = plan[(g, u, pair, s)][e]
-                                    other = src.xor and (src.bit < 0 or
-                                                         (ln >> src.bit) & 1 == src.when)
-                                    holder = warp * ws + (ln ^ src.xor if other else ln)
-                                    kk, j = _documented_operand(ins, ln, e)[::-1]
-                                    tb[kk, j] = held(holder, src.chunk, src.elem)
-                            acc += ta @ tb
-                    for ln in range(ws):
-                        coords = dc.thread_coords(warp * ws + ln, ws)
-                        for r in range(tt.acc_regs):
-                            i, j = _documented_out(ins, ln, r)
-                            key_a, key_b = tt.chunk_key(t, g, r)
-                            row, col = coords[(key_b + u, key_a)]
-                            out[row, col] = acc[i, j]
+
+    def b_elem(warp: int, ln: int, g: int, u: int, pair: int, s: int, e: int) -> int:
+        src = plan[(g, u, pair, s)][e]
+        other = src.xor and (src.bit < 0 or (ln >> src.bit) & 1 == src.when)
+        return held(warp * ws + (ln ^ src.xor if other else ln), src.chunk, src.elem)
+    out = simulate_transposed(tt, warps, bm, d, bn, ld, buf_x, b_elem)
     np.testing.assert_array_equal(out, p @ v)
 
 

@@ -69,7 +69,7 @@ def test_transposed_product_reads_compute_the_product(target: str, m: int, n: in
     the ISA documents; results land through the [N, M] tiling's chunk keys,
     then C's keys swapped: the whole must equal A @ B."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from test_amd_matrix import _documented_operand, _documented_out
+    from amd_simulation import simulate_transposed
     from tilec.targets.amd.mfma import bt_coords
     tt = choose_transposed(TARGETS[target], _kind(target), m, n, k, a, "f32", warps)
     assert tt is not None
@@ -85,37 +85,11 @@ def test_transposed_product_reads_compute_the_product(target: str, m: int, n: in
         buf_x[nn * ld:nn * ld + k] = bv[:, nn]
     for mm in range(m):
         buf_y[mm * ld:mm * ld + k] = av[mm]
-    d_t = Distribution.of(tt.layout(), (n, m))
-    d = Distribution.of(transpose_layout(tt.layout()), (m, n))
-    out = np.full((m, n), 10 ** 9, np.int64)
-    mt, ng = tt.tiles(n, m)
-    for warp in range(warps):
-        for t in range(mt):
-            for g in range(ng):
-                for u in range(tt.nv):
-                    acc = np.zeros((ins.m, ins.n), np.int64)
-                    for pair in range(k // step_k):
-                        for s in range(tt.kpack):
-                            ta = np.zeros((ins.m, ins.k), np.int64)
-                            tb = np.zeros((ins.k, ins.n), np.int64)
-                            for ln in range(tt.warp_size):
-                                oa = tt.a_offset(ln, warp, t, pair, ld) + s * kpl
-                                col, k0 = bt_coords(tt, ln, warp, g, u)
-                                for e in range(kpl):
-                                    i, kk = _documented_operand(ins, ln, e)
-                                    ta[i, kk] = buf_x[oa + e]
-                                    ob = col * ld + k0 + pair * step_k + s * kpl + e
-                                    kk, j = _documented_operand(ins, ln, e)[::-1]
-                                    tb[kk, j] = buf_y[ob]
-                            acc += ta @ tb
-                    for ln in range(tt.warp_size):
-                        coords = d.thread_coords(warp * tt.warp_size + ln, tt.warp_size)
-                        for r in range(tt.acc_regs):
-                            i, j = _documented_out(ins, ln, r)
-                            key_a, key_b = tt.chunk_key(t, g, r)
-                            # C's element: the [N, M] key (key_a, key_b + u) swapped.
-                            row, col = coords[(key_b + u, key_a)]
-                            out[row, col] = acc[i, j]
+
+    def b_elem(warp: int, ln: int, g: int, u: int, pair: int, s: int, e: int) -> int:
+        col, k0 = bt_coords(tt, ln, warp, g, u)
+        return int(buf_y[col * ld + k0 + pair * step_k + s * kpl + e])
+    out = simulate_transposed(tt, warps, m, n, k, ld, buf_x, b_elem)
     np.testing.assert_array_equal(out, av @ bv)
 
 

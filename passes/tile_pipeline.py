@@ -25,7 +25,9 @@ rows permuted for the wgmma accumulator layout) and a prologue: the load side
 of iterations 0 .. S-2 cloned (induction variable lb + p * step), each issuing
 `tile.async_copy` of both tiles into slot p with the mask `and`-ed with
 `iv < ub`, and a `tile.async_commit`.  The new loop carries the load side's
-iteration arguments S - 1 iterations ahead and a slot counter j; its body:
+iteration arguments S - 1 iterations ahead and a slot counter j (with cp.async
+into wgmma or mma.sync the slot itself, wrapping at S, so `j % S` below is j;
+TMA and tcgen05 loops count iterations, for the barriers' phase); its body:
 `tile.async_wait {pending = S-2}` and `tile.barrier` (iteration j's slot is
 filled), the original ops with the dot replaced by `tile.mma` on slot j % S and
 `tile.mma_wait {pending = 1}` (one product stays in flight), a `tile.barrier`
@@ -165,6 +167,15 @@ def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
                  tail[0] if tail else None)
 
 
+def _wrap(v: ir.Value, stages: int) -> ir.Value:
+    """`v` - S where v >= S, else v (for 0 <= v < 2S: a slot index; a mask
+    where S is a power of two)."""
+    if stages & (stages - 1) == 0:
+        return arith.AndIOp(v, ps.i32(stages - 1)).result
+    over = arith.CmpIOp(arith.CmpIPredicate.uge, v, ps.i32(stages)).result
+    return arith.SelectOp(over, arith.SubIOp(v, ps.i32(stages)).result, v).result
+
+
 def _issue(plan: _Plan, rings: tuple[ir.Value, ir.Value], slot: ir.Value, iv: ir.Value,
            ub: ir.Value, mapping: dict[ir.Value, ir.Value],
            bars: ir.Value | None = None) -> dict[ir.Value, ir.Value]:
@@ -264,6 +275,12 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     new_body = new_for.body
     new_args = list(new_body.arguments)
     counter = new_args[-1]
+    # With cp.async into wgmma or mma.sync the counter is the slot itself (it
+    # wraps at S: a mask, or a compare and select, per iteration, where `j % S`
+    # cost a multiply-high and put a multiply into every copy's destination).
+    # TMA waits and tcgen05's product barriers need the phase: there it counts
+    # iterations.
+    wraps = bars is None and kind != "tcgen05"
     with loc, ir.InsertionPoint(new_body):
         if bars is not None:
             first = pipeline_tma.wait(bars, counter, stages, loc)
@@ -281,7 +298,7 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     dot = plan.dot
     with dot.location, ir.InsertionPoint(dot):
         s = ps.i32(stages)
-        read = arith.RemUIOp(counter, s).result
+        read = counter if wraps else arith.RemUIOp(counter, s).result
         started = tile_memory.mma(rings[0], read, rings[1], read, dot.operands[2], kind,
                                   loc=dot.location)
         if plan.b_trans is not None:
@@ -297,7 +314,8 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
             # has, measured 3-8% slower on the H200 here: the results README.)
             if (num_warps > 4 or bars is not None) and kind == "wgmma":
                 tile.barrier(loc=dot.location)
-        write = arith.RemUIOp(arith.AddIOp(counter, ps.i32(ahead)).result, s).result
+        write = _wrap(arith.AddIOp(counter, ps.i32(ahead)).result, stages) if wraps \
+            else arith.RemUIOp(arith.AddIOp(counter, ps.i32(ahead)).result, s).result
         iv_w = arith.AddIOp(new_args[0], arith.MulIOp(step, ps.i32(ahead)).result).result
         m = _issue(plan, rings, write, iv_w, ub,
                    {new_args[0]: iv_w, **{new_args[i + 1]: new_args[i + 1]
@@ -315,6 +333,8 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     outs = list(old_yield.operands)
     with loc, ir.InsertionPoint(old_yield):
         nxt = arith.AddIOp(counter, ps.i32(1)).result
+        if wraps:
+            nxt = _wrap(nxt, stages)
         scf.YieldOp([m.get(v, v) if i in plan.carried else v for i, v in enumerate(outs)] +
                     [nxt])
     old_yield.erase()

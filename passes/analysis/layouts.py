@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Sequence
 
 from mlir import ir
 
@@ -154,6 +155,15 @@ class SwizzledTile:
     def nbytes(self) -> int:
         return self.rows * self.cols * self.elem_bytes
 
+    def delta(self, drow: int, dcol: int) -> int | None:
+        """The constant byte distance from element (r, c) to (r + drow, c + dcol)
+        for every (r, c), or None where it depends on (r, c): rows a multiple of
+        the swizzle's 8-row period apart and columns whole atoms apart, rows not
+        permuted."""
+        if self.permute_rows or drow % 8 or dcol % self.atom_cols:
+            return None
+        return drow * 128 + dcol // self.atom_cols * self.atom_bytes
+
     def row_position(self, row: int) -> int:
         if not self.permute_rows:
             return row
@@ -197,6 +207,11 @@ class PaddedTile:
     def offset(self, row: int, col: int) -> int:
         """Byte offset of element (row, col)."""
         return row * self.row_bytes + col * self.elem_bytes
+
+    def delta(self, drow: int, dcol: int) -> int | None:
+        """The byte distance from element (r, c) to (r + drow, c + dcol) (the
+        layout is linear: the same for every (r, c))."""
+        return drow * self.row_bytes + dcol * self.elem_bytes
 
 
 @dataclass(frozen=True)
@@ -268,6 +283,29 @@ class Distribution:
         """Coordinate of local element `local` along d, minus the thread's base."""
         rep, i = divmod(local, self.ept[d])
         return rep * self.cover[d] + i
+
+    def run_key(self, constancy: Sequence[int], local: Sequence[int]) -> tuple[int, ...]:
+        """For the local element `local` of a tile whose values come in runs of
+        `constancy[k]` equal values along k (aligned at multiples of it, as the
+        axis analysis states): a key that two local elements share only where
+        their values are equal in every thread.  Along k a thread's coordinate
+        is its base b (a multiple of `per_thread[k]`, below `cover[k]`, reduced
+        modulo the tile where it wraps) plus the static offset rep * cover + j
+        (j < per_thread).  With a power-of-two run length c and power-of-two
+        sizes, floor((b + s) / c) = floor(b / c) + floor(s / c) (the low bits
+        of b and s do not overlap below c), so `s // c` is the key; a run as long
+        as the tile covers all of it; other run lengths and sliced
+        distributions share nothing."""
+        out = []
+        for k in range(self.rank):
+            c = constancy[k] if self.sliced_dim is None else 1
+            if c >= self.shape[k]:
+                out.append(0)
+            elif c > 1 and c & (c - 1) == 0:
+                out.append(self.static_offset(k, local[k]) // c)
+            else:
+                out.append(local[k])
+        return tuple(out)
 
     def needs_wrap(self, d: int) -> bool:
         """True when a thread's base must be reduced modulo the tile size."""

@@ -345,6 +345,14 @@ class FuncLowering:
             out.append(cache[offs])
         return out
 
+    def run_key(self, v: ir.Value, d: Distribution, key: tuple[int, ...],
+                i: int) -> tuple[int, ...]:
+        """`Distribution.run_key` of element `i` of chunk `key` of tile `v`, by
+        the axis analysis's constancy of `v` (consumers reuse one value per key:
+        one cp.async predicate per run of equal mask bits)."""
+        local = tuple(k + (i if dim == d.fast else 0) for dim, k in enumerate(key))
+        return d.run_key(self.axis.get(v).constancy, local)
+
     # -- memory access width
     def access(self, ptr: ir.Value, mask: ir.Value | None, d: Distribution,
                eb: int) -> tuple[int, int]:

@@ -14,7 +14,13 @@ destination is the element's byte offset in the ring slot's layout
 (`layouts.SwizzledTile`, the same function the wgmma descriptors assume, or
 `layouts.PaddedTile`, the padded rows `ldmatrix` reads; `ring_tile`) and
 the source size is 0 where the mask is off, so the copy writes zeros and reads
-nothing (Triton's `other = 0`).  The fence after the wait makes the copied data
+nothing (Triton's `other = 0`).  Two things are computed once and reused:
+the source size of every access in one run of equal mask bits
+(`Distribution.run_key` on the mask's constancy: a K mask on B, constant over
+16 rows where K is 16-divisible, gives one predicate per 16 rows, not one per
+row), and the destination of every access a constant number of bytes from an
+earlier one (`SwizzledTile.delta` / `PaddedTile.delta`: rows 8 apart in the
+128-byte swizzle), which becomes the copy's immediate offset.  The fence after the wait makes the copied data
 visible to the async proxy that `wgmma` / `tcgen05.mma` read shared memory
 through (only on targets with `WGMMA` and in kernels with tcgen05 dots: the
 instruction needs sm_90, and `ldmatrix` reads through
@@ -36,7 +42,7 @@ from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
 from tilec.targets.nvidia import tcgen05
 from tilec.targets.nvidia.wgmma import (
-    byte_address, fence_async_shared, ring_tile, swizzled_offset,
+    byte_address, const_byte_address, fence_async_shared, ring_tile, swizzled_offset,
 )
 
 if TYPE_CHECKING:
@@ -59,19 +65,35 @@ def _async_copy(L: FuncLowering, op: ir.Operation) -> None:
     cols = L.coordinates(d, 1, 0)
     masks = L.frag(mask) if mask is not None else None
     i32 = ir.IntegerType.get_signless(32)
+    sizes: dict[tuple[int, ...], ir.Value] = {}   # one source size per run of equal mask bits
+    firsts: list[tuple[int, int, ir.Value]] = []   # (row, col) offsets computed in full
     for c, (pv, rv, cv) in enumerate(zip(L.frag(ptr), rows, cols)):
         for i in range(0, d.vec_len, w):
-            off = arith.AddIOp(slot_base, swizzled_offset(L, t, L.extract(rv, i),
-                                                          L.extract(cv, i))).result
+            key = d.chunk_keys[c]
+            srow, scol = d.static_offset(0, key[0]), d.static_offset(1, key[1] + i)
+            dst = None
+            for row0, col0, addr0 in firsts:
+                delta = t.delta(srow - row0, scol - col0)
+                if delta is not None:   # same swizzle phase: a constant apart
+                    dst = const_byte_address(addr0, delta)
+                    break
+            if dst is None:
+                off = arith.AddIOp(slot_base, swizzled_offset(L, t, L.extract(rv, i),
+                                                              L.extract(cv, i))).result
+                dst = byte_address(ring, off)
+                firsts.append((srow, scol, dst))
             src = L.extract(pv, i)
             nbytes = w * eb
             size: ir.Value | None = None
-            if masks is not None:
-                on = L.extract(masks[c], i)
-                size = arith.SelectOp(on, L.const_i32(nbytes), L.const_i32(0)).result
+            if mask is not None and masks is not None:
+                run = L.run_key(mask, d, d.chunk_keys[c], i)
+                if run not in sizes:
+                    on = L.extract(masks[c], i)
+                    sizes[run] = arith.SelectOp(on, L.const_i32(nbytes), L.const_i32(0)).result
+                size = sizes[run]
             modifier = ir.Attribute.parse(
                 f"#nvvm<load_cache_modifier {'cg' if nbytes == 16 else 'ca'}>")
-            nvvm.CpAsyncOp(byte_address(ring, off), src, ir.IntegerAttr.get(i32, nbytes),
+            nvvm.CpAsyncOp(dst, src, ir.IntegerAttr.get(i32, nbytes),
                            modifier, cpSize=size)
 
 

@@ -106,6 +106,15 @@ def swizzled_offset(L: FuncLowering, t: SwizzledTile | PaddedTile, row: ir.Value
 _DYNAMIC_INDEX = -2147483648   # kDynamicIndex of llvm.getelementptr
 
 
+def const_byte_address(buf: ir.Value, off: int) -> ir.Value:
+    """`buf` + `off` bytes, a constant (kept apart from the dynamic part, so
+    it becomes the instruction's immediate offset)."""
+    if off == 0:
+        return buf
+    return llvm.GEPOp(buf.type, buf, [], [off], ir.IntegerType.get_signless(8),
+                      llvm.GEPNoWrapFlags.none).result
+
+
 def byte_address(buf: ir.Value, off: ir.Value) -> ir.Value:
     """`buf` + `off` bytes (a shared-memory pointer)."""
     return llvm.GEPOp(buf.type, buf, [off], [_DYNAMIC_INDEX], ir.IntegerType.get_signless(8),

@@ -40,6 +40,12 @@ class Feature(str, Enum):
     # `llvm.amdgcn.exp2`, one v_exp_f32, as Triton's AMD back end emits) instead
     # of LLVM's exp2, which scales inputs below -126 for denormal results.
     EXP2_INSTR = "exp2_instr"
+    # tl.math.exp2 on float32 is `ex2.approx.ftz.f32` (NVIDIA; results below
+    # 2^-126 flush to zero, as Triton's NVIDIA back end emits) instead of
+    # libdevice's exp2f, whose non-ftz `ex2.approx.f32` ptxas wraps in a range
+    # check and two multiplies (three more instructions per element: a sixth
+    # of an attention loop).
+    EXP2_FTZ = "exp2_ftz"
     # float32 division may use the approximate (full-range) divide, as Triton does.
     FAST_FDIV = "fast_fdiv"
     # float mul+add may fuse into FMA (Triton's default).
@@ -246,7 +252,7 @@ STAGES: dict[str, tuple[str, ...]] = {
 F = Feature
 _NV_COMMON = frozenset({F.WARP_SYNC_INSTR, F.DEVICE_LIBM, F.DEVICE_PRINTF, F.FAST_EXP2,
                         F.FP_CONTRACT, F.PTX_PREDICATED_MEM, F.FAST_FDIV, F.DYNAMIC_SHARED,
-                        F.MMA_M16N8K16, F.CP_ASYNC, F.INLINE_ASM, F.CVT_ROUNDING})
+                        F.MMA_M16N8K16, F.CP_ASYNC, F.INLINE_ASM, F.CVT_ROUNDING, F.EXP2_FTZ})
 _AMD_COMMON = frozenset({F.FAST_EXP2, F.EXP2_INSTR, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT,
                          F.SWIZZLED_EXCHANGE, F.SCRATCH_REUSE, F.DIRECT_ACC_STORES,
                          F.INLINE_ASM_LLVM_MC, F.LOOP_SCALAR_BASES, F.PRINTF_BUFFER})

@@ -6,7 +6,7 @@ the features the NVIDIA records have (the pass's `RuleTable` lists `RULES`).
 | `hook.address-lane` | `PTX_PREDICATED_MEM` | a lane of an address/mask vector recomputed on scalars |
 | `hook.masked-load` | `PTX_PREDICATED_MEM` | `@p ld.global[.v2/.v4].b32/.b16/.b8` through inline asm |
 | `hook.masked-store` | `PTX_PREDICATED_MEM` | `@p st.global...` through inline asm |
-| `hook.math-fn` | `DEVICE_LIBM` | keep the `math` op: libdevice (`__nv_*`) through `convert-gpu-to-nvvm` |
+| `hook.math-fn` | `DEVICE_LIBM` | keep the `math` op: libdevice (`__nv_*`) through `convert-gpu-to-nvvm`; float32 `math.exp2` is `ex2.approx.ftz.f32` with `EXP2_FTZ` |
 | `hook.f32-div` | `FAST_FDIV` | `llvm.nvvm.div.full` (`div.full.f32`, 2 ulp, as Triton's `/`) |
 | `hook.dot-mma` | `MMA_M16N8K16` | `tile.dot` on the tensor cores: `ldmatrix` + `mma.sync.m16n8k16` |
 | `tile.warp_sync` | `WARP_SYNC_INSTR` | `nvvm.bar.warp.sync` with a full mask |
@@ -304,8 +304,16 @@ def _masked_store(L: FuncLowering, pred: ir.Value, v: ir.Value, p: ir.Value,
 
 @RULES.rule("hook.math-fn", feature=Feature.DEVICE_LIBM)
 def _libdevice_math_fn(L: FuncLowering, name: str, t: ir.Type, x: ir.Value) -> ir.Value | None:
-    """The math op stays: `convert-gpu-to-nvvm` calls libdevice, which MLIR links."""
+    """The math op stays: `convert-gpu-to-nvvm` calls libdevice, which MLIR links;
+    float32 exp2 is `ex2.approx.ftz.f32` where the record has `EXP2_FTZ`."""
+    if name == "math.exp2" and L.target.has(Feature.EXP2_FTZ) and \
+            _elem_type(t) == ir.F32Type.get():
+        return _per_element("llvm.nvvm.ex2.approx.ftz.f", t, [x])
     return None
+
+
+def _elem_type(t: ir.Type) -> ir.Type:
+    return ir.VectorType(t).element_type if isinstance(t, ir.VectorType) else t
 
 
 @RULES.rule("hook.f32-div", feature=Feature.FAST_FDIV)

@@ -32,6 +32,8 @@ Nearest upstream analogue: MLIR's `nvgpu.warpgroup.mma` lowering; Triton's
 """
 from __future__ import annotations
 
+import math
+
 from typing import TYPE_CHECKING, Sequence
 
 from mlir import ir
@@ -233,8 +235,24 @@ def register_a(L: FuncLowering, a: ir.Value, m: int, k: int) -> list[list[list[i
     return out
 
 
+def _is_zero(v: ir.Value) -> bool:
+    """Whether `v` is a constant whose every element is +0.0 (a product added
+    to it is the product itself)."""
+    owner = v.owner
+    if not isinstance(owner, ir.OpView) or owner.operation.name not in (
+            "arith.constant", "llvm.mlir.constant"):
+        return False
+    value = owner.operation.attributes["value"]
+    if isinstance(value, ir.DenseFPElementsAttr) and value.is_splat:
+        value = value.get_splat_value()
+    if not isinstance(value, ir.FloatAttr):
+        return False
+    x = float(value.value)
+    return x == 0.0 and math.copysign(1.0, x) > 0
+
+
 def _wgmma_register_a(n: int, kind: str, regs: list[ir.Value], a: list[ir.Value],
-                      db: ir.Value, b_kmajor: bool) -> list[ir.Value]:
+                      db: ir.Value, b_kmajor: bool, scale_d: int = 1) -> list[ir.Value]:
     """One `wgmma.mma_async` m64nNk16 with A in registers (inline PTX: upstream's
     op takes A only as a shared-memory descriptor); accumulators tied through."""
     f32 = ir.F32Type.get()
@@ -242,7 +260,8 @@ def _wgmma_register_a(n: int, kind: str, regs: list[ir.Value], a: list[ir.Value]
     st = llvm.StructType.get_literal([f32] * nd)
     d_list = ", ".join(f"${j}" for j in range(nd))
     a_list = ", ".join(f"${2 * nd + j}" for j in range(4))   # after outputs and tied inputs
-    text = ("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+    text = ("{\n.reg .pred p;\n"
+            f"setp.ne.b32 p, {scale_d}, 0;\n"
             f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{kind}.{kind} {{{d_list}}}, "
             f"{{{a_list}}}, ${2 * nd + 4}, p, 1, 1, {0 if b_kmajor else 1};\n}}")
     cons = ",".join(["=f"] * nd + [str(j) for j in range(nd)] + ["r"] * 4 + ["l"])
@@ -279,11 +298,17 @@ def issue(L: FuncLowering, elem: ir.Type, a_buf: ir.Value | None, a_off: ir.Valu
     a_start = _offset_sum(L, wg_off, a_off)
     da0 = None if a_buf is None else _plus(_descriptor_base(L, a_buf, 16, 1024), a_start)
     db0 = _plus(_descriptor_base(L, b_buf, 16 if b_kmajor else tb.atom_bytes, 1024), b_off)
-    f32 = ir.F32Type.get()
     kind = fp8 or ("bf16" if isinstance(elem, ir.BF16Type) else "f16")
     attr = ir.Attribute.parse
     keys = _acc_keys(m, n, L.num_warps)
+    f32 = ir.F32Type.get()
     values = [[L.extract(acc_chunks[d.chunk_index(key)], e) for key, e in regs] for regs in keys]
+    # A zero accumulator is not read: the first k-step runs with scale-d = 0 on
+    # undefined inputs (no registers written for it, none of them between the
+    # fence and the instruction, where ptxas would have to fence again).
+    fresh = all(_is_zero(c) for c in acc_chunks)
+    if fresh:
+        values = [[llvm.UndefOp(f32).result for _ in regs] for regs in values]
     nvvm.WgmmaFenceAlignedOp()
     for kk in range(k // k_instr):
         k0 = k_instr * kk
@@ -295,9 +320,10 @@ def issue(L: FuncLowering, elem: ir.Type, a_buf: ir.Value | None, a_off: ir.Valu
                            (k0 % tb.atom_cols) * eb)
             else:
                 db = _plus(db0, (s * n_instr // 64) * tb.atom_bytes + k0 * 128)
+            scale_d = 0 if fresh and kk == 0 else 1
             if a_regs is not None:
                 values[idx] = _wgmma_register_a(n_instr, kind, regs, a_regs[i][kk], db,
-                                                b_kmajor)
+                                                b_kmajor, scale_d)
                 continue
             assert da0 is not None
             da = _plus(da0, i * 64 * 128 + a_k)
@@ -308,7 +334,8 @@ def issue(L: FuncLowering, elem: ir.Type, a_buf: ir.Value | None, a_off: ir.Valu
             out = nvvm.WgmmaMmaAsyncOp(
                 st, packed, da, db, attr(f"#nvvm.shape<m = 64, n = {n_instr}, k = {k_instr}>"),
                 attr(f"#nvvm.wgmma_type<{kind}>"), attr(f"#nvvm.wgmma_type<{kind}>"),
-                attr("#nvvm.wgmma_type<f32>"), attr("#nvvm.wgmma_scale_out<one>"),
+                attr("#nvvm.wgmma_type<f32>"),
+                attr(f"#nvvm.wgmma_scale_out<{'one' if scale_d else 'zero'}>"),
                 attr("#nvvm.wgmma_scale_in<one>"), attr("#nvvm.wgmma_scale_in<one>"),
                 attr("#nvvm.mma_layout<row>"),
                 attr(f"#nvvm.mma_layout<{'col' if b_kmajor else 'row'}>")).result

@@ -8,13 +8,17 @@
 //                convert-gpu-to-nvvm); AMD has none, so exp2/log2/sin become
 //                LLVM intrinsics (log(x) = log2(x) * ln 2);
 //   exp2_instr:  AMD's f32 exp2 is llvm.amdgcn.exp2 per element (v_exp_f32);
+//   exp2_ftz:    NVIDIA's f32 exp2 is llvm.nvvm.ex2.approx.ftz.f per element
+//                (tl.exp, through fast_exp2, stays libdevice's exp2f);
 //   fast_fdiv:   f32 division is llvm.nvvm.div.full on NVIDIA, arith.divf on AMD;
 //   fp_contract: float add/mul carry fastmath<contract> (FMA may form).
 
 // NV-LABEL: gpu.func @mathk(
 // NV: %[[E:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<1xf32>
 // NV-NEXT: math.exp2 %[[E]] : vector<1xf32>
-// NV-NEXT: math.exp2 %{{.*}} : vector<1xf32>
+// NV-NEXT: %[[Y:.*]] = vector.extract %{{.*}}[0] : f32 from vector<1xf32>
+// NV-NEXT: %[[Y2:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"(%[[Y]]) : (f32) -> f32
+// NV-NEXT: vector.from_elements %[[Y2]] : vector<1xf32>
 // NV-NEXT: arith.addf %{{.*}}, %{{.*}} fastmath<contract> : vector<1xf32>
 // NV-NEXT: math.log %{{.*}} : vector<1xf32>
 // NV: math.sqrt %{{.*}} : vector<1xf32>

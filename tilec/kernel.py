@@ -209,12 +209,13 @@ class Kernel(KernelLauncher):
         target = target or self._target_for(infos)
         from tilec.targets import get_target
         get_target(target)
-        entry = self._cached_entry(Specialization.of(self.plan, infos, constexprs, target,
+        from tilec.launch import launching
+        entry = None if not launching() else self._cached_entry(Specialization.of(self.plan, infos, constexprs, target,
                                                      self.compile_options(options),
                                                      self.used_globals()))
         from tilec.compiled import CompiledHandle
         run_opts = {k: v for k, v in options.items() if k not in self.plan._index}
-        if entry is None:   # record mode: placeholder facts that keep host code going
+        if entry is None:   # record mode (or launches off): placeholder facts for host code
             from tilec.runtime.record import PLACEHOLDER_METADATA, PLACEHOLDER_SHARED
             facts = {"metadata": dict(PLACEHOLDER_METADATA), "shared": PLACEHOLDER_SHARED,
                      "num_warps": self.compile_options(options).num_warps,

@@ -19,7 +19,7 @@
         an .mlir file (`-` reads stdin) and print it
     tilec cache [--clear]
         show (or remove) what the disk cache holds
-    tilec replay FILE [--cache DIR] [--json OUT]
+    tilec replay FILE [--cache DIR] [--sources DIR] [--json OUT]
         compile every specialization a TILEC_RECORD file (written where the
         compiler is missing) lists into the disk cache (DIR); report each as
         compiled, cached or failed

@@ -20,6 +20,9 @@ recorded one, or the record fails with the reason.  Each record is reported
 as `compiled`, `cached` (already there, same builder) or `failed` (with the
 TilecError text: a specialization tilec cannot compile is a finding).
 
+`--sources DIR`: a record made on another machine names that machine's
+paths; a file missing here is looked for by name in DIR.
+
 Exit status: 0 when no record failed, 1 otherwise.
 """
 from __future__ import annotations
@@ -184,13 +187,24 @@ class Outcome:
     message: str = ""
 
 
-def replay_record(rec: dict[str, Any], programs: dict[tuple[str, str], Loaded], cache: Any
-                  ) -> Outcome:
+def source_file(recorded: str, sources: str | None) -> str:
+    """The recorded file, or (where it is missing here) the file of that name in
+    `sources`: records made on another machine name its paths.  The source
+    hash check catches a different file."""
+    if Path(recorded).is_file() or sources is None:
+        return recorded
+    alt = Path(sources) / Path(recorded).name
+    return str(alt.resolve()) if alt.is_file() else recorded
+
+
+def replay_record(rec: dict[str, Any], programs: dict[tuple[str, str], Loaded], cache: Any,
+                  sources: str | None = None) -> Outcome:
     """Compile one record into `cache` (programs: loaded files, filled as needed)."""
     from tilec.builder import builder_fingerprint
     sig = ",".join(p["type"] + ("=1" if p.get("equal_to_1") else f":{p['divisibility']}")
                    for p in rec["params"])
     out = Outcome("failed", rec["kernel"], rec["target"], sig, rec["constexprs"])
+    rec = {**rec, "file": source_file(rec["file"], sources)}
     where = (rec["file"], rec["module"])
     if where not in programs:
         mod = rec["module"]
@@ -245,8 +259,8 @@ def replay_record(rec: dict[str, Any], programs: dict[tuple[str, str], Loaded], 
     return out
 
 
-def replay(path: str, cache_dir: str | None = None, quiet: bool = False
-           ) -> tuple[list[Outcome], dict[tuple[str, str], Loaded]]:
+def replay(path: str, cache_dir: str | None = None, quiet: bool = False,
+           sources: str | None = None) -> tuple[list[Outcome], dict[tuple[str, str], Loaded]]:
     """Replay every record of `path` into the cache (`cache_dir` or the default)."""
     from tilec.cache import DiskCache, default_cache_dir
     from tilec.runtime.record import read_records
@@ -256,7 +270,7 @@ def replay(path: str, cache_dir: str | None = None, quiet: bool = False
     programs: dict[tuple[str, str], Loaded] = {}
     outcomes = []
     for rec in read_records(path):
-        o = replay_record(rec, programs, cache)
+        o = replay_record(rec, programs, cache, sources)
         outcomes.append(o)
         if not quiet:
             cx = " ".join(f"{k}={v}" for k, v in o.constexprs.items())
@@ -268,7 +282,7 @@ def replay(path: str, cache_dir: str | None = None, quiet: bool = False
 def cmd_replay(args: argparse.Namespace) -> int:
     if not Path(args.file).is_file():
         raise TilecError(f"no such file: {args.file}")
-    outcomes, programs = replay(args.file, args.cache)
+    outcomes, programs = replay(args.file, args.cache, sources=args.sources)
     for (file, _), loaded in programs.items():
         for p in loaded.problems:
             print(f"note: while loading {file}: {p}", file=sys.stderr)
@@ -286,5 +300,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     r.add_argument("file", metavar="FILE", help="a record file (JSON lines, from TILEC_RECORD)")
     r.add_argument("--cache", metavar="DIR",
                    help="the cache to fill (default: TILEC_CACHE_DIR's, else ~/.cache/tilec)")
+    r.add_argument("--sources", metavar="DIR",
+                   help="where a recorded source file is missing here, use DIR/<its name>")
     r.add_argument("--json", metavar="OUT", help="also write the per-record outcomes as JSON")
     return r

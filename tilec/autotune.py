@@ -223,7 +223,8 @@ class Autotuner(_Wrapped):
         stored = _read_result(path, self.configs) if path is not None else None
         if stored is not None:
             return stored
-        if os.environ.get("TILEC_AUTOTUNE", "1") == "0":
+        from tilec.launch import launching
+        if os.environ.get("TILEC_AUTOTUNE", "1") == "0" or not launching():
             return self.configs[0]
         configs = self._prune(named, kwargs)
         times: dict[int, float] = {}
@@ -233,6 +234,8 @@ class Autotuner(_Wrapped):
         before = {n: _clone(named[n]) for n in dict.fromkeys(self.reset_to_zero + self.restore_value)}
         saved = {n: before[n] for n in self.restore_value}
         from tilec import progress
+        from tilec.runtime.record import skipped
+        skipped_before = skipped()
         for i, c in enumerate(self.configs):
             if c not in configs:
                 continue
@@ -258,7 +261,9 @@ class Autotuner(_Wrapped):
             print(f"tilec.autotune {self.kernel.name} {key}: {self.configs[best]} "
                   f"({times[best]:.4f} ms; " + ", ".join(
                       f"{self.configs[i]}: {t:.4f}" for i, t in times.items()) + ")")
-        if path is not None:
+        # Record mode (tilec/runtime/record.py) skipped launches: the timings
+        # measured nothing, so they stay out of the disk cache.
+        if path is not None and skipped() == skipped_before:
             _write_result(path, best, self.configs[best], self.timings[key])
         return self.configs[best]
 

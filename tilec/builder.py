@@ -26,7 +26,13 @@ _FILES = ("compiler.py", "driver.py")
 
 @functools.lru_cache(maxsize=1)
 def compiler_available() -> bool:
-    """True when this Python can compile kernels (MLIR, llvmlite, lark importable)."""
+    """True when this Python can compile kernels (MLIR, llvmlite, lark importable).
+
+    `TILEC_NO_COMPILER=1` makes it False even where they are: tests simulate
+    the compiler-less GPU machine with it (a cache miss then fails or, with
+    TILEC_RECORD, is recorded)."""
+    if os.environ.get("TILEC_NO_COMPILER") == "1":
+        return False
     return all(importlib.util.find_spec(m) is not None for m in _COMPILER_MODULES)
 
 

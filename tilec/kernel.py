@@ -117,7 +117,9 @@ class Kernel(KernelLauncher):
 
     # ------------------------------------------------------------ compiling
     def _cached_entry(self, spec: Specialization) -> Any:
-        """The disk-cache entry of a specialization, compiled first on a miss."""
+        """The disk-cache entry of a specialization, compiled first on a miss;
+        None where the compiler is missing and record mode (TILEC_RECORD:
+        tilec/runtime/record.py) noted the miss instead."""
         from tilec.builder import builder_fingerprint, compiler_available
         cache = DiskCache()
         key = self.cache_key(spec)
@@ -127,7 +129,12 @@ class Kernel(KernelLauncher):
             cache.invalidate(entry)  # built by another compiler: stale here
             entry = None
         if entry is None and not can_build:
-            raise TilecError(self._missing_specialization(spec, cache))
+            from tilec.runtime.record import record_file, record_missing
+            path = record_file()
+            if path is None:
+                raise TilecError(self._missing_specialization(spec, cache))
+            record_missing(self, spec, key, path)
+            return None
         if entry is None:
             from tilec.driver import build_entry
             with cache.build_lock(key):  # another process may be compiling it right now
@@ -151,7 +158,11 @@ class Kernel(KernelLauncher):
 
     def _load_or_compile(self, spec: Specialization) -> Any:
         from tilec.runtime.loaded import load_entry
-        return load_entry(self._cached_entry(spec))
+        entry = self._cached_entry(spec)
+        if entry is None:   # recorded: the launch is skipped
+            from tilec.runtime.record import SkippedKernel
+            return SkippedKernel(spec)
+        return load_entry(entry)
 
     # ------------------------------------------------------------ inspection
     @_user_api
@@ -188,17 +199,29 @@ class Kernel(KernelLauncher):
         """Fill the caches for the specialization these arguments would launch
         (on `target`; by default where the arrays live) and return its compiled
         kernel's facts (`n_regs`, `n_spills`, `metadata.shared`, as Triton's
-        `warmup(..., grid=)` handle).  `grid` is accepted and not used."""
+        `warmup(..., grid=)` handle).  `grid` is accepted and not used.
+        In record mode (TILEC_RECORD, no compiler here) a miss is recorded and
+        the facts are placeholders (32 registers, 0 spills, 16 KiB shared),
+        plausible non-zero values that keep occupancy formulas going, not
+        measurements."""
         values, options = self.plan.bind(args, kwargs)
         infos, constexprs = self.plan.classify(values)
         target = target or self._target_for(infos)
         from tilec.targets import get_target
         get_target(target)
-        entry = self._cached_entry(Specialization.of(self.plan, infos, constexprs, target,
+        from tilec.launch import launching
+        entry = None if not launching() else self._cached_entry(Specialization.of(self.plan, infos, constexprs, target,
                                                      self.compile_options(options),
                                                      self.used_globals()))
         from tilec.compiled import CompiledHandle
         run_opts = {k: v for k, v in options.items() if k not in self.plan._index}
+        if entry is None:   # record mode (or launches off): placeholder facts for host code
+            from tilec.runtime.record import PLACEHOLDER_METADATA, PLACEHOLDER_SHARED
+            facts = {"metadata": dict(PLACEHOLDER_METADATA), "shared": PLACEHOLDER_SHARED,
+                     "num_warps": self.compile_options(options).num_warps,
+                     "num_stages": self.compile_options(options).num_stages}
+            return CompiledHandle(self.name, target, facts,
+                                  launch=lambda g, a: self[g](*a, **run_opts))
         return CompiledHandle(self.name, target, dict(entry.metadata),
                               launch=lambda g, a: self[g](*a, **run_opts))
 

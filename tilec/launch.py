@@ -31,6 +31,28 @@ from tilec.specialization import FakeTensorArgument, Params, Specialization
 # `tilec::launch` operator (tilec/torch_launch.py) instead of launching.
 _dynamo_compiling: Callable[[], bool] = bool
 
+# True while `tilec replay` loads a recorded program's source (tilec/cli/replay.py):
+# every launch is then a no-op (the kernels are wanted, not their results).
+_launches_off = False
+
+
+class launches_off:
+    """`with launches_off():` kernel launches (and warmups) do nothing meanwhile."""
+
+    def __enter__(self) -> None:
+        global _launches_off
+        self._saved = _launches_off
+        _launches_off = True
+
+    def __exit__(self, *exc: Any) -> None:
+        global _launches_off
+        _launches_off = self._saved
+
+
+def launching() -> bool:
+    """False inside `launches_off()`."""
+    return not _launches_off
+
 def watch_torch() -> None:
     """Bind `_dynamo_compiling` to torch's once torch is imported (called where a
     launch is slow anyway: kernel definition, the general path, a new grid)."""
@@ -156,6 +178,8 @@ class KernelLauncher(abc.ABC):
         return replace(opts, debug=True) if getattr(self, "debug", False) else opts
 
     def run(self, grid: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+        if _launches_off:
+            return
         if getattr(self, "debug", False):
             self._run_checked(grid, args, kwargs)
             return

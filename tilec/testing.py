@@ -1,12 +1,14 @@
 """`tilec.testing`: Triton's `triton.testing` helpers for ported benchmarks.
 
-`do_bench(fn)` times `fn` (milliseconds, CUDA events on a GPU, the host clock
-otherwise) and returns the median, or the `quantiles` asked for.
+`do_bench(fn)` times `fn` (milliseconds; on a GPU with CUDA events and the L2
+flushed before each call, as Triton does; the host clock otherwise) and
+returns the mean, or the `quantiles` asked for.
 `do_bench_cudagraph` is `do_bench` (no CUDA graphs here; on the CPU there is
 nothing to capture).  `assert_close` compares arrays/tensors (NumPy or torch)
 with tolerances.  `Benchmark` and `perf_report` run a function over a grid of
-arguments and print (or return) the table; plotting is left out: `run(...,
-show_plots=True)` prints the table too.
+arguments and print (or return) the table; `save_path=` writes
+`<plot_name>.csv` there, `show_plots=True` prints the table and plots it with
+matplotlib where installed (`<plot_name>.png` in save_path).
 """
 from __future__ import annotations
 
@@ -37,6 +39,8 @@ def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100,
     time per call in ms: `quantiles` of the samples if given, else by
     `return_mode` ("min", "max", "mean", "median", "all")."""
     cuda = _uses_cuda()
+    if cuda:
+        return _do_bench_cuda(fn, warmup, rep, grad_to_none, quantiles, return_mode)
     fn()
     _sync(cuda)
     t0 = time.perf_counter()
@@ -55,6 +59,10 @@ def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100,
         fn()
         _sync(cuda)
         times.append((time.perf_counter() - t) * 1e3)
+    return _summary(times, quantiles, return_mode)
+
+
+def _summary(times: list[float], quantiles: Sequence[float] | None, return_mode: str) -> Any:
     if quantiles is not None:
         s = sorted(times)
         out = [s[min(len(s) - 1, int(q * len(s)))] for q in quantiles]
@@ -64,6 +72,40 @@ def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100,
     pick: dict[str, Callable[[list[float]], float]] = {
         "min": min, "max": max, "mean": statistics.fmean, "median": statistics.median}
     return pick[return_mode](times)
+
+
+def _do_bench_cuda(fn: Callable[[], Any], warmup: float, rep: float, grad_to_none: Any,
+                   quantiles: Sequence[float] | None, return_mode: str) -> Any:
+    """`do_bench` on a GPU, as Triton measures: CUDA events around each call,
+    the L2 cache flushed (a 256 MB buffer zeroed) before each, the number of
+    warm-up and timed calls estimated from five calls."""
+    import torch
+    fn()
+    torch.cuda.synchronize()
+    cache = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        cache.zero_()
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    estimate = max(start.elapsed_time(end) / 5, 1e-6)
+    n_warmup, n_repeat = max(1, int(warmup / estimate)), max(1, int(rep / estimate))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
+    for _ in range(n_warmup):
+        fn()
+    for i in range(n_repeat):
+        if grad_to_none is not None:
+            for x in grad_to_none:
+                x.grad = None
+        cache.zero_()
+        starts[i].record()
+        fn()
+        ends[i].record()
+    torch.cuda.synchronize()
+    return _summary([s.elapsed_time(e) for s, e in zip(starts, ends)], quantiles, return_mode)
 
 
 def do_bench_cudagraph(fn: Callable[[], Any], rep: float = 20, grad_to_none: Any = None,
@@ -146,9 +188,53 @@ class Mark:
                 for r in rows:
                     print("\t".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in r))
             tables.append((header, rows))
+            if save_path:
+                _save(bench, header, rows, save_path)
+            if show_plots:
+                _plot(bench, header, rows, save_path)
         if return_df:
             return tables[0] if len(tables) == 1 else tables
         return None
+
+
+def _save(bench: Benchmark, header: list[str], rows: list[list[Any]], folder: str) -> None:
+    """`<save_path>/<plot_name>.csv` (Triton writes this file too)."""
+    import csv
+    import os
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, f"{bench.plot_name}.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def _plot(bench: Benchmark, header: list[str], rows: list[list[Any]], folder: str) -> None:
+    """One line per `line_vals` against the first x name, with matplotlib where
+    it is installed (shown with its backend's `show`, saved as
+    `<save_path>/<plot_name>.png` when save_path is given); nothing otherwise."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    nx = len(bench.x_names)
+    fig, ax = plt.subplots()
+    xs = [r[0] for r in rows]
+    for j, name in enumerate(header[nx:]):
+        style = bench.styles[j] if bench.styles and j < len(bench.styles) else None
+        ax.plot(xs, [r[nx + j] for r in rows], label=name,
+                color=style[0] if style else None, linestyle=style[1] if style else None)
+    ax.set_xlabel(bench.xlabel or bench.x_names[0])
+    ax.set_ylabel(bench.ylabel)
+    if bench.x_log:
+        ax.set_xscale("log")
+    if bench.y_log:
+        ax.set_yscale("log")
+    ax.legend()
+    if folder:
+        import os
+        fig.savefig(os.path.join(folder, f"{bench.plot_name}.png"))
+    plt.show()
+    plt.close(fig)
 
 
 def perf_report(benchmarks: Benchmark | list[Benchmark]) -> Callable[[Callable[..., Any]], Mark]:

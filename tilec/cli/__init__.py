@@ -19,6 +19,10 @@
         an .mlir file (`-` reads stdin) and print it
     tilec cache [--clear]
         show (or remove) what the disk cache holds
+    tilec replay FILE [--cache DIR] [--sources DIR] [--json OUT]
+        compile every specialization a TILEC_RECORD file (written where the
+        compiler is missing) lists into the disk cache (DIR); report each as
+        compiled, cached or failed
     tilec --version
         print the version (`python -m tilec` is the same command)
 
@@ -43,13 +47,14 @@ import sys
 import traceback
 from typing import Sequence
 
-from tilec.cli import cache, ir, opt
+from tilec.cli import cache, ir, opt, replay
 from tilec.cli import compile as compile_cmd
 from tilec.cli.cache import cmd_cache
 from tilec.cli.compile import cmd_compile
 from tilec.cli.ir import cmd_ir
 from tilec.cli.messages import error_text
 from tilec.cli.opt import cmd_opt
+from tilec.cli.replay import cmd_replay
 from tilec.cli.targets import cmd_targets
 from tilec.errors import CompilerBugError, TilecError
 
@@ -65,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     ir.add_parser(sub).set_defaults(fn=cmd_ir)
     cache.add_parser(sub).set_defaults(fn=cmd_cache)
     opt.add_parser(sub).set_defaults(fn=cmd_opt)
+    replay.add_parser(sub).set_defaults(fn=cmd_replay)
     return p
 
 

@@ -69,6 +69,17 @@ def _ensure_context() -> None:
     check(cu.cuCtxSetCurrent(ctx))
 
 
+def device_attributes(names: Sequence[str], device: int = 0) -> dict[str, int]:
+    """CUDA driver device attributes by their name without the
+    `CU_DEVICE_ATTRIBUTE_` prefix (`MULTIPROCESSOR_COUNT`, ...)."""
+    cu = driver()
+    check(cu.cuInit(0))
+    dev = check(cu.cuDeviceGet(device))
+    attr = cu.CUdevice_attribute
+    return {n: int(check(cu.cuDeviceGetAttribute(getattr(attr, "CU_DEVICE_ATTRIBUTE_" + n), dev)))
+            for n in names}
+
+
 def device_capability() -> tuple[int, int]:
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available():

@@ -11,8 +11,10 @@ program (`load_program`): the top-level statements run one at a time in a
 fresh module named as recorded (`__main__` for a script), skipping
 `if __name__ == "__main__":` blocks and bare expression statements (a
 `benchmark.run(...)` call), carrying on past a statement that raises (each is
-reported), with every kernel launch and warmup a no-op meanwhile
-(`tilec.launch.launches_off`).  The Kernel is found by qualname (through
+reported; a decorated `def` whose outer decorators raise, such as an autotune
+config list asking the GPU for its capability, is defined again without
+them, so that the kernel inside is still there), with every kernel launch
+and warmup a no-op meanwhile (`tilec.launch.launches_off`).  The Kernel is found by qualname (through
 autotune / heuristics wrappers); a used global whose recorded value differs
 from the one loaded here (a capability probe's bool) is set to the recorded
 value, and said so; the cache key recomputed from the record must equal the
@@ -89,11 +91,14 @@ def load_program(path: str | os.PathLike[str], module_name: str = "__main__") ->
                 if _is_main_guard(stmt) or isinstance(stmt, ast.Expr):
                     out.skipped.append(stmt.lineno)
                     continue
-                code = compile(ast.Module([stmt], type_ignores=[]), str(file), "exec")
                 try:
-                    exec(code, ns)
+                    _run(stmt, file, ns)
                 except (Exception, SystemExit) as e:
                     out.problems.append(f"{file}:{stmt.lineno}: {type(e).__name__}: {e}")
+                    kept = _define_without_outer_decorators(stmt, file, ns)
+                    if kept is not None:
+                        out.problems.append(f"{file}:{stmt.lineno}: defined {kept} without its "
+                                            "outer decorator(s) that raised")
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
         if saved_module is not None:
@@ -101,6 +106,33 @@ def load_program(path: str | os.PathLike[str], module_name: str = "__main__") ->
         else:
             sys.modules.pop(module_name, None)
     return out
+
+
+def _run(stmt: ast.stmt, file: Path, ns: dict[str, Any]) -> None:
+    exec(compile(ast.Module([stmt], type_ignores=[]), str(file), "exec"), ns)
+
+
+def _define_without_outer_decorators(stmt: ast.stmt, file: Path, ns: dict[str, Any]
+                                     ) -> str | None:
+    """A decorated `def` whose decorators raised (an autotune config list that
+    asks the GPU for its capability): define it again with the outermost
+    decorators dropped one by one, so the kernel inside is still found."""
+    if not isinstance(stmt, ast.FunctionDef) or len(stmt.decorator_list) < 2:
+        return None
+    for drop in range(1, len(stmt.decorator_list)):
+        trimmed = ast.FunctionDef(stmt.name, stmt.args, stmt.body, stmt.decorator_list[drop:],
+                                  stmt.returns, stmt.type_comment, **_type_params(stmt))
+        ast.copy_location(trimmed, stmt)
+        try:
+            _run(trimmed, file, ns)
+            return stmt.name
+        except (Exception, SystemExit):
+            continue
+    return None
+
+
+def _type_params(stmt: ast.FunctionDef) -> dict[str, Any]:
+    return {"type_params": stmt.type_params} if hasattr(stmt, "type_params") else {}
 
 
 def find_kernel(ns: dict[str, Any], qualname: str) -> Any:
@@ -132,13 +164,15 @@ def find_kernel(ns: dict[str, Any], qualname: str) -> Any:
 
 
 def _constexpr_value(text: str) -> Any:
-    """A recorded constexpr repr back to its value (literals, `tl.<dtype>`)."""
+    """A recorded constexpr repr back to its value (literals, `tl.<dtype>`, a host
+    descriptor's `DescriptorType(...)`)."""
     from tilec import language as tl
+    from tilec.tools.tensor_descriptor import DescriptorType
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
         pass
-    env = {"tl": tl, "__builtins__": {}}
+    env = {"tl": tl, "DescriptorType": DescriptorType, "__builtins__": {}}
     return eval(text, env)  # noqa: S307 - reprs this machine's record mode wrote
 
 

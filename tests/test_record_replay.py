@@ -209,3 +209,24 @@ def test_host_descriptor_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     record2 = tmp_path / "rec2.jsonl"
     r = _child(p, cache, record2)
     assert "ERR 0.0" in r.stdout and not record2.exists(), r.stdout + r.stderr
+
+
+def test_warmup_handle_launches_the_warmed_specialization(tmp_path: Path) -> None:
+    """Tutorial 02: a parameter named num_stages given to warmup by keyword (the
+    option too) and to the handle positionally: one specialization, not two."""
+    p = tmp_path / "stages.py"
+    p.write_text(textwrap.dedent('''
+        import numpy as np, tilec as triton, tilec.language as tl
+        @triton.jit
+        def k(x, n, BLOCK: tl.constexpr, num_stages: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            for i in tl.range(0, n, 1, num_stages=num_stages):
+                tl.store(x + offs, tl.load(x + offs) + 1.0)
+        x = np.zeros(16, np.float32)
+        h = k.warmup(x, 3, BLOCK=16, num_stages=4, num_warps=8, grid=(1,))
+        h[(1,)](x, 3, 16, 4)
+    '''))
+    record = tmp_path / "rec.jsonl"
+    _child(p, tmp_path / "cache", record)
+    (rec,) = _records(record)
+    assert rec["options"]["num_stages"] == 4 and rec["options"]["num_warps"] == 8

@@ -94,7 +94,7 @@ def load_program(path: str | os.PathLike[str], module_name: str = "__main__") ->
                 try:
                     _run(stmt, file, ns)
                 except (Exception, SystemExit) as e:
-                    out.problems.append(f"{file}:{stmt.lineno}: {type(e).__name__}: {e}")
+                    out.problems.append(f"{file}:{stmt.lineno}: {type(e).__name__}: {_short(e)}")
                     kept = _define_without_outer_decorators(stmt, file, ns)
                     if kept is not None:
                         out.problems.append(f"{file}:{stmt.lineno}: defined {kept} without its "
@@ -106,6 +106,12 @@ def load_program(path: str | os.PathLike[str], module_name: str = "__main__") ->
         else:
             sys.modules.pop(module_name, None)
     return out
+
+
+def _short(e: BaseException, limit: int = 200) -> str:
+    """An exception's text on one line, cut (an assert's message may hold whole tensors)."""
+    text = " ".join(str(e).split())
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _run(stmt: ast.stmt, file: Path, ns: dict[str, Any]) -> None:
@@ -308,7 +314,8 @@ def replay(path: str, cache_dir: str | None = None, quiet: bool = False,
         outcomes.append(o)
         if not quiet:
             cx = " ".join(f"{k}={v}" for k, v in o.constexprs.items())
-            line = f"{o.status:8} {o.kernel} {o.target} [{o.signature}] {cx}"
+            line = (f"{o.status:8} {o.kernel} {o.target} [{o.signature}] {cx} "
+                    f"(options: num_warps {rec['options']['num_warps']}, num_stages {rec['options']['num_stages']})")
             print(line + (f": {o.message}" if o.message else ""), flush=True)
     return outcomes, programs
 

@@ -32,8 +32,10 @@ from __future__ import annotations
 import argparse
 import ast
 import builtins
+import contextlib
 import importlib
 import importlib.util
+import io
 import json
 import os
 import sys
@@ -52,6 +54,7 @@ class Loaded:
     namespace: dict[str, Any]
     problems: list[str] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)  # line numbers of skipped statements
+    printed: str = ""                                  # its stdout while loading
 
 
 def _is_main_guard(stmt: ast.stmt) -> bool:
@@ -85,8 +88,9 @@ def load_program(path: str | os.PathLike[str], module_name: str = "__main__") ->
     sys.modules[module_name] = module
     sys.argv = [str(file)]
     sys.path.insert(0, str(file.parent))
+    printed = io.StringIO()   # what the program prints while loading (not the replay's output)
     try:
-        with launches_off():
+        with launches_off(), contextlib.redirect_stdout(printed):
             for stmt in tree.body:
                 if _is_main_guard(stmt) or isinstance(stmt, ast.Expr):
                     out.skipped.append(stmt.lineno)
@@ -100,6 +104,7 @@ def load_program(path: str | os.PathLike[str], module_name: str = "__main__") ->
                         out.problems.append(f"{file}:{stmt.lineno}: defined {kept} without its "
                                             "outer decorator(s) that raised")
     finally:
+        out.printed = printed.getvalue()
         sys.argv, sys.path[:] = saved_argv, saved_path
         if saved_module is not None:
             sys.modules[module_name] = saved_module

@@ -147,7 +147,9 @@ def run_one(file: Path, mode: str, work: Path, records: Path, timeout: float,
         err = (e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes)
                else (e.stderr or "")) + f"\n[timed out after {timeout:.0f} s]"
     wall = time.monotonic() - t0
-    last = [ln for ln in err.strip().splitlines() if ln.strip()]
+    # the error (or last message), not record mode's exit warning
+    last = [ln for ln in err.strip().splitlines()
+            if ln.strip() and not ln.startswith("tilec: recording ")]
     return {"tutorial": file.stem, "mode": mode, "rc": rc, "wall_s": round(wall, 1),
             "new_records": _count_lines(rec) - before, "records_file": str(rec),
             "last_stderr_line": last[-1] if last else "",

@@ -151,6 +151,12 @@ def test_loader(tmp_path: Path) -> None:
         fill[(1,)](o, BLOCK=16)
         undefined_name + 1
         raise RuntimeError("boom")
+        def gpu_only(fn):
+            raise RuntimeError("no GPU here")
+        @gpu_only
+        @tilec.kernel
+        def probed(o, BLOCK: tl.constexpr):
+            tl.store(o + tl.arange(0, BLOCK), tl.full((BLOCK,), 1.0, tl.float32))
         after = __name__
         if "__main__" == __name__:
             after = "main ran"
@@ -158,8 +164,69 @@ def test_loader(tmp_path: Path) -> None:
     loaded = load_program(p, "__main__")
     ns = loaded.namespace
     assert ns["after"] == "__main__"                       # the main block was skipped
-    assert len(loaded.problems) == 1 and "RuntimeError: boom" in loaded.problems[0]
+    assert "RuntimeError: boom" in loaded.problems[0] and "no GPU here" in loaded.problems[1]
+    assert "defined probed without its outer decorator" in loaded.problems[2]
+    assert len(loaded.problems) == 3 and find_kernel(ns, "probed") is not None
     assert not ns["o"].any()                               # the launch did nothing
     k = find_kernel(ns, "fill")
     assert k is not None and k.fn.__module__ == "__main__"
     assert sys.modules["__main__"].__name__ == "__main__" and "fill" not in vars(sys.modules["__main__"])
+
+
+def test_host_descriptor_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel taking host TensorDescriptors (tutorial 06's sm90 path): its
+    constexpr DescriptorType and hidden parameters survive record and replay,
+    and the replayed entry serves the compiler-less launch with the right result."""
+    pytest.importorskip("torch")
+    p = tmp_path / "desc.py"
+    p.write_text(textwrap.dedent('''
+        import torch
+        import tilec as triton
+        import tilec.language as tl
+        from tilec.tools.tensor_descriptor import TensorDescriptor
+
+        @triton.jit
+        def scale(a_desc, c_desc, BM: tl.constexpr):
+            pm = tl.program_id(0)
+            x = a_desc.load([pm * BM, 0])
+            c_desc.store([pm * BM, 0], (x * 2 + 1).to(c_desc.dtype))
+
+        a = torch.arange(32 * 16, dtype=torch.float16).reshape(32, 16) / 64
+        c = torch.zeros_like(a)
+        scale[(2,)](TensorDescriptor.from_tensor(a, [16, 16]), TensorDescriptor.from_tensor(c, [16, 16]), 16)
+        print("ERR", float((c - (a * 2 + 1)).abs().max()))
+    '''))
+    cache, record = tmp_path / "cache", tmp_path / "rec.jsonl"
+    r = _child(p, cache, record)
+    assert "ERR" in r.stdout, r.stderr
+    (rec,) = _records(record)
+    assert rec["constexprs"]["a_desc"].startswith("DescriptorType(dtype='float16'")
+    assert [q["name"] for q in rec["params"]][2:4] == ["a_desc.base", "a_desc.shape0"]
+    from tilec.cli.replay import replay
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(cache))
+    (o,), _ = replay(str(record), str(cache), quiet=True)
+    assert o.status == "compiled", o.message
+    record2 = tmp_path / "rec2.jsonl"
+    r = _child(p, cache, record2)
+    assert "ERR 0.0" in r.stdout and not record2.exists(), r.stdout + r.stderr
+
+
+def test_warmup_handle_launches_the_warmed_specialization(tmp_path: Path) -> None:
+    """Tutorial 02: a parameter named num_stages given to warmup by keyword (the
+    option too) and to the handle positionally: one specialization, not two."""
+    p = tmp_path / "stages.py"
+    p.write_text(textwrap.dedent('''
+        import numpy as np, tilec as triton, tilec.language as tl
+        @triton.jit
+        def k(x, n, BLOCK: tl.constexpr, num_stages: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            for i in tl.range(0, n, 1, num_stages=num_stages):
+                tl.store(x + offs, tl.load(x + offs) + 1.0)
+        x = np.zeros(16, np.float32)
+        h = k.warmup(x, 3, BLOCK=16, num_stages=4, num_warps=8, grid=(1,))
+        h[(1,)](x, 3, 16, 4)
+    '''))
+    record = tmp_path / "rec.jsonl"
+    _child(p, tmp_path / "cache", record)
+    (rec,) = _records(record)
+    assert rec["options"]["num_stages"] == 4 and rec["options"]["num_warps"] == 8

@@ -210,20 +210,35 @@ class Kernel(KernelLauncher):
         from tilec.targets import get_target
         get_target(target)
         from tilec.launch import launching
-        entry = None if not launching() else self._cached_entry(Specialization.of(self.plan, infos, constexprs, target,
-                                                     self.compile_options(options),
-                                                     self.used_globals()))
+        compile_options = self.compile_options(options)
+        entry = None
+        if launching():   # (off while `tilec replay` loads a program)
+            entry = self._cached_entry(Specialization.of(self.plan, infos, constexprs, target,
+                                                         compile_options, self.used_globals()))
         from tilec.compiled import CompiledHandle
-        run_opts = {k: v for k, v in options.items() if k not in self.plan._index}
+        launch = self._handle_launcher(options)
         if entry is None:   # record mode (or launches off): placeholder facts for host code
             from tilec.runtime.record import PLACEHOLDER_METADATA, PLACEHOLDER_SHARED
             facts = {"metadata": dict(PLACEHOLDER_METADATA), "shared": PLACEHOLDER_SHARED,
-                     "num_warps": self.compile_options(options).num_warps,
-                     "num_stages": self.compile_options(options).num_stages}
-            return CompiledHandle(self.name, target, facts,
-                                  launch=lambda g, a: self[g](*a, **run_opts))
-        return CompiledHandle(self.name, target, dict(entry.metadata),
-                              launch=lambda g, a: self[g](*a, **run_opts))
+                     "num_warps": compile_options.num_warps,
+                     "num_stages": compile_options.num_stages}
+            return CompiledHandle(self.name, target, facts, launch=launch)
+        return CompiledHandle(self.name, target, dict(entry.metadata), launch=launch)
+
+    def _handle_launcher(self, options: Mapping[str, Any]) -> Callable[[Any, Sequence[Any]], None]:
+        """`handle[grid](*args)` of a warmup: every argument positional, the
+        warmup's launch options added.  A parameter named like an option
+        (tutorial 02's `num_stages`) is passed by keyword, which binds the
+        option too, so the launch is the specialization the warmup compiled."""
+        params = self.plan.params
+        opts = {k: v for k, v in options.items() if k not in self.plan._index}
+
+        def launch(grid: Any, args: Sequence[Any]) -> None:
+            if len(args) > len(params) or not any(p.name in options for p in params):
+                self[grid](*args, **opts)
+                return
+            self[grid](**{p.name: v for p, v in zip(params, args)}, **opts)
+        return launch
 
 
 def _function_text(fn: Callable[..., Any]) -> str | None:

@@ -11,8 +11,10 @@ program (`load_program`): the top-level statements run one at a time in a
 fresh module named as recorded (`__main__` for a script), skipping
 `if __name__ == "__main__":` blocks and bare expression statements (a
 `benchmark.run(...)` call), carrying on past a statement that raises (each is
-reported), with every kernel launch and warmup a no-op meanwhile
-(`tilec.launch.launches_off`).  The Kernel is found by qualname (through
+reported; a decorated `def` whose outer decorators raise, such as an autotune
+config list asking the GPU for its capability, is defined again without
+them, so that the kernel inside is still there), with every kernel launch
+and warmup a no-op meanwhile (`tilec.launch.launches_off`).  The Kernel is found by qualname (through
 autotune / heuristics wrappers); a used global whose recorded value differs
 from the one loaded here (a capability probe's bool) is set to the recorded
 value, and said so; the cache key recomputed from the record must equal the
@@ -30,8 +32,10 @@ from __future__ import annotations
 import argparse
 import ast
 import builtins
+import contextlib
 import importlib
 import importlib.util
+import io
 import json
 import os
 import sys
@@ -50,6 +54,7 @@ class Loaded:
     namespace: dict[str, Any]
     problems: list[str] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)  # line numbers of skipped statements
+    printed: str = ""                                  # its stdout while loading
 
 
 def _is_main_guard(stmt: ast.stmt) -> bool:
@@ -83,24 +88,62 @@ def load_program(path: str | os.PathLike[str], module_name: str = "__main__") ->
     sys.modules[module_name] = module
     sys.argv = [str(file)]
     sys.path.insert(0, str(file.parent))
+    printed = io.StringIO()   # what the program prints while loading (not the replay's output)
     try:
-        with launches_off():
+        with launches_off(), contextlib.redirect_stdout(printed):
             for stmt in tree.body:
                 if _is_main_guard(stmt) or isinstance(stmt, ast.Expr):
                     out.skipped.append(stmt.lineno)
                     continue
-                code = compile(ast.Module([stmt], type_ignores=[]), str(file), "exec")
                 try:
-                    exec(code, ns)
+                    _run(stmt, file, ns)
                 except (Exception, SystemExit) as e:
-                    out.problems.append(f"{file}:{stmt.lineno}: {type(e).__name__}: {e}")
+                    out.problems.append(f"{file}:{stmt.lineno}: {type(e).__name__}: {_short(e)}")
+                    kept = _define_without_outer_decorators(stmt, file, ns)
+                    if kept is not None:
+                        out.problems.append(f"{file}:{stmt.lineno}: defined {kept} without its "
+                                            "outer decorator(s) that raised")
     finally:
+        out.printed = printed.getvalue()
         sys.argv, sys.path[:] = saved_argv, saved_path
         if saved_module is not None:
             sys.modules[module_name] = saved_module
         else:
             sys.modules.pop(module_name, None)
     return out
+
+
+def _short(e: BaseException, limit: int = 200) -> str:
+    """An exception's text on one line, cut (an assert's message may hold whole tensors)."""
+    text = " ".join(str(e).split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _run(stmt: ast.stmt, file: Path, ns: dict[str, Any]) -> None:
+    exec(compile(ast.Module([stmt], type_ignores=[]), str(file), "exec"), ns)
+
+
+def _define_without_outer_decorators(stmt: ast.stmt, file: Path, ns: dict[str, Any]
+                                     ) -> str | None:
+    """A decorated `def` whose decorators raised (an autotune config list that
+    asks the GPU for its capability): define it again with the outermost
+    decorators dropped one by one, so the kernel inside is still found."""
+    if not isinstance(stmt, ast.FunctionDef) or len(stmt.decorator_list) < 2:
+        return None
+    for drop in range(1, len(stmt.decorator_list)):
+        trimmed = ast.FunctionDef(stmt.name, stmt.args, stmt.body, stmt.decorator_list[drop:],
+                                  stmt.returns, stmt.type_comment, **_type_params(stmt))
+        ast.copy_location(trimmed, stmt)
+        try:
+            _run(trimmed, file, ns)
+            return stmt.name
+        except (Exception, SystemExit):
+            continue
+    return None
+
+
+def _type_params(stmt: ast.FunctionDef) -> dict[str, Any]:
+    return {"type_params": stmt.type_params} if hasattr(stmt, "type_params") else {}
 
 
 def find_kernel(ns: dict[str, Any], qualname: str) -> Any:
@@ -132,13 +175,15 @@ def find_kernel(ns: dict[str, Any], qualname: str) -> Any:
 
 
 def _constexpr_value(text: str) -> Any:
-    """A recorded constexpr repr back to its value (literals, `tl.<dtype>`)."""
+    """A recorded constexpr repr back to its value (literals, `tl.<dtype>`, a host
+    descriptor's `DescriptorType(...)`)."""
     from tilec import language as tl
+    from tilec.tools.tensor_descriptor import DescriptorType
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
         pass
-    env = {"tl": tl, "__builtins__": {}}
+    env = {"tl": tl, "DescriptorType": DescriptorType, "__builtins__": {}}
     return eval(text, env)  # noqa: S307 - reprs this machine's record mode wrote
 
 
@@ -274,7 +319,8 @@ def replay(path: str, cache_dir: str | None = None, quiet: bool = False,
         outcomes.append(o)
         if not quiet:
             cx = " ".join(f"{k}={v}" for k, v in o.constexprs.items())
-            line = f"{o.status:8} {o.kernel} {o.target} [{o.signature}] {cx}"
+            line = (f"{o.status:8} {o.kernel} {o.target} [{o.signature}] {cx} "
+                    f"(options: num_warps {rec['options']['num_warps']}, num_stages {rec['options']['num_stages']})")
             print(line + (f": {o.message}" if o.message else ""), flush=True)
     return outcomes, programs
 

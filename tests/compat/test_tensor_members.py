@@ -61,3 +61,21 @@ def test_shift_signedness_of_left_operand(xd: str, yd: str) -> None:
     base = zt.base if hasattr(zt, "base") else zt
     got = base.numpy().astype(want.dtype)
     np.testing.assert_array_equal(got, want)
+
+
+@triton.jit
+def type_members(X, Out, N: tl.constexpr):
+    # tutorial 06's `acc.to(Out.type.element_ty)`: .type of a scalar pointer is its
+    # pointer type; of a tile, a block type with the element type and the shape
+    o = tl.arange(0, N)
+    x = tl.load(X + o)
+    tl.static_assert(x.type.element_ty == tl.float32)
+    tl.static_assert(x.type.shape[0] == N)
+    tl.store(Out + o, x.to(Out.type.element_ty))
+
+
+def test_type_members() -> None:
+    x = torch.tensor([1.5, -2.25, 3.0, 0.5])
+    out = torch.zeros(4, dtype=torch.float16)
+    type_members[(1,)](x, out, 4)
+    assert out.tolist() == x.to(torch.float16).tolist()

@@ -256,6 +256,8 @@ class ExpressionMixin(CodeGenBase):
         if isinstance(base, TValue):
             if name == "dtype":
                 return base.elem
+            if name == "type":   # Triton's x.type: the scalar type, or a block type
+                return base.elem if not base.shape else tl.block_type(base.elem, base.shape)
             if name == "shape":
                 return base.shape
             if name in ("to", "permute", "trans", "reshape", "split", "flip", "join", "interleave"):
@@ -264,7 +266,7 @@ class ExpressionMixin(CodeGenBase):
                 return BoundMethod(base, name)     # x.sum(axis=0) is tl.sum(x, axis=0)
             if name == "T":
                 return self.builtins["trans"](self, node, base)
-            self.err(node, f"tiles have no attribute '{name}' (available: .to, .dtype, .shape, "
+            self.err(node, f"tiles have no attribute '{name}' (available: .to, .dtype, .type, .shape, "
                      ".T, .trans, .permute, .reshape, .split, .flip, .join, .interleave, and the "
                      "tl functions Triton makes tensor methods: .cast, .sum, .max, .exp, ...)")
         try:

@@ -10,7 +10,7 @@ from typing import Any, Callable, TypeVar
 
 from tilec.language.core import (  # noqa: F401  (re-exported names)
     ALL_DTYPES, bfloat16, constexpr, dtype, float8e4nv, float8e5, float16, float32, float64,
-    int1, int8, int16, int32, int64, parse_type, pointer_type, tensor, tensor_descriptor, uint8,
+    int1, int8, int16, int32, int64, parse_type, pointer_type, block_type, tensor, tensor_descriptor, uint8,
     uint16, uint32, uint64,
 )
 

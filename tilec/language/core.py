@@ -133,6 +133,37 @@ class pointer_type:
         return f"tl.pointer_type({self.element_ty!r})"
 
 
+class block_type:
+    """The type of a tile (Triton's `x.type` of a block): `element_ty` is the
+    element dtype (a `pointer_type` for a tile of pointers), `shape` the tile's."""
+
+    __slots__ = ("element_ty", "shape")
+
+    def __init__(self, element_ty: Any, shape: Any) -> None:
+        self.element_ty = element_ty
+        self.shape = tuple(int(d) for d in shape)
+
+    @property
+    def scalar(self) -> Any:
+        return self.element_ty
+
+    def is_block(self) -> bool:
+        return True
+
+    def get_block_shapes(self) -> tuple[int, ...]:
+        return self.shape
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, block_type) and other.element_ty == self.element_ty \
+            and other.shape == self.shape
+
+    def __hash__(self) -> int:
+        return hash(("block", repr(self.element_ty), self.shape))
+
+    def __repr__(self) -> str:
+        return f"tl.block_type({self.element_ty!r}, {list(self.shape)})"
+
+
 class constexpr:
     """Marks a kernel parameter as a compile-time constant (`BLOCK: tl.constexpr`)."""
 

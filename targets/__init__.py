@@ -46,6 +46,14 @@ class Feature(str, Enum):
     # check and two multiplies (three more instructions per element: a sixth
     # of an attention loop).
     EXP2_FTZ = "exp2_ftz"
+    # Per-chunk coordinate constants stay the last term of index and address
+    # arithmetic: `base + c` with no-wrap flags, extensions distributed over
+    # it, `(a + c) + y` emitted as `(a + y) + c` (passes/gpu/context.py
+    # `coordinates`, passes/gpu/math.py): LLVM keeps one row base per thread
+    # and folds the constants into immediates (AMD: 17 VGPRs of gfx942's
+    # 4-warp attention).  Not on NVIDIA records yet: it changes their PTX, and
+    # that has not been measured on the H200.
+    CHUNK_CONSTANTS_LAST = "chunk_constants_last"
     # float32 division may use the approximate (full-range) divide, as Triton does.
     FAST_FDIV = "fast_fdiv"
     # float mul+add may fuse into FMA (Triton's default).
@@ -255,7 +263,8 @@ _NV_COMMON = frozenset({F.WARP_SYNC_INSTR, F.DEVICE_LIBM, F.DEVICE_PRINTF, F.FAS
                         F.MMA_M16N8K16, F.CP_ASYNC, F.INLINE_ASM, F.CVT_ROUNDING, F.EXP2_FTZ})
 _AMD_COMMON = frozenset({F.FAST_EXP2, F.EXP2_INSTR, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT,
                          F.SWIZZLED_EXCHANGE, F.SCRATCH_REUSE, F.DIRECT_ACC_STORES,
-                         F.INLINE_ASM_LLVM_MC, F.LOOP_SCALAR_BASES, F.PRINTF_BUFFER})
+                         F.INLINE_ASM_LLVM_MC, F.LOOP_SCALAR_BASES, F.PRINTF_BUFFER,
+                         F.CHUNK_CONSTANTS_LAST})
 # CUDA's default cap on static shared memory per block.
 _NV_STATIC_SHARED = 48 * 1024
 # HIP's maxGridSize on CDNA/RDNA: x up to 2^31 - 1, y and z up to 65536.

@@ -36,6 +36,14 @@ GLOBAL_ADDRSPACE = 1
 SHARED_ADDRSPACE = 3
 
 
+def _NO_WRAP() -> ir.Attribute:
+    return ir.Attribute.parse("#arith.overflow<nsw, nuw>")
+
+
+def _NO_SIGNED_WRAP() -> ir.Attribute:
+    return ir.Attribute.parse("#arith.overflow<nsw>")
+
+
 def i32() -> ir.IntegerType:
     return ir.IntegerType.get_signless(32)
 
@@ -327,11 +335,13 @@ class FuncLowering:
         base = self.thread_base(d, dim)
         vt = ir.VectorType.get([d.vec_len], i32())
         dyn: ir.Value | None = None
+        last = self.target.has(Feature.CHUNK_CONSTANTS_LAST)
         if isinstance(base, ir.Value):
-            if offset:
+            if offset and not last:
                 base = arith.AddIOp(base, self.const_i32(offset)).result
             dyn = self.splat(base, d.vec_len)
-            offset = 0
+            if not last:
+                offset = 0
         else:
             offset += base
         out = []
@@ -341,7 +351,17 @@ class FuncLowering:
                          for i in range(d.vec_len))
             if offs not in cache:
                 c = self.const_vec(vt, offs)
-                cache[offs] = c if dyn is None else arith.AddIOp(dyn, c).result
+                # The thread's base, then the chunk's constant as one add that
+                # cannot wrap (coordinates are small): LLVM can then move the
+                # constant through sign/zero extensions and address arithmetic
+                # into immediate offsets.
+                if dyn is None:
+                    cache[offs] = c
+                elif last:
+                    flags = _NO_WRAP if min(offs) >= 0 else _NO_SIGNED_WRAP
+                    cache[offs] = arith.AddIOp(dyn, c, overflowFlags=flags()).result
+                else:
+                    cache[offs] = arith.AddIOp(dyn, c).result
             out.append(cache[offs])
         return out
 

@@ -53,6 +53,8 @@ _INTRINSIC = {"math.exp2": "llvm.exp2", "math.log2": "llvm.log2", "math.sin": "l
 _TRANSCENDENTAL = {"math.exp2", "math.log2", "math.sin", "math.cos", "math.exp", "math.log"}
 _CONTRACTIBLE = {"arith.addf", "arith.subf", "arith.mulf"}
 _NO_FASTMATH = "#arith.fastmath<none>"
+# extension -> the overflow flag of an add that lets it distribute over the add
+_EXT_NO_WRAP = {"arith.extsi": "nsw", "arith.extui": "nuw"}
 
 
 def _elem(t: ir.Type) -> ir.Type:
@@ -104,6 +106,64 @@ def _intrinsic(name: str, t: ir.Type, x: ir.Value) -> ir.Value:
         "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0])}).result
 
 
+def _defining(v: ir.Value, name: str) -> ir.Operation | None:
+    op = v.owner
+    if not isinstance(op, ir.Operation) and hasattr(op, "operation"):
+        op = op.operation
+    return op if isinstance(op, ir.Operation) and op.name == name else None
+
+
+def _offset(v: ir.Value) -> tuple[ir.Value, ir.Value] | None:
+    """(a, c) where v is `a + c` for a constant c."""
+    add = _defining(v, "arith.addi")
+    if add is None or _defining(add.operands[1], "arith.constant") is None:
+        return None
+    return add.operands[0], add.operands[1]
+
+
+def _constant_last(t: ir.Type, x: ir.Value, y: ir.Value) -> ir.Value | None:
+    """`(a + c) + y` as `(a + y) + c` for a constant c (integer addition is
+    associative; wrap flags are dropped): a coordinate's chunk constant stays
+    the last term, so LLVM keeps one `a + y` per thread and folds c into
+    immediate offsets rather than holding `a + c` per chunk.  None: neither
+    operand is of that form, or both are."""
+    for p, q in ((x, y), (y, x)):
+        ac = _offset(p)
+        if ac is not None and _offset(q) is None and _defining(q, "arith.constant") is None:
+            a, c = ac
+            return arith.AddIOp(arith.AddIOp(a, q).result, c).result
+    return None
+
+
+def _ext_of_offset(name: str, t: ir.Type, x: ir.Value) -> ir.Value | None:
+    """`ext(a + c)` as `ext(a) + ext(c)` where the add of a constant `c` cannot
+    wrap in the extension's sense (nsw for extsi, nuw for extui): a thread's
+    coordinates are its base plus a chunk constant (FuncLowering.coordinates),
+    and keeping the constant outside the extension lets `_constant_last` keep
+    it the last term of the address arithmetic.  None: not of that form."""
+    add = _defining(x, "arith.addi")
+    if add is None or "overflowFlags" not in add.attributes:
+        return None
+    flags = add.attributes["overflowFlags"]
+    const = _defining(add.operands[1], "arith.constant")
+    if _EXT_NO_WRAP[name] not in str(flags) or const is None:
+        return None
+    signed = name == "arith.extsi"
+    values = [v for v in ir.DenseIntElementsAttr(const.attributes["value"])] \
+        if isinstance(t, ir.VectorType) else [ir.IntegerAttr(const.attributes["value"]).value]
+    width = ir.IntegerType(ir.IntegerType(add.result.type) if not isinstance(t, ir.VectorType)
+                           else ir.VectorType(add.result.type).element_type).width
+    if not signed:
+        values = [v % (1 << width) for v in values]
+    e = _elem(t)
+    if isinstance(t, ir.VectorType):
+        wide_c = arith.ConstantOp(t, ir.DenseElementsAttr.get(
+            [ir.IntegerAttr.get(e, v) for v in values], type=t)).result
+    else:
+        wide_c = arith.ConstantOp(t, ir.IntegerAttr.get(e, values[0])).result
+    return arith.AddIOp(_op(name, t, [add.operands[0]]), wide_c, overflowFlags=flags).result
+
+
 def _fastmath_none(attrs: dict[str, ir.Attribute]) -> bool:
     return str(attrs.get("fastmath", _NO_FASTMATH)) == _NO_FASTMATH
 
@@ -121,6 +181,15 @@ def emit(L: FuncLowering, name: str, rtypes: Sequence[ir.Type], operands: Sequen
                 "arith.mulf", tt, [xx, _const(tt, _LOG2E)])]))]
     if name == "math.absi":
         return [_abs_int(rtypes[0], operands[0])]
+    last = L.target.has(Feature.CHUNK_CONSTANTS_LAST)
+    if last and name == "arith.addi" and len(operands) == 2:
+        v = _constant_last(rtypes[0], operands[0], operands[1])
+        if v is not None:
+            return [v]
+    if last and name in _EXT_NO_WRAP and len(operands) == 1:
+        v = _ext_of_offset(name, rtypes[0], operands[0])
+        if v is not None:
+            return [v]
     if name == "arith.divf" and _elem(rtypes[0]) == ir.F32Type.get() and _fastmath_none(attrs):
         return [L.hook("hook.f32-div")(L, rtypes[0], operands, attrs)]
     if name in _CONTRACTIBLE and L.target.has(Feature.FP_CONTRACT) and _fastmath_none(attrs):

@@ -51,8 +51,9 @@ class Feature(str, Enum):
     # it, `(a + c) + y` emitted as `(a + y) + c` (passes/gpu/context.py
     # `coordinates`, passes/gpu/math.py): LLVM keeps one row base per thread
     # and folds the constants into immediates (AMD: 17 VGPRs of gfx942's
-    # 4-warp attention).  Not on NVIDIA records yet: it changes their PTX, and
-    # that has not been measured on the H200.
+    # 4-warp attention).  CDNA records only: on gfx1100 it made the persistent
+    # fp8 64x64x64 matmul spill 14 VGPRs; on NVIDIA it changes the PTX, and that
+    # has not been measured on the H200.
     CHUNK_CONSTANTS_LAST = "chunk_constants_last"
     # float32 division may use the approximate (full-range) divide, as Triton does.
     FAST_FDIV = "fast_fdiv"
@@ -263,8 +264,7 @@ _NV_COMMON = frozenset({F.WARP_SYNC_INSTR, F.DEVICE_LIBM, F.DEVICE_PRINTF, F.FAS
                         F.MMA_M16N8K16, F.CP_ASYNC, F.INLINE_ASM, F.CVT_ROUNDING, F.EXP2_FTZ})
 _AMD_COMMON = frozenset({F.FAST_EXP2, F.EXP2_INSTR, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT,
                          F.SWIZZLED_EXCHANGE, F.SCRATCH_REUSE, F.DIRECT_ACC_STORES,
-                         F.INLINE_ASM_LLVM_MC, F.LOOP_SCALAR_BASES, F.PRINTF_BUFFER,
-                         F.CHUNK_CONSTANTS_LAST})
+                         F.INLINE_ASM_LLVM_MC, F.LOOP_SCALAR_BASES, F.PRINTF_BUFFER})
 # CUDA's default cap on static shared memory per block.
 _NV_STATIC_SHARED = 48 * 1024
 # HIP's maxGridSize on CDNA/RDNA: x up to 2^31 - 1, y and z up to 65536.
@@ -320,7 +320,7 @@ def _amd(chip: str, warp: int, lds: int,
     kinds = {i.kind for i in instrs}
     extra = frozenset(f for f in (F.MFMA, F.WMMA) if f.value in kinds)
     if F.MFMA in extra:          # the CDNA chips: GFX9 buffer resources
-        extra |= {F.BUFFER_OPS}
+        extra |= {F.BUFFER_OPS, F.CHUNK_CONSTANTS_LAST}
     return Target(chip, "amd", chip, warp, 16, lds, 1024, _AMD_COMMON | extra,
                   static_shared_bytes=lds, code_object_version=5, atomic_scope="agent",
                   max_grid=_AMD_GRID, matrix_instrs=instrs)

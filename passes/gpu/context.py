@@ -36,12 +36,8 @@ GLOBAL_ADDRSPACE = 1
 SHARED_ADDRSPACE = 3
 
 
-def _NO_WRAP() -> ir.Attribute:
-    return ir.Attribute.parse("#arith.overflow<nsw, nuw>")
-
-
-def _NO_SIGNED_WRAP() -> ir.Attribute:
-    return ir.Attribute.parse("#arith.overflow<nsw>")
+def _no_wrap(signed_only: bool) -> ir.Attribute:
+    return ir.Attribute.parse(f"#arith.overflow<{'nsw' if signed_only else 'nsw, nuw'}>")
 
 
 def i32() -> ir.IntegerType:
@@ -351,27 +347,13 @@ class FuncLowering:
                          for i in range(d.vec_len))
             if offs not in cache:
                 c = self.const_vec(vt, offs)
-                # The thread's base, then the chunk's constant as one add that
-                # cannot wrap (coordinates are small): LLVM can then move the
-                # constant through sign/zero extensions and address arithmetic
-                # into immediate offsets.
-                if dyn is None:
-                    cache[offs] = c
-                elif last:
-                    flags = _NO_WRAP if min(offs) >= 0 else _NO_SIGNED_WRAP
-                    cache[offs] = arith.AddIOp(dyn, c, overflowFlags=flags()).result
-                else:
-                    cache[offs] = arith.AddIOp(dyn, c).result
+                # base + chunk constant; with `last` as an add that cannot wrap
+                # (coordinates are small), whose constant LLVM can then carry
+                # through extensions and address arithmetic into immediates.
+                flags = {"overflowFlags": _no_wrap(min(offs) < 0)} if last else {}
+                cache[offs] = c if dyn is None else arith.AddIOp(dyn, c, **flags).result
             out.append(cache[offs])
         return out
-
-    def run_key(self, v: ir.Value, d: Distribution, key: tuple[int, ...],
-                i: int) -> tuple[int, ...]:
-        """`Distribution.run_key` of element `i` of chunk `key` of tile `v`, by
-        the axis analysis's constancy of `v` (consumers reuse one value per key:
-        one cp.async predicate per run of equal mask bits)."""
-        local = tuple(k + (i if dim == d.fast else 0) for dim, k in enumerate(key))
-        return d.run_key(self.axis.get(v).constancy, local)
 
     # -- memory access width
     def access(self, ptr: ir.Value, mask: ir.Value | None, d: Distribution,

@@ -86,7 +86,8 @@ def _async_copy(L: FuncLowering, op: ir.Operation) -> None:
             nbytes = w * eb
             size: ir.Value | None = None
             if mask is not None and masks is not None:
-                run = L.run_key(mask, d, d.chunk_keys[c], i)
+                local = tuple(k + (i if dim == d.fast else 0) for dim, k in enumerate(key))
+                run = d.run_key(L.axis.get(mask).constancy, local)
                 if run not in sizes:
                     on = L.extract(masks[c], i)
                     sizes[run] = arith.SelectOp(on, L.const_i32(nbytes), L.const_i32(0)).result

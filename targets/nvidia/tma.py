@@ -6,8 +6,8 @@ pipeliner's `tile.tma_*` and `tile.mbarrier_*` ops (dialects/memory_ops.py).
 | `tile.tma_coords` | `TMA` | nothing (a hint for the pipeliner) |
 | `tile.mbarrier_alloc` | `TMA` | S x 8 bytes of workgroup memory; thread 0 `mbarrier.init` (count 1) each, `fence.mbarrier_init`, a barrier |
 | `tile.mbarrier_inval` | `TMA` | thread 0 `mbarrier.inval` each; the bytes are released |
-| `tile.tma_expect` | `TMA` | `@p mbarrier.arrive.expect_tx.shared.b64 _, [bar], bytes`, p = thread 0 and live |
-| `tile.tma_copy` | `TMA` | where live, lane q of warp 0: `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` of boxes q, q + 32, ... |
+| `tile.tma_expect` | `TMA` | `@p mbarrier.arrive.expect_tx.shared.b64 _, [bar], bytes`, p = the `elect.sync` lane of warp 0 and live |
+| `tile.tma_copy` | `TMA` | where live, the `elect.sync` lane of warp 0: one `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` per box |
 | `tile.mbarrier_wait` | `TMA` | `mbarrier.try_wait.parity` in a loop (every thread; with `tile.one_thread` the first warp, whose lanes issue the copies) |
 | `tile.mbarrier_arrive` | `TMA` | where live, lane 0 of every warp `mbarrier.arrive` (count: the warps) |
 
@@ -19,11 +19,13 @@ accumulator (operand A) takes one box per 8-row block (the blocks move as a
 whole: `row_position` keeps a row's place in its block); other rings one box
 per atom and 256 rows (TMA's largest box).  The box is recorded for the tensor
 map (`FuncLowering.tensormap_boxes`): the host encodes the map with it.
-The boxes of one copy are issued by as many lanes of the first warp, one each,
-in one instruction: issued one after the other by one thread, the 16 boxes of
-a 128-row A tile held the first warp (and its warpgroup's next wgmma) for a
-sixth of the iteration (measured: 533 against 626 TFLOP/s with cp.async).  A
-copy may complete before the slot's expect-tx (the transaction count may go
+The boxes of one copy are issued one after the other by the lane of the first
+warp that `elect.sync` picks (which also arrives with the expect-tx), their
+addresses constants apart: ptxas keeps the slot, the coordinates and the
+barrier in uniform registers.  Issued by lane q for box q, or by a lane
+picked as `tid == 0`, the operands were per-thread values, and ptxas looped
+over the active lanes' values (`R2UR` in a `BRA.U.ANY` loop, one box per
+trip) around every copy.  A copy may complete before the slot's expect-tx (the transaction count may go
 below zero); the phase cannot complete before the arrival that carries it.
 Coordinates are innermost first (column, row), as the instruction takes them.
 
@@ -74,9 +76,20 @@ def fresh_tid() -> ir.Value:
                             has_side_effects=True).result
 
 
+def elected(L: FuncLowering) -> ir.Value:
+    """One lane of the first warp (`elect.sync`, executed by every thread, so
+    every warp converges on it): ptxas then knows a single lane is active and
+    keeps the issue's operands in uniform registers, where a lane chosen by
+    `tid == 0` made it loop over the active lanes' values (`R2UR` in a
+    `BRA.U.ANY` loop) on every copy."""
+    assert L.tid is not None
+    warp0 = arith.CmpIOp(arith.CmpIPredicate.ult, L.tid, _c(L.target.warp_size)).result
+    return arith.AndIOp(warp0, nvvm.ElectSyncOp(ir.IntegerType.get_signless(1)).result).result
+
+
 def _issuer(L: FuncLowering, live: ir.Value) -> ir.Value:
-    """Thread 0, where the copy is live."""
-    return arith.AndIOp(thread0(L), L.get(live)).result
+    """The elected lane of the first warp, where the copy is live."""
+    return arith.AndIOp(elected(L), L.get(live)).result
 
 
 def _bar(L: FuncLowering, bars: ir.Value, slot: ir.Value | int) -> ir.Value:
@@ -144,36 +157,26 @@ def _copy(L: FuncLowering, op: ir.Operation) -> None:
     base = arith.MulIOp(L.get(slot), _c(t.nbytes)).result
     row0, col0 = (L.get(c) for c in coords)
     n = (t.rows // rows) * (t.cols // t.atom_cols)
-    lanes = L.target.warp_size
-    for first in range(0, n, lanes):   # lane q of the first warp: boxes q, q + 32, ...
-        _copy_box(L, t, ring, tmap, bars, slot, live, base, row0, col0, rows, n, first)
+    if_op = scf.IfOp(_issuer(L, live))
+    with ir.InsertionPoint(if_op.then_block):
+        for q in range(n):
+            _copy_box(L, t, ring, tmap, bars, slot, base, row0, col0, rows, q)
+        scf.YieldOp([])
 
 
 def _copy_box(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value, bars: ir.Value,
-              slot: ir.Value, live: ir.Value, base: ir.Value, row0: ir.Value, col0: ir.Value,
-              rows: int, n: int, first: int) -> None:
-    """Lane q of the first warp copies box first + q (of n), where live."""
-    assert L.tid is not None
+              slot: ir.Value, base: ir.Value, row0: ir.Value, col0: ir.Value,
+              rows: int, q: int) -> None:
+    """Box q of the copy: 8-row block q % per_atom of column atom q // per_atom."""
     per_atom = t.rows // rows
-    lane_live = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.ult, L.tid,
-                                          _c(min(L.target.warp_size, n - first))).result,
-                             L.get(live)).result
-    if_op = scf.IfOp(lane_live)
-    with ir.InsertionPoint(if_op.then_block):
-        q = fresh_tid()   # the lane's box, recomputed on every issue
-        if first:
-            q = arith.AddIOp(q, _c(first)).result
-        atom = arith.DivUIOp(q, _c(per_atom)).result
-        block = arith.RemUIOp(q, _c(per_atom)).result
-        row = arith.MulIOp(block, _c(rows)).result
-        pos = permuted_row(L, t.rows, block) if t.permute_rows else row
-        dst = arith.AddIOp(base, arith.AddIOp(arith.MulIOp(atom, _c(t.atom_bytes)).result,
-                                              arith.MulIOp(pos, _c(128)).result).result).result
-        col = arith.AddIOp(col0, arith.MulIOp(atom, _c(t.atom_cols)).result).result
-        nvvm.CpAsyncBulkTensorGlobalToSharedClusterOp(
-            _cluster(byte_address(ring, dst)), tmap, [col, arith.AddIOp(row0, row).result],
-            _bar(L, bars, slot), [])
-        scf.YieldOp([])
+    atom, block = divmod(q, per_atom)
+    pos = permuted_row(L, t.rows, _c(block)) if t.permute_rows else _c(block * rows)
+    dst = arith.AddIOp(base, arith.AddIOp(_c(atom * t.atom_bytes),
+                                          arith.MulIOp(pos, _c(128)).result).result).result
+    col = arith.AddIOp(col0, _c(atom * t.atom_cols)).result
+    nvvm.CpAsyncBulkTensorGlobalToSharedClusterOp(
+        _cluster(byte_address(ring, dst)), tmap, [col, arith.AddIOp(row0, _c(block * rows)).result],
+        _bar(L, bars, slot), [])
 
 
 def permuted_row(L: FuncLowering, rows: int, block: ir.Value) -> ir.Value:

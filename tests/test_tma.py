@@ -35,7 +35,7 @@ def test_descriptor_loads_become_tma_copies_with_recipes() -> None:
     k = _compile()
     ptx = k.asm["ptx"]
     assert ptx.count(".param .align 64 .b8 matmul_persistent_param_") == 2
-    assert "cvta.param.u64" in ptx and "mbarrier.try_wait.parity.shared.b64" in ptx
+    assert "cvta.param.u64" in ptx and "mbarrier.try_wait.parity.shared::cta.b64 P1, [" in ptx
     assert "mbarrier.arrive.expect_tx.shared.b64 _, [%r" in ptx and "], 32768;" in ptx
     assert "cp.async.cg" not in ptx
     # A keeps its rows in order (one 128-row box); the accumulator's rows are

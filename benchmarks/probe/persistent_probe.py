@@ -73,7 +73,12 @@ def main() -> None:
             limit = 2e-2 if dt == torch.float16 else 5e-2
             if not err <= limit:
                 raise SystemExit(f"{dt} {cfg} {(m, n, k)}: relative error {err:.2e} > {limit}")
-            if "--once" in sys.argv:
+            if "--once" in sys.argv:   # (under ncu: one launch of each, Triton's too)
+                if "--triton" in sys.argv:
+                    try:
+                        _triton(a, b, c, m, n, k, cfg)
+                    except Exception as e:
+                        print(f"{dt} {cfg}: triton {type(e).__name__}: {str(e)[:80]}")
                 continue
             flop = 2 * m * n * k * 1e-9
             if "--triton" not in sys.argv:

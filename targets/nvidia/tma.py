@@ -44,7 +44,6 @@ from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import SwizzledTile
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
-from tilec.targets.nvidia.tcgen05 import TRY_WAIT_TICKS
 from tilec.targets.nvidia.wgmma import byte_address, ring_tile
 
 if TYPE_CHECKING:
@@ -261,11 +260,23 @@ def _cluster(p: ir.Value) -> ir.Value:
     return llvm.AddrSpaceCastOp(llvm.PointerType.get(7), p).result
 
 
+def try_wait(bar: ir.Value, phase: ir.Value) -> None:
+    """Spin on `mbarrier.try_wait.parity` until the phase with parity `phase`
+    of `bar` has completed.  No suspend-time hint: with one (upstream's
+    `nvvm.mbarrier.try_wait.parity` takes it), ptxas puts a `NANOSLEEP.SYNCS`
+    into the retry path; this loop retries at once, as Triton and CUTLASS do."""
+    text = ("{\n\t.reg .pred P1;\n\tLAB_WAIT:\n\t"
+            "mbarrier.try_wait.parity.shared::cta.b64 P1, [$0], $1;\n\t"
+            "@P1 bra.uni DONE;\n\tbra.uni LAB_WAIT;\n\tDONE:\n\t}")
+    addr = llvm.PtrToIntOp(_i32(), bar).result
+    llvm.InlineAsmOp(None, [addr, phase], text, "r,r", has_side_effects=True)
+
+
 @RULES.rule("tile.mbarrier_wait", feature=Feature.TMA)
 def _wait(L: FuncLowering, op: ir.Operation) -> None:
     bars, slot, phase = op.operands
     if "tile.one_thread" not in op.attributes:
-        nvvm.MBarrierTryWaitParityOp(_bar(L, bars, slot), L.get(phase), _c(TRY_WAIT_TICKS))
+        try_wait(_bar(L, bars, slot), L.get(phase))
         return
     # Every lane that issues copies waits itself (the first warp: `_copy`):
     # lanes of a warp need not reconverge after a branch, so a copy issued
@@ -275,7 +286,7 @@ def _wait(L: FuncLowering, op: ir.Operation) -> None:
     warp0 = arith.CmpIOp(arith.CmpIPredicate.ult, L.tid, _c(L.target.warp_size)).result
     if_op = scf.IfOp(warp0)
     with ir.InsertionPoint(if_op.then_block):
-        nvvm.MBarrierTryWaitParityOp(_bar(L, bars, slot), L.get(phase), _c(TRY_WAIT_TICKS))
+        try_wait(_bar(L, bars, slot), L.get(phase))
         scf.YieldOp([])
 
 

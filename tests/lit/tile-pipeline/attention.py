@@ -52,16 +52,16 @@
 # CHECK-NEXT: "tile.mbarrier_inval"(%[[FULL]])
 # CHECK: "tile.local_dealloc"
 
-# In the loop the issuing warp (lanes 0 .. boxes - 1 of warp 0 copy one box
-# each) waits for the slot it refills as a whole: a lane need not reconverge
-# with lane 0 after a branch, so a lane that did not wait could copy into a
-# slot still being read.
+# In the loop the issuing warp (its `elect.sync` lane copies every box) waits
+# for the slot it refills as a whole: a lane need not reconverge after a
+# branch, so an elected lane that did not wait could copy into a slot still
+# being read.
 # PTX: mbarrier.init.shared.b64 [%r{{[0-9]+}}], 4;
 # PTX: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 # PTX: setp.gt.u32 [[NOTW0:%p[0-9]+]], %r{{[0-9]+}}, 31;
 # PTX: mbarrier.try_wait.parity
 # PTX: @[[NOTW0]] bra
-# PTX-NEXT: add.s64
+# PTX: elect.sync
 # PTX: mbarrier.try_wait.parity
 # PTX-NOT: cp.async.cg.shared.global
 # PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1,  1, 0,  0;

@@ -54,7 +54,8 @@
 # PTX: fence.mbarrier_init.release.cluster;
 # PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 32768;
 # PTX: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%rd{{[0-9]+}}], [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [{{.*}}];
-# PTX: mbarrier.try_wait.parity.shared.b64
+# The wait retries without a suspend-time hint (no NANOSLEEP in the retry path).
+# PTX: mbarrier.try_wait.parity.shared::cta.b64 P1, [%r{{[0-9]+}}], %r{{[0-9]+}};
 # PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 # PTX: mbarrier.inval.shared.b64
 # PTX-NOT: cp.async.cg

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 PASSES: dict[str, str] = {
     "tile-verify": "tilec.passes.tile_verify",
+    "tile-combine-dot": "tilec.passes.tile_combine_dot",
     "tile-dce": "tilec.passes.tile_dce",
     "tile-flatten-loops": "tilec.passes.tile_flatten_loops",
     "tile-tma-descriptors": "tilec.passes.tile_tma_descriptors",

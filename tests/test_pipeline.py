@@ -30,7 +30,7 @@ def test_registry_lists_every_pass_module() -> None:
         if isinstance(getattr(module, "NAME", None), str) and callable(getattr(module, "run", None)):
             found[module.NAME] = info.name
     assert found == registry.PASSES
-    assert registry.names() == ["tile-verify", "tile-dce", "tile-flatten-loops",
+    assert registry.names() == ["tile-verify", "tile-combine-dot", "tile-dce", "tile-flatten-loops",
                                 "tile-tma-descriptors",
                                 "tile-lower-descriptors",
                                 "tile-debug-checks", "tile-dot-precision", "tile-expand-fp8", "tile-accelerate-dot",
@@ -64,7 +64,7 @@ def test_stage_lists_match_target_stages() -> None:
         steps = all_steps(target, CompileOptions())
         produced = [s for step in steps.values() for s in step.produces]
         assert ["tile"] + [s for s in produced if s != "tile-opt"] == list(target.stages)
-        assert list(steps)[:3] == list(tile_steps())
+        assert list(steps)[:4] == list(tile_steps())
         from tilec.targets.pipeline import LANGUAGE_PASSES
         # On GPUs the dot selection runs before the fp8 expansion (fp8 tensor cores).
         gpu = ["tile-tma-descriptors", "tile-lower-descriptors", "tile-debug-checks", "tile-dot-precision",

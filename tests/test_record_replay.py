@@ -230,3 +230,55 @@ def test_warmup_handle_launches_the_warmed_specialization(tmp_path: Path) -> Non
     _child(p, tmp_path / "cache", record)
     (rec,) = _records(record)
     assert rec["options"]["num_stages"] == 4 and rec["options"]["num_warps"] == 8
+
+
+def test_replay_of_a_kernel_whose_decorator_raises_here(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tutorial 06's `_attn_fwd_tma`: its autotune config list is filtered by a
+    function that asks CUDA for the capability, which raises where replay runs;
+    the loader defines the kernel again without the autotune decorator.  The
+    source hash covers the function from its `def` line on, so the replayed key
+    is the recorded one, and the entry replay writes is the one the
+    compiler-less launch then finds."""
+    p = tmp_path / "tma.py"
+    p.write_text(textwrap.dedent('''
+        import os
+        import numpy as np
+        import tilec as triton
+        import tilec.language as tl
+
+        configs = [triton.Config({"BLOCK": b}, num_warps=w) for b in [32, 64] for w in [4, 8]]
+
+        def keep(conf):
+            if os.environ.get("NO_CUDA") == "1":
+                raise RuntimeError("Found no NVIDIA driver on your system")
+            return conf.num_warps == 4
+
+        @triton.autotune(configs=list(filter(keep, configs)),
+                         key=["n"])
+        @triton.jit
+        def shifted(x, o, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(o + offs, tl.load(x + offs, mask=offs < n) + 3.0, mask=offs < n)
+
+        x = np.arange(100, dtype=np.float32)
+        o = np.zeros(100, np.float32)
+        shifted[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, o, 100)
+        print("MAXERR", float(np.abs(o - (x + 3.0)).max()))
+    '''))
+    cache, record = tmp_path / "cache", tmp_path / "rec.jsonl"
+    r = _child(p, cache, record)
+    recs = _records(record)
+    assert sorted(rec["constexprs"]["BLOCK"] for rec in recs) == ["32", "64"], r.stderr
+    from tilec.cli.replay import replay
+    monkeypatch.setenv("NO_CUDA", "1")
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(cache))
+    outcomes, programs = replay(str(record), str(cache), quiet=True)
+    (loaded,) = programs.values()
+    assert any("defined shifted without its outer decorator" in q for q in loaded.problems)
+    assert [o.status for o in outcomes] == ["compiled", "compiled"], [o.message for o in outcomes]
+    keys = {rec["key"] for rec in recs}
+    assert keys <= {e.name for e in cache.glob("*/*")}   # the recorded keys' entries
+    record2 = tmp_path / "rec2.jsonl"
+    r = _child(p, cache, record2, NO_CUDA="0")   # the device: the filter works there
+    assert "MAXERR 0.0" in r.stdout and not record2.exists(), r.stdout + r.stderr

@@ -47,6 +47,7 @@ def tile_steps() -> Stages:
     return {
         "tile-verify": pass_step("tile-verify"),
         "canonicalize,cse": upstream_step("builtin.module(canonicalize,cse)"),
+        "tile-combine-dot": pass_step("tile-combine-dot"),
         "tile-dce": pass_step("tile-dce", keep="tile-opt"),
     }
 

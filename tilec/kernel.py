@@ -74,15 +74,20 @@ class Kernel(KernelLauncher):
 
     # ------------------------------------------------------------ identity
     def own_source_hash(self) -> str:
-        """Hash of the function's own source text (the same on every Python
-        version, so a cache filled on one machine serves another)."""
+        """Hash of the function's own source text from its `def` line on (the
+        same on every Python version, so a cache filled on one machine serves
+        another).  The decorators above it are left out: what they decide
+        (autotune configs, heuristics, do_not_specialize, debug) enters the
+        key through the specialization and options, and `tilec replay` may have
+        to define the function again without a decorator that raises there
+        (tilec/cli/replay.py), which must not change the key."""
         src = getattr(self.fn, "__tilec_source__", None) or _function_text(self.fn)
         if src is None:
             try:
                 src = inspect.getsource(self.fn)
             except OSError:
                 src = self.name
-        return hashlib.sha256(src.encode()).hexdigest()
+        return hashlib.sha256(_from_def_line(src).encode()).hexdigest()
 
     def source_hash(self) -> str:
         """Hash of the kernel's source and of its dependencies' (the helpers it
@@ -239,6 +244,18 @@ class Kernel(KernelLauncher):
                 return
             self[grid](**{p.name: v for p, v in zip(params, args)}, **opts)
         return launch
+
+
+def _from_def_line(text: str) -> str:
+    """`text` from its first `def` line at the indentation of its first line
+    on: a function's source without the decorators above it."""
+    lines = text.splitlines(keepends=True)
+    base = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
+    for i, line in enumerate(lines):
+        body = line.lstrip()
+        if body.startswith(("def ", "async def ")) and len(line) - len(body) == base:
+            return "".join(lines[i:])
+    return text
 
 
 def _function_text(fn: Callable[..., Any]) -> str | None:

@@ -13,7 +13,7 @@
         IR (or text) after every step with MLIR-style headers naming the step
     tilec opt FILE.mlir --pass P[,P...] [--split-input-file] [--target T]
              [--num-warps N] [--num-stages S] [--debug-info]
-        run tilec passes (tile-verify, tile-dce, tile-lower-descriptors,
+        run tilec passes (tile-verify, tile-combine-dot, tile-dce, tile-lower-descriptors,
         tile-dot-precision, tile-expand-fp8, tile-layout, tile-prefetch,
         convert-tile-to-gpu, convert-tile-to-cpu) and upstream MLIR pipelines on
         an .mlir file (`-` reads stdin) and print it

@@ -13,7 +13,8 @@ fresh module named as recorded (`__main__` for a script), skipping
 `benchmark.run(...)` call), carrying on past a statement that raises (each is
 reported; a decorated `def` whose outer decorators raise, such as an autotune
 config list asking the GPU for its capability, is defined again without
-them, so that the kernel inside is still there), with every kernel launch
+them, so that the kernel inside is still there: the source hash covers a
+function from its `def` line on, so that keeps the recorded key), with every kernel launch
 and warmup a no-op meanwhile (`tilec.launch.launches_off`).  The Kernel is found by qualname (through
 autotune / heuristics wrappers); a used global whose recorded value differs
 from the one loaded here (a capability probe's bool) is set to the recorded

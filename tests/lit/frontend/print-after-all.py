@@ -22,6 +22,7 @@ def neg(x_ptr: "*fp32", n: "i32", BLOCK: tl.constexpr):
 # CHECK: "tile.load"
 # CHECK: // -----// IR Dump After tile-verify //----- //
 # CHECK: // -----// IR Dump After canonicalize,cse //----- //
+# CHECK: // -----// IR Dump After tile-combine-dot //----- //
 # CHECK: // -----// IR Dump After tile-dce //----- //
 # CHECK-NOT: IR Dump
 # CHECK: "tile.load"

@@ -7,7 +7,7 @@ pipeliner's `tile.tma_*` and `tile.mbarrier_*` ops (dialects/memory_ops.py).
 | `tile.mbarrier_alloc` | `TMA` | S x 8 bytes of workgroup memory; thread 0 `mbarrier.init` (count 1) each, `fence.mbarrier_init`, a barrier |
 | `tile.mbarrier_inval` | `TMA` | thread 0 `mbarrier.inval` each; the bytes are released |
 | `tile.tma_expect` | `TMA` | `@p mbarrier.arrive.expect_tx.shared.b64 _, [bar], bytes`, p = the `elect.sync` lane of warp 0 and live |
-| `tile.tma_copy` | `TMA` | where live, the `elect.sync` lane of warp 0: one `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` per box |
+| `tile.tma_copy` | `TMA` | where live, the `elect.sync` lane of warp 0: one `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` per box (more than 4 boxes: lane q of warp 0 box q, q + 32, ...) |
 | `tile.mbarrier_wait` | `TMA` | `mbarrier.try_wait.parity` in a loop (every thread; with `tile.one_thread` the first warp, whose lanes issue the copies) |
 | `tile.mbarrier_arrive` | `TMA` | where live, lane 0 of every warp `mbarrier.arrive` (count: the warps) |
 
@@ -19,10 +19,13 @@ accumulator (operand A) takes one box per 8-row block (the blocks move as a
 whole: `row_position` keeps a row's place in its block); other rings one box
 per atom and 256 rows (TMA's largest box).  The box is recorded for the tensor
 map (`FuncLowering.tensormap_boxes`): the host encodes the map with it.
-The boxes of one copy are issued one after the other by the lane of the first
-warp that `elect.sync` picks (which also arrives with the expect-tx), their
-addresses constants apart: ptxas keeps the slot, the coordinates and the
-barrier in uniform registers.  Issued by lane q for box q, or by a lane
+The boxes of one copy (up to `_ELECTED_BOXES`) are issued one after the other
+by the lane of the first warp that `elect.sync` picks (which also arrives
+with the expect-tx), their addresses constants apart: ptxas keeps the slot,
+the coordinates and the barrier in uniform registers.  The 8-row blocks of an
+A ring (16 boxes for 128 rows) are issued by one lane each, as before: 16
+unrolled copies raised the attention backward's spills (dkdv d=128, 3 stages:
+8 -> 68 bytes).  Issued by lane q for box q, or by a lane
 picked as `tid == 0`, the operands were per-thread values, and ptxas looped
 over the active lanes' values (`R2UR` in a `BRA.U.ANY` loop, one box per
 trip) around every copy.  A copy may complete before the slot's expect-tx (the transaction count may go
@@ -52,6 +55,7 @@ if TYPE_CHECKING:
 RULES: RuleSet[Rule] = RuleSet("nvidia-tma")
 MAX_BOX_ROWS = 256
 _EXCHANGE_BYTES = 160 * 1024
+_ELECTED_BOXES = 4   # copies of more boxes are issued by one lane per box
 
 
 def _i32() -> ir.IntegerType:
@@ -156,10 +160,41 @@ def _copy(L: FuncLowering, op: ir.Operation) -> None:
     base = arith.MulIOp(L.get(slot), _c(t.nbytes)).result
     row0, col0 = (L.get(c) for c in coords)
     n = (t.rows // rows) * (t.cols // t.atom_cols)
+    if n > _ELECTED_BOXES:   # (an A ring's 8-row blocks: one lane each)
+        for first in range(0, n, L.target.warp_size):
+            _copy_lanes(L, t, ring, tmap, bars, slot, live, base, row0, col0, rows, n, first)
+        return
     if_op = scf.IfOp(_issuer(L, live))
     with ir.InsertionPoint(if_op.then_block):
         for q in range(n):
             _copy_box(L, t, ring, tmap, bars, slot, base, row0, col0, rows, q)
+        scf.YieldOp([])
+
+
+def _copy_lanes(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value,
+                bars: ir.Value, slot: ir.Value, live: ir.Value, base: ir.Value, row0: ir.Value,
+                col0: ir.Value, rows: int, n: int, first: int) -> None:
+    """Lane q of the first warp copies box first + q (of n), where live."""
+    assert L.tid is not None
+    per_atom = t.rows // rows
+    lane_live = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.ult, L.tid,
+                                          _c(min(L.target.warp_size, n - first))).result,
+                             L.get(live)).result
+    if_op = scf.IfOp(lane_live)
+    with ir.InsertionPoint(if_op.then_block):
+        q = fresh_tid()   # the lane's box, recomputed on every issue
+        if first:
+            q = arith.AddIOp(q, _c(first)).result
+        atom = arith.DivUIOp(q, _c(per_atom)).result
+        block = arith.RemUIOp(q, _c(per_atom)).result
+        row = arith.MulIOp(block, _c(rows)).result
+        pos = permuted_row(L, t.rows, block) if t.permute_rows else row
+        dst = arith.AddIOp(base, arith.AddIOp(arith.MulIOp(atom, _c(t.atom_bytes)).result,
+                                              arith.MulIOp(pos, _c(128)).result).result).result
+        col = arith.AddIOp(col0, arith.MulIOp(atom, _c(t.atom_cols)).result).result
+        nvvm.CpAsyncBulkTensorGlobalToSharedClusterOp(
+            _cluster(byte_address(ring, dst)), tmap, [col, arith.AddIOp(row0, row).result],
+            _bar(L, bars, slot), [])
         scf.YieldOp([])
 
 

@@ -62,6 +62,11 @@ class Feature(str, Enum):
     # Static shared memory is capped (`static_shared_bytes`); kernels needing more
     # get it as dynamic shared memory sized at launch.
     DYNAMIC_SHARED = "dynamic_shared"
+    # Atomic read-modify-writes carry their acq_rel ordering in the PTX text
+    # (`atom.acq_rel.gpu.global...` through inline asm, else fences around the
+    # atom: targets/nvidia/atomics.py): LLVM 22's NVPTX back end prints an
+    # `atomicrmw ... acq_rel` as a relaxed `atom`.
+    PTX_ORDERED_ATOM = "ptx_ordered_atom"
     # Masked global loads/stores become predicated PTX instructions
     # (`@p ld.global.v4.b32` through inline asm) instead of branches.
     PTX_PREDICATED_MEM = "ptx_predicated_mem"
@@ -261,7 +266,8 @@ STAGES: dict[str, tuple[str, ...]] = {
 F = Feature
 _NV_COMMON = frozenset({F.WARP_SYNC_INSTR, F.DEVICE_LIBM, F.DEVICE_PRINTF, F.FAST_EXP2,
                         F.FP_CONTRACT, F.PTX_PREDICATED_MEM, F.FAST_FDIV, F.DYNAMIC_SHARED,
-                        F.MMA_M16N8K16, F.CP_ASYNC, F.INLINE_ASM, F.CVT_ROUNDING, F.EXP2_FTZ})
+                        F.MMA_M16N8K16, F.CP_ASYNC, F.INLINE_ASM, F.CVT_ROUNDING, F.EXP2_FTZ,
+                        F.PTX_ORDERED_ATOM})
 _AMD_COMMON = frozenset({F.FAST_EXP2, F.EXP2_INSTR, F.FP_CONTRACT, F.IMPLICIT_BLOCK_COUNT,
                          F.SWIZZLED_EXCHANGE, F.SCRATCH_REUSE, F.DIRECT_ACC_STORES,
                          F.INLINE_ASM_LLVM_MC, F.LOOP_SCALAR_BASES, F.PRINTF_BUFFER})

@@ -353,9 +353,9 @@ def test_nvidia(target: str, kernel: str) -> None:
     if kernel.startswith("cumsum"):
         assert "shfl.sync.up.b32" in body or "shfl.sync.down.b32" in body
     if kernel == "hist_i32":
-        assert re.search(r"atom\.[a-z.]*add\.u32|red\.[a-z.]*add\.u32|atom\.[a-z.]*add\.s32", body), body
+        assert re.search(r"atom\.[a-z_.]*add\.u32|red\.[a-z_.]*add\.u32|atom\.[a-z_.]*add\.s32", body), body
     if kernel == "hist_f32":
-        assert re.search(r"(atom|red)\.[a-z.]*add\.f32", body), body
+        assert re.search(r"(atom|red)\.[a-z_.]*add\.f32", body), body
     if kernel == "cas":
         assert "atom." in body and "cas.b32" in body and "bar.warp.sync" in body
         assert "bar.sync" in body or "barrier.sync" in body

@@ -19,7 +19,11 @@ class CompiledHandle:
         # A CPU build has no register or shared-memory count: nominal 1s, so that
         # occupancy formulas (tutorial 02's) divide by them and give a grid.
         self.n_regs = int(meta.get("registers") or meta.get("vgpr_count") or 1)
-        self.n_spills = int(meta.get("spill_stores") or 0) + int(meta.get("spill_loads") or 0)
+        # Triton's n_spills: the local memory per thread in 4-byte words (CUDA's
+        # LOCAL_SIZE_BYTES / 4: ptxas's stack frame; AMD's scratch).
+        local = meta.get("stack_bytes", meta.get("scratch_bytes"))
+        self.n_spills = int(local or 0) // 4 if local is not None else \
+            (int(meta.get("spill_stores") or 0) + int(meta.get("spill_loads") or 0)) // 4
         self.metadata = SimpleNamespace(shared=int(manifest.get("shared", 0) or 1),
                                         num_warps=manifest.get("num_warps", 4),
                                         num_stages=manifest.get("num_stages", 3),

@@ -5,7 +5,9 @@ A launch binds its arguments, classifies them into a `Specialization`
 side (`Kernel._load_or_compile`: the disk cache, then the compiler) on a miss.
 Two fast paths skip the general path for a launch seen before:
 * the Python one: the fast key (`Params.keyfn`) of the arguments names the
-  loaded kernel directly;
+  loaded kernel directly, for any grid (a grid function, tutorial 05's lambda
+  made anew per call, is called on the bound arguments; the general path costs
+  ~10x more);
 * the C one (tilec/runtime/_launch.c), for a static grid: `kernel[grid]`
   returns a C `Launcher` whose entries (`launch_entries.entry_for`) are made
   from each Specialization launched through it.
@@ -69,6 +71,11 @@ def _torch_tracing() -> bool:
     torch = sys.modules.get("torch")
     compiler = getattr(torch, "compiler", None)
     return compiler is not None and bool(compiler.is_compiling())
+
+
+def _target_record(name: str) -> Any:
+    from tilec.targets import get_target
+    return get_target(name)
 
 
 class KernelLauncher(abc.ABC):
@@ -177,26 +184,41 @@ class KernelLauncher(abc.ABC):
         opts = CompileOptions.from_launch(options)
         return replace(opts, debug=True) if getattr(self, "debug", False) else opts
 
+    def _fast_args(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        """(fast key, raw arguments) of a call (`Params.keyfn`), or None."""
+        shape = (len(args), tuple(kwargs))
+        keyfn = self._keyfns.get(shape)
+        if keyfn is None:
+            keyfn = self._keyfns[shape] = self.plan.keyfn(
+                len(args), tuple(kwargs), self.globals_read(), self.fn.__globals__)
+        return keyfn(args, kwargs)
+
+    def _fast_key(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        """The fast key alone (equal keys: equal Specializations), or None."""
+        fast = self._fast_args(args, kwargs)
+        return None if fast is None else fast[0]
+
     def run(self, grid: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
         if _launches_off:
             return
         if getattr(self, "debug", False):
             self._run_checked(grid, args, kwargs)
             return
-        shape = (len(args), tuple(kwargs))
-        keyfn = self._keyfns.get(shape)
-        if keyfn is None:
-            keyfn = self._keyfns[shape] = self.plan.keyfn(
-                len(args), tuple(kwargs), self.globals_read(), self.fn.__globals__)
-        fast = keyfn(args, kwargs)
+        fast = self._fast_args(args, kwargs)
         if fast is not None:
             try:
                 loaded = self._fast.get(fast[0])
             except TypeError:  # an unhashable constexpr
                 fast, loaded = None, None
-            if loaded is not None and fast is not None and type(grid) is tuple and \
-                    len(grid) == 1 and type(grid[0]) is int and 0 <= grid[0] < 2 ** 31:
-                loaded.launch((grid[0], 1, 1), fast[1])
+            if loaded is not None and fast is not None:
+                if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and \
+                        0 <= grid[0] < 2 ** 31:
+                    g = (grid[0], 1, 1)
+                else:  # a grid function (tutorial 05's lambda, new per call) or 2-3 dims
+                    g = self._grid(grid, self.plan.bind(args, kwargs)[0] if callable(grid)
+                                   else ())
+                    _target_record(loaded.spec.target).check_grid(g)
+                loaded.launch(g, fast[1])
                 if loaded.has_tensormaps:   # new tensors get a C entry of their own
                     self._add_native_entry(grid, args, kwargs, loaded.spec, loaded)
                 return

@@ -18,8 +18,9 @@ functions included, are erased.
     memory.py (load/store), reduce.py, scan.py, atomic.py, dot.py,
     control_flow.py (scf, func.return), sync.py (barrier, warp_sync),
     elements.py (int_to_ptr/ptr_to_int, restride), gather.py, debug.py (debug_trap); the
-    target rule files (targets/nvidia/rules.py, targets/amd/rules.py) add the
-    variants and target hooks selected by features.
+    target rule files (targets/nvidia/rules.py, targets/nvidia/atomics.py,
+    targets/amd/rules.py, ...) add the variants and target hooks selected by
+    features.
   * Workgroup memory is one `llvm.mlir.global` in address space 3 per kernel
     (static, or extern with the size in `tilec.dynamic_shared` where
     `Feature.DYNAMIC_SHARED` holds and the static cap is exceeded).
@@ -47,6 +48,7 @@ from tilec.targets.amd import matrix_dot as amd_matrix_dot
 from tilec.targets.amd import mfma as amd_mfma
 from tilec.targets.amd import rules as amd_rules
 from tilec.targets.nvidia import rules as nvidia_rules
+from tilec.targets.nvidia import atomics as nvidia_atomics
 from tilec.targets.nvidia import async_copy as nvidia_async_copy
 from tilec.targets.nvidia import tma as nvidia_tma
 from tilec.targets.nvidia import tma_store as nvidia_tma_store
@@ -59,7 +61,7 @@ NAME = "convert-tile-to-gpu"
 TABLE: RuleTable[Rule] = RuleTable([
     shape.RULES, math.RULES, memory.RULES, reduce.RULES, scan.RULES, atomic.RULES,
     dot.RULES, control_flow.RULES, sync.RULES, elements.RULES, gather.RULES, debug.RULES,
-    nvidia_rules.RULES, nvidia_wgmma.RULES, nvidia_async_copy.RULES,
+    nvidia_rules.RULES, nvidia_atomics.RULES, nvidia_wgmma.RULES, nvidia_async_copy.RULES,
     nvidia_mma_sync_ring.RULES, nvidia_tcgen05.RULES, nvidia_tma.RULES, nvidia_tma_store.RULES,
     amd_rules.RULES, amd_mfma.RULES, amd_buffer_ops.RULES, amd_lds_ring.RULES,
     amd_matrix_dot.RULES,

@@ -5,7 +5,9 @@ share one layout, which `tile-layout` guarantees), or on scalars.
 Output, per element the calling thread owns: `llvm.atomicrmw` (`kind` -> the
 LLVM bin op; floats use `fadd`/`fmax`/`fmin`) or `llvm.cmpxchg` (floats
 through same-width integers, which is all cmpxchg accepts) on `!llvm.ptr<1>`,
-ordering acq_rel (cmpxchg failure: acquire) at device scope, under an `scf.if`
+ordering acq_rel (cmpxchg failure: acquire) at device scope (an atomicrmw through
+the target hook `hook.atomic-rmw`: NVIDIA's keeps the ordering in the PTX text),
+under an `scf.if`
 when the element is masked off or the thread only holds a replica of it (a
 layout that covers more than the tile would otherwise apply the operation
 several times).  Lanes that do nothing get 0 as their old value.  A scalar
@@ -139,12 +141,21 @@ def _atomic_rmw(L: FuncLowering, op: ir.Operation) -> None:
     elem = tile.pointee(tile.element_type(ptr.type))
     _check(op, kind, elem, L.target)
     scope = _scope(L.target)
+    rmw = L.hook("hook.atomic-rmw")
 
     def emit(p: ir.Value, vals: list[ir.Value]) -> ir.Value:
-        return llvm.AtomicRMWOp(_BIN_OPS[kind], p, vals[0], llvm.AtomicOrdering.acq_rel,
-                                syncscope=scope).result
+        return rmw(L, kind, _BIN_OPS[kind], p, vals[0], scope)
 
     _per_element(L, op, ptr, [value], mask, elem, emit)
+
+
+@RULES.rule("hook.atomic-rmw")
+def _llvm_rmw(L: FuncLowering, kind: str, bin_op: llvm.AtomicBinOp, p: ir.Value, v: ir.Value,
+              scope: str) -> ir.Value:
+    """One element's read-modify-write, `llvm.atomicrmw` acq_rel at `scope`
+    (targets whose back end drops the ordering have their own form:
+    targets/nvidia/atomics.py)."""
+    return llvm.AtomicRMWOp(bin_op, p, v, llvm.AtomicOrdering.acq_rel, syncscope=scope).result
 
 
 @RULES.rule("tile.atomic_cas")

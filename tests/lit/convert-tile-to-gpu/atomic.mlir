@@ -3,7 +3,9 @@
 
 // tile.atomic_rmw and tile.atomic_cas become LLVM atomics at device scope in
 // the back end's memory model (target.atomic_scope: NVPTX "device", AMDGPU
-// "agent"), acq_rel.  A masked tile atomic is one guarded atomic per element
+// "agent"), acq_rel; on NVIDIA an atomicrmw is PTX's `atom.acq_rel.gpu` in
+// inline asm (LLVM 22's NVPTX prints `atomicrmw acq_rel` as a relaxed atom:
+// targets/nvidia/atomics.py), cmpxchg stays LLVM's.  A masked tile atomic is one guarded atomic per element
 // (scf.if on the lane's mask bit, and on gfx942, whose 256 threads hold 128
 // elements, on the thread owning the element; 0 for the others); a scalar
 // atomic is issued as it is.
@@ -12,20 +14,21 @@
 // CHECK-SAME: kernel
 // CHECK: vector.extract %{{.*}}[0] : i1 from vector<1xi1>
 // CHECK: scf.if %{{.*}} -> (f32) {
-// NV: llvm.atomicrmw fadd %{{.*}}, %{{.*}} syncscope("device") acq_rel : !llvm.ptr<1>, f32
+// NV: llvm.inline_asm has_side_effects "atom.acq_rel.gpu.global.add.f32 $0, [$1], $2;", "=f,l,f" %{{.*}}, %{{.*}} : (!llvm.ptr<1>, f32) -> f32
 // AMD: llvm.atomicrmw fadd %{{.*}}, %{{.*}} syncscope("agent") acq_rel : !llvm.ptr<1>, f32
 // CHECK: } else {
 // CHECK: arith.constant 0.000000e+00 : f32
 // CHECK: scf.if %{{.*}} -> (i32) {
-// NV: llvm.atomicrmw max %{{.*}}, %{{.*}} syncscope("device") acq_rel : !llvm.ptr<1>, i32
+// NV: llvm.inline_asm has_side_effects "atom.acq_rel.gpu.global.max.s32 $0, [$1], $2;", "=r,l,r" %{{.*}}, %{{.*}} : (!llvm.ptr<1>, i32) -> i32
 // AMD: llvm.atomicrmw max %{{.*}}, %{{.*}} syncscope("agent") acq_rel : !llvm.ptr<1>, i32
 // NV: %[[CAS:.*]] = llvm.cmpxchg %arg1, %{{.*}}, %{{.*}} syncscope("device") acq_rel acquire : !llvm.ptr<1>, i32
 // AMD: %[[CAS:.*]] = llvm.cmpxchg %arg1, %{{.*}}, %{{.*}} syncscope("agent") acq_rel acquire : !llvm.ptr<1>, i32
 // CHECK-NEXT: llvm.extractvalue %[[CAS]][0] : !llvm.struct<(i32, i1)>
-// NV: llvm.atomicrmw xchg %{{.*}}, %{{.*}} syncscope("device") acq_rel : !llvm.ptr<1>, i32
+// NV: llvm.inline_asm has_side_effects "atom.acq_rel.gpu.global.exch.b32 $0, [$1], $2;", "=r,l,r" %{{.*}}, %c5_i32 : (!llvm.ptr<1>, i32) -> i32
 // AMD: llvm.atomicrmw xchg %{{.*}}, %{{.*}} syncscope("agent") acq_rel : !llvm.ptr<1>, i32
 // CHECK: gpu.return
 // CHECK-NOT: tile.
+// NV-NOT: llvm.atomicrmw
 
 module {
   func.func @atom(%arg0: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %arg1: !tile.ptr<i32> {tile.divisibility = 16 : i32}, %arg2: i32) attributes {tile.kernel} {

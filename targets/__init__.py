@@ -122,6 +122,12 @@ class Feature(str, Enum):
     # bound the waves per SIMD, and a matmul epilogue's padded tile outgrew
     # its operand ring).
     SWIZZLED_EXCHANGE = "swizzled_exchange"
+    # `stmatrix.sync.aligned.m8n8.x4.b16` (sm90 and later): a layout exchange
+    # through workgroup memory writes 16-bit elements held in an mma/wgmma
+    # accumulator layout four 8 x 8 matrices per instruction
+    # (targets/nvidia/exchange_stores.py): a 128 x 256 f16 epilogue of 8 warps
+    # stores 16 times per thread instead of 64.
+    STMATRIX = "stmatrix"
     # A cross-warp reduction's workgroup-memory scratch is released once read;
     # an allocation that reuses the bytes starts with a barrier (AMD: LDS bytes
     # bound the waves per SIMD; on NVIDIA the shifted offsets and the barrier
@@ -334,8 +340,9 @@ def _amd(chip: str, warp: int, lds: int,
 
 TARGETS: dict[str, Target] = {t.name: t for t in (
     _nvidia("sm80", "sm_80", 166912, "7.0", 8, frozenset({F.LOOP_SCALAR_BASES})),
-    _nvidia("sm90", "sm_90a", 232448, "8.0", 9, frozenset({F.WGMMA, F.TMA, F.LOOP_SCALAR_BASES})),
-    _nvidia("sm100", "sm_100a", 232448, "8.6", 10, frozenset({F.TCGEN05, F.TMA})),
+    _nvidia("sm90", "sm_90a", 232448, "8.0", 9, frozenset({F.WGMMA, F.TMA, F.STMATRIX,
+                                                                  F.LOOP_SCALAR_BASES})),
+    _nvidia("sm100", "sm_100a", 232448, "8.6", 10, frozenset({F.TCGEN05, F.TMA, F.STMATRIX})),
     _amd("gfx90a", 64, 65536, _MFMA_CDNA + _MFMA_I8_CDNA2),
     _amd("gfx942", 64, 65536, _MFMA_CDNA + _MFMA_I8_CDNA3),
     _amd("gfx950", 64, 163840, _MFMA_CDNA4 + _MFMA_CDNA + _MFMA_I8_CDNA3 + _MFMA_FP8_OCP),

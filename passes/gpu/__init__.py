@@ -50,6 +50,7 @@ from tilec.targets.amd import rules as amd_rules
 from tilec.targets.nvidia import rules as nvidia_rules
 from tilec.targets.nvidia import atomics as nvidia_atomics
 from tilec.targets.nvidia import async_copy as nvidia_async_copy
+from tilec.targets.nvidia import exchange_stores as nvidia_exchange_stores
 from tilec.targets.nvidia import tma as nvidia_tma
 from tilec.targets.nvidia import tma_store as nvidia_tma_store
 from tilec.targets.nvidia import mma_sync_ring as nvidia_mma_sync_ring
@@ -63,6 +64,7 @@ TABLE: RuleTable[Rule] = RuleTable([
     dot.RULES, control_flow.RULES, sync.RULES, elements.RULES, gather.RULES, debug.RULES,
     nvidia_rules.RULES, nvidia_atomics.RULES, nvidia_wgmma.RULES, nvidia_async_copy.RULES,
     nvidia_mma_sync_ring.RULES, nvidia_tcgen05.RULES, nvidia_tma.RULES, nvidia_tma_store.RULES,
+    nvidia_exchange_stores.RULES,
     amd_rules.RULES, amd_mfma.RULES, amd_buffer_ops.RULES, amd_lds_ring.RULES,
     amd_matrix_dot.RULES,
 ])

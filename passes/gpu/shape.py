@@ -10,7 +10,8 @@ Input: the ops at the tiled level.  Output, per thread:
     no data (slice layouts share the expanded tile's fragment);
   * `tile.convert_layout`, `tile.reshape`, `tile.trans` -> a round trip through
     workgroup memory between `gpu.barrier`s (row-major store, load at the new
-    layout's positions; `trans` reads with swapped strides);
+    layout's positions; `trans` reads with swapped strides); a target may
+    write a 2-D conversion's buffer itself (`hook.exchange-store`);
   * `tile.addptr` -> `llvm.getelementptr` on (vectors of) `!llvm.ptr<1>`.
 
 Nearest upstream analogue: the vector-distribution patterns of
@@ -169,6 +170,13 @@ def _rematerialized(L: FuncLowering, v: ir.Value, dd: Distribution,
             for xs in zip(*[p for p in parts if p is not None])]
 
 
+@RULES.rule("hook.exchange-store")
+def _exchange_store(L: FuncLowering, src: ir.Value, buf: ir.Value, pitch: int,
+                    swizzled: bool) -> bool:
+    """Generic: nothing; `_through_memory` stores the elements itself."""
+    return False
+
+
 @RULES.rule("tile.reshape")
 def _reshape(L: FuncLowering, op: ir.Operation) -> None:
     """Row-major order is kept: the same exchange as a layout conversion."""
@@ -202,8 +210,11 @@ def _through_memory(L: FuncLowering, src: ir.Value, res: ir.Value,
     of up to 16 bytes where the new layout's elements are adjacent; where the
     target has `Feature.SWIZZLED_EXCHANGE` and rows hold 8 chunks of 16 bytes
     or more, chunk c of row r is stored at chunk c ^ (r % 8) instead (the same
-    bank spread, no padding).  The buffer is released after the last barrier
-    (a later allocation may reuse it)."""
+    bank spread, no padding).  Such a 2-D buffer is written by the target
+    hook `hook.exchange-store` where it takes the source's layout (NVIDIA:
+    `stmatrix`, targets/nvidia/exchange_stores.py), else by the thread's own
+    stores.  The buffer is released after the last barrier (a later
+    allocation may reuse it)."""
     ds, dd = L.dist(src.type), L.dist(res.type)
     elem = L.scalar_type(src.type.element_type)
     mem_t = ir.IntegerType.get_signless(8) if is_i1(elem) else elem
@@ -219,7 +230,10 @@ def _through_memory(L: FuncLowering, src: ir.Value, res: ir.Value,
     rows = shape[0] if len(shape) == 2 else 1
     buf = L.shared_buffer(mem_t, math.prod(shape) + pad * rows)
     gpu.BarrierOp()
-    if swizzled:
+    if padded and mem_t == elem and \
+            L.hook("hook.exchange-store")(L, src, buf, shape[1] + pad, swizzled):
+        pass
+    elif swizzled:
         _store_swizzled(L, src, buf, mem_t, shape[1])
     else:
         store_row_major(L, src, buf, mem_t, strides)

@@ -113,7 +113,7 @@ def test_persistent_descriptor_kernel_uses_wgmma(dtype: str, bm: int, bn: int, b
     ptx = k.asm["ptx"]
     assert f"wgmma.mma_async.sync.aligned.{instr}" in ptx
     assert "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes" \
-        in ptx and "mbarrier.try_wait.parity.shared.b64" in ptx
+        in ptx and "mbarrier.try_wait.parity.shared::cta.b64" in ptx
     assert "cp.async.cg.shared.global" not in ptx and ".param .align 64 .b8" in ptx
     # A's and B's maps only: a 128x128 accumulator of 8 warps keeps the pointer
     # store (the TMA store is for wider ones: tests/test_tma_store.py).

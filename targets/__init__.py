@@ -146,6 +146,13 @@ class Feature(str, Enum):
     # 0.98).  Not on sm100: there ptxas spilled 4 bytes in a tcgen05 config
     # with it (128x128x128, 8 warps) and no Blackwell GPU can time the change.
     LOOP_SCALAR_BASES = "loop_scalar_bases"
+    # Vector loads and stores mask 8- and 16-bit lanes natively (x86
+    # AVX-512BW).  Without it LLVM expands every masked narrow lane into a
+    # branch of its own (a 2048-lane f16 softmax row: over 300 s of code
+    # generation), so such accesses take an all-true fast path and a loop over
+    # lane groups (passes/cpu/narrow_masks.py).  The CPU back end drops it when
+    # the host lacks it (targets/cpu/backend.py `host_target`).
+    MASKED_NARROW_MEMORY = "masked_narrow_memory"
 
 
 @dataclass(frozen=True)
@@ -349,8 +356,9 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     _amd("gfx1100", 32, 65536, _WMMA_RDNA3),
     # The CPU: one "lane" per program instance; each program computes its whole
     # tile as vectors of the host's SIMD width (64 bytes: AVX-512), program ids
-    # run on a thread pool.
-    Target("cpu", "cpu", "host", 1, 64, 1 << 20, 1, frozenset(),
+    # run on a thread pool.  The features are an AVX-512 host's; the back end
+    # drops those this host lacks.
+    Target("cpu", "cpu", "host", 1, 64, 1 << 20, 1, frozenset({F.MASKED_NARROW_MEMORY}),
            max_grid=(2 ** 31 - 1, 2 ** 31 - 1, 2 ** 31 - 1)),
 )}
 

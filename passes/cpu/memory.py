@@ -6,6 +6,10 @@
 | `tile.load`   | split into chunks of the contiguity axis info proves: `llvm.load` (unmasked) or `llvm.intr.masked.load` per chunk, joined with `vector.insert_strided_slice`; `llvm.intr.masked.gather` when nothing is contiguous or there would be more than `MAX_CHUNKS` chunks; a scalar load under a mask is an `scf.if`.  Booleans are bytes in memory: loaded as i8 and compared with zero. |
 | `tile.store`  | the same with `llvm.store` / `llvm.intr.masked.store` / `llvm.intr.masked.scatter`; booleans are stored as bytes 0/1.  In strip-mined elementwise kernels (`lw.streaming`) vector stores are non-temporal, and a masked chunk stores non-temporally when its mask is all true.  A mask known at compile time (constants, cmpi/andi/ori/xori of them) gives plain stores of its runs of true lanes, never `llvm.intr.masked.store` (see `_store_runs`). |
 
+On a target without `Feature.MASKED_NARROW_MEMORY`, a masked load or store of
+more than 64 8- or 16-bit lanes whose mask is not a compile-time constant is an
+all-true fast path and a loop over lane groups (passes/cpu/narrow_masks.py).
+
 Alignment is what axis info proves about the pointers' divisibility, capped at
 the SIMD width (`target.vector_bytes`).
 """
@@ -19,6 +23,7 @@ from mlir.dialects import arith, llvm, vector
 
 from tilec.dialects import tile
 from tilec.passes.analysis import axis_info as ai
+from tilec.passes.cpu import narrow_masks
 from tilec.passes.cpu.context import (GEP_DYNAMIC, CpuRules, Lowering, all_true, as_bytes,
                                       extract, if_else, insert_slice, int_t, is_bool, scalar_zero,
                                       segments, slice_, zeros)
@@ -86,6 +91,19 @@ def _load_value(lw: Lowering, ptr_old: ir.Value, mask: ir.Value | None, other: i
     ebytes = ai.type_bytes(elem)
     chunk, align = _chunking(lw, ptr_old, n, ebytes)
     passthru = other if other is not None else zeros(rt)
+    if (mask is not None and narrow_masks.needs_lane_loop(lw, n, ebytes)
+            and constant_bits(mask) is None):
+        return narrow_masks.load(lw, ptr, mask, passthru, rt, chunk, align,
+                                 lambda: _load_chunks(lw, ptr, None, passthru, rt, chunk, align))
+    return _load_chunks(lw, ptr, mask, passthru, rt, chunk, align)
+
+
+def _load_chunks(lw: Lowering, ptr: ir.Value, mask: ir.Value | None, passthru: ir.Value,
+                 rt: ir.Type, chunk: int, align: int) -> ir.Value:
+    """The load of `rt` through `ptr`: per contiguous chunk of `chunk` lanes, or a gather."""
+    vt = ir.VectorType(rt)
+    n, elem = vt.shape[0], vt.element_type
+    ebytes = ai.type_bytes(elem)
     if chunk == 1 or n // chunk > MAX_CHUNKS:
         m = mask if mask is not None else all_true(n)
         return llvm.masked_gather(rt, ptr, m, [passthru], ebytes).result
@@ -208,6 +226,20 @@ def store(lw: Lowering, op: ir.Operation) -> None:
     n = vt.shape[0]
     ebytes = ai.type_bytes(vt.element_type)
     chunk, align = _chunking(lw, ptr_old, n, ebytes)
+    if (mask is not None and narrow_masks.needs_lane_loop(lw, n, ebytes)
+            and constant_bits(mask) is None):
+        narrow_masks.store(lw, ptr, value, mask, chunk, align,
+                           lambda: _store_chunks(lw, ptr, value, None, chunk, align))
+        return
+    _store_chunks(lw, ptr, value, mask, chunk, align)
+
+
+def _store_chunks(lw: Lowering, ptr: ir.Value, value: ir.Value, mask: ir.Value | None,
+                  chunk: int, align: int) -> None:
+    """The store of `value` through `ptr`: per contiguous chunk of `chunk` lanes, or a scatter."""
+    vt = ir.VectorType(value.type)
+    n = vt.shape[0]
+    ebytes = ai.type_bytes(vt.element_type)
     if chunk == 1 or n // chunk > MAX_CHUNKS:
         m = mask if mask is not None else all_true(n)
         llvm.masked_scatter(value, ptr, m, ebytes)

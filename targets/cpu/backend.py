@@ -22,6 +22,7 @@ later ones take its results, so `--print-after-all` still shows each step.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import subprocess
@@ -34,11 +35,11 @@ from mlir.passmanager import PassManager
 
 from tilec.errors import TilecError
 from tilec.options import CompileOptions
+from tilec.passes import registry
 from tilec.passes.cpu.context import ROLLED_LOOPS
-from tilec.targets import Target, toolchain
+from tilec.targets import Feature, Target, toolchain
 from tilec.targets.pipeline import (
-    Compilation, Stages, Step, isolated, language_steps, module_text, pass_step,
-    replace_module,
+    Compilation, Stages, Step, isolated, language_steps, module_text, replace_module,
 )
 
 LOWER_TO_LLVM = ("builtin.module(canonicalize,cse,convert-math-to-llvm,convert-vector-to-scf,"
@@ -57,6 +58,11 @@ LOWER_TO_LLVM = ("builtin.module(canonicalize,cse,convert-math-to-llvm,convert-v
 # reductions take minutes to compile).
 AVOID_FEATURES = ("avx512vl", "avx512fp16")
 
+# The CPU record's features and the host features (LLVM's names) each needs.
+HOST_FEATURES: dict[Feature, tuple[str, ...]] = {
+    Feature.MASKED_NARROW_MEMORY: ("avx512bw",),
+}
+
 
 @functools.lru_cache(maxsize=1)
 def host_cpu() -> tuple[str, str]:
@@ -69,6 +75,16 @@ def host_cpu() -> tuple[str, str]:
         if features.get(name):
             features[name] = False
     return llb.get_host_cpu_name(), features.flatten()
+
+
+def host_target(target: Target) -> Target:
+    """`target` without the features this host lacks (HOST_FEATURES)."""
+    _, flat = host_cpu()
+    have = {f[1:] for f in flat.split(",") if f.startswith("+")}
+    lacking = {f for f, needs in HOST_FEATURES.items() if not have.issuperset(needs)}
+    if not lacking & target.features:
+        return target
+    return dataclasses.replace(target, features=target.features - lacking)
 
 
 def lower_to_llvm_dialect(module: ir.Module) -> None:
@@ -250,6 +266,10 @@ class _Reproducer(Mapping[str, str]):
 
 def stages(target: Target, options: CompileOptions, *, opt_level: int = 3) -> Stages:
     """The CPU steps in order (see the module docstring)."""
+    def convert(c: Compilation) -> None:
+        registry.run("convert-tile-to-cpu", c.module, host_target(c.target), c.options)
+        c.asm["cpu"] = c.text()
+
     def lower(c: Compilation) -> None:
         host_cpu()                      # llvmlite's target set up once, in this process
         find_cc()                       # a missing C compiler is the user's to fix: say so here
@@ -277,7 +297,7 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3) -> St
 
     return {
         **language_steps(),
-        "convert-tile-to-cpu": pass_step("convert-tile-to-cpu", keep="cpu"),
+        "convert-tile-to-cpu": Step(convert, ("cpu",), "convert-tile-to-cpu"),
         "lower-to-llvm": Step(lower, (), LOWER_TO_LLVM),
         "llir": Step(lower_llir, ("llir",)),
         "llvm-opt": Step(lambda c: None,

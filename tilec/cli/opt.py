@@ -160,9 +160,24 @@ def _read_text(path: str) -> str:
         raise TilecError(f"cannot read {path}: {e.strerror}") from None
 
 
+def without_features(target: Target, names: list[str]) -> Target:
+    """`target` without the features `names` (a TilecError for a name that is none)."""
+    import dataclasses
+
+    from tilec.targets import Feature
+    drop = set()
+    for name in names:
+        try:
+            drop.add(Feature(name))
+        except ValueError:
+            raise TilecError(f"unknown feature '{name}': the features are "
+                             + ", ".join(sorted(f.value for f in Feature))) from None
+    return dataclasses.replace(target, features=target.features - drop) if drop else target
+
+
 def cmd_opt(args: argparse.Namespace) -> int:
     from tilec.targets import get_target
-    target = get_target(args.target)
+    target = without_features(get_target(args.target), args.without_feature or [])
     options = make_options(args.num_warps, args.num_stages, args.debug)
     names = [n for spec in (args.passes or []) for n in split_pipeline(spec)]
     text = sys.stdin.read() if args.file == "-" else _read_text(args.file)
@@ -189,6 +204,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     o.add_argument("--split-input-file", action="store_true",
                    help="treat '// -----' lines as separators between independent inputs")
     o.add_argument("--target", default="cpu", help="target for passes that take one")
+    o.add_argument("--without-feature", action="append", metavar="FEATURE",
+                   help="drop a feature from the target record (a rule's fallback; repeatable)")
     o.add_argument("--num-warps", type=int, default=4, metavar="N")
     o.add_argument("--num-stages", type=int, default=3, metavar="S",
                    help="the compile options' num_stages (tile-pipeline reads it)")

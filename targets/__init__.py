@@ -153,6 +153,11 @@ class Feature(str, Enum):
     # lane groups (passes/cpu/narrow_masks.py).  The CPU back end drops it when
     # the host lacks it (targets/cpu/backend.py `host_target`).
     MASKED_NARROW_MEMORY = "masked_narrow_memory"
+    # f32 <-> bf16 conversions in vector registers (x86 AVX512-BF16).
+    # Without it LLVM takes wide bf16 vectors apart lane by lane (a 1024-lane
+    # bf16 row reduction: 105 s of code generation), so the CPU back end
+    # computes bf16 in f32 and keeps bf16 values as i16 (targets/cpu/bf16.py).
+    BF16_VECTOR_CONVERT = "bf16_vector_convert"
 
 
 @dataclass(frozen=True)
@@ -358,7 +363,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     # tile as vectors of the host's SIMD width (64 bytes: AVX-512), program ids
     # run on a thread pool.  The features are an AVX-512 host's; the back end
     # drops those this host lacks.
-    Target("cpu", "cpu", "host", 1, 64, 1 << 20, 1, frozenset({F.MASKED_NARROW_MEMORY}),
+    Target("cpu", "cpu", "host", 1, 64, 1 << 20, 1,
+           frozenset({F.MASKED_NARROW_MEMORY, F.BF16_VECTOR_CONVERT}),
            max_grid=(2 ** 31 - 1, 2 ** 31 - 1, 2 ** 31 - 1)),
 )}
 

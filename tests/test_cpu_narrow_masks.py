@@ -3,7 +3,8 @@ narrow masks (passes/cpu/narrow_masks.py), against NumPy: contiguous rows with
 ragged lengths (all-true, partly true and empty masks; groups all true, mixed
 and all false), masks that are not a prefix, and a strided gather/scatter.
 Both ways run here: the host's own (`host_target`), and with the feature
-dropped as on a host without AVX-512BW."""
+dropped as on a host without AVX-512BW (each with kernel objects of its own,
+so that no compiled kernel is shared between the two)."""
 from __future__ import annotations
 
 import time
@@ -19,7 +20,6 @@ from targets.cpu import backend
 from tilec.targets import Feature, get_target
 
 
-@tilec.kernel
 def _shift_rows(X, Out, rows, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     m = offs < n
@@ -28,7 +28,6 @@ def _shift_rows(X, Out, rows, n, BLOCK: tl.constexpr):
         tl.store(Out + r * BLOCK + offs, x - tl.min(x, axis=0), mask=m)
 
 
-@tilec.kernel
 def _odd_lanes(X, Out, rows, n, STRIDE: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     m = ((offs % 3) != 1) & (offs < n)
@@ -39,7 +38,7 @@ def _odd_lanes(X, Out, rows, n, STRIDE: tl.constexpr, BLOCK: tl.constexpr):
 
 @pytest.fixture(params=["host", "no-narrow-masks"])
 def host(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
-         tmp_path: Path) -> Iterator[str]:
+         tmp_path: Path) -> Iterator[dict[str, Any]]:
     if request.param == "no-narrow-masks":
         monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
         real = backend.host_target
@@ -49,7 +48,7 @@ def host(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
             t = real(target)
             return dataclasses.replace(t, features=t.features - {Feature.MASKED_NARROW_MEMORY})
         monkeypatch.setattr(backend, "host_target", lacking)
-    yield request.param
+    yield {"shift_rows": tilec.kernel(_shift_rows), "odd_lanes": tilec.kernel(_odd_lanes)}
 
 
 DTYPES = ["float16", "int16", "int8", "uint8"]
@@ -61,12 +60,12 @@ def _sample(dtype: str, shape: tuple[int, ...]) -> np.ndarray:
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_contiguous_rows(host: str, dtype: str) -> None:
+def test_contiguous_rows(host: dict[str, Any], dtype: str) -> None:
     block, rows = 512, 3
     for n in (0, 1, 31, 32, 33, 100, 511, 512):
         x = _sample(dtype, (rows, block))
         out = np.full_like(x, 99)
-        _shift_rows[(1,)](x, out, rows, n, BLOCK=block)
+        host["shift_rows"][(1,)](x, out, rows, n, BLOCK=block)
         want = np.full_like(x, 99)
         low = np.where(np.arange(block) < n, x, np.array(7, dtype)).min(axis=1, keepdims=True)
         want[:, :n] = x[:, :n] - low
@@ -74,12 +73,12 @@ def test_contiguous_rows(host: str, dtype: str) -> None:
 
 
 @pytest.mark.parametrize("dtype", ["float16", "int8"])
-def test_strided_non_prefix_mask(host: str, dtype: str) -> None:
+def test_strided_non_prefix_mask(host: dict[str, Any], dtype: str) -> None:
     block, rows, stride = 256, 2, 3
     for n in (256, 200):
         x = _sample(dtype, (rows, block * stride))
         out = np.full_like(x, 99)
-        _odd_lanes[(1,)](x, out, rows, n, STRIDE=stride, BLOCK=block)
+        host["odd_lanes"][(1,)](x, out, rows, n, STRIDE=stride, BLOCK=block)
         want = np.full_like(x, 99)
         lanes = np.arange(block)
         keep = ((lanes % 3) != 1) & (lanes < n)
@@ -98,7 +97,7 @@ def test_wide_f16_row_compiles_quickly(tmp_path: Path, monkeypatch: pytest.Monke
     x = np.ones((2, 2048), np.float16)
     out = np.zeros_like(x)
     t0 = time.perf_counter()
-    _shift_rows[(1,)](x, out, 2, 2000, BLOCK=2048)
+    tilec.kernel(_shift_rows)[(1,)](x, out, 2, 2000, BLOCK=2048)
     assert time.perf_counter() - t0 < 60
     np.testing.assert_array_equal(out[:, :2000], 0)
 

@@ -13,6 +13,13 @@
 
 The shared object needs no MLIR at run time.
 
+Host features: the cpu record's features are an AVX-512 host's; `host_target`
+drops those this host lacks (HOST_FEATURES).  Without MASKED_NARROW_MEMORY
+convert-tile-to-cpu loops over masked narrow lanes; without
+BF16_VECTOR_CONVERT lower-to-llvm first computes bf16 in f32 and keeps bf16
+values as i16 (bf16.py), since LLVM would take wide bf16 vectors apart lane by
+lane.
+
 The native steps (lower-to-llvm through so) run in one forked child
 (targets/isolate.py, as the GPU back ends do): LLVM reports some failures
 by aborting (an assertion in instruction selection for a huge vector), which
@@ -38,6 +45,7 @@ from tilec.options import CompileOptions
 from tilec.passes import registry
 from tilec.passes.cpu.context import ROLLED_LOOPS
 from tilec.targets import Feature, Target, toolchain
+from tilec.targets.cpu import bf16
 from tilec.targets.pipeline import (
     Compilation, Stages, Step, isolated, language_steps, module_text, replace_module,
 )
@@ -61,6 +69,7 @@ AVOID_FEATURES = ("avx512vl", "avx512fp16")
 # The CPU record's features and the host features (LLVM's names) each needs.
 HOST_FEATURES: dict[Feature, tuple[str, ...]] = {
     Feature.MASKED_NARROW_MEMORY: ("avx512bw",),
+    Feature.BF16_VECTOR_CONVERT: ("avx512bf16",),
 }
 
 
@@ -216,17 +225,22 @@ def rolled_loops(module: ir.Module) -> bool:
 
 
 def _child_chain(module: ir.Module, opt_level: int, want_text: bool,
-                 unroll: bool = True) -> dict[str, Any]:
+                 unroll: bool = True, emulate_bf16: bool = False) -> dict[str, Any]:
     """In the isolated child: the CPU module (inherited through fork, its
     context single-threaded) -> lowered module (text, when `want_text`), LLVM
-    IR, optimized LLVM IR, assembly (when `want_text`) and the shared object."""
+    IR, optimized LLVM IR, assembly (when `want_text`) and the shared object.
+    `emulate_bf16`: bf16 arithmetic in f32 and bf16 values as i16 (bf16.py)."""
     import time
     out: dict[str, Any] = {}
     t0 = time.perf_counter()
     with module.context, ir.Location.unknown():
+        if emulate_bf16:
+            bf16.prepare(module)
         lower_to_llvm_dialect(module)
         out["lowered"] = str(module.operation.get_asm(enable_debug_info=True)) if want_text else None
         out["llir"] = translate(module)
+        if emulate_bf16:
+            out["llir"] = bf16.retype(out["llir"])
     t1 = time.perf_counter()
     tm, mod = optimize(out["llir"], opt_level, unroll)
     out["opt_llir"] = str(mod) if want_text else None
@@ -243,14 +257,15 @@ class _Reproducer(Mapping[str, str]):
     """The reproducer files, printed only when the child crashed (printing a
     large module costs milliseconds on every compile otherwise)."""
 
-    def __init__(self, c: Compilation, opt_level: int) -> None:
-        self._c, self._opt = c, opt_level
+    def __init__(self, c: Compilation, opt_level: int, emulate_bf16: bool) -> None:
+        self._c, self._opt, self._bf16 = c, opt_level, emulate_bf16
         self._files: dict[str, str] | None = None
 
     def _get(self) -> dict[str, str]:
         if self._files is None:
+            first = f"{bf16.EMULATE} (targets/cpu/bf16.py prepare)\n" if self._bf16 else ""
             self._files = {"input.mlir": module_text(self._c),
-                           "pipeline.txt": f"{LOWER_TO_LLVM}\ntranslate_module_to_llvmir\n"
+                           "pipeline.txt": f"{first}{LOWER_TO_LLVM}\ntranslate_module_to_llvmir\n"
                                            f"llvmlite O{self._opt}, emit_object, cc -shared\n"}
         return self._files
 
@@ -274,9 +289,10 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3) -> St
         host_cpu()                      # llvmlite's target set up once, in this process
         find_cc()                       # a missing C compiler is the user's to fix: say so here
         unroll = not rolled_loops(c.module)
-        out = isolated(c, _child_chain, c.module, opt_level, c.want_text, unroll,
+        emulate = Feature.BF16_VECTOR_CONVERT not in host_target(c.target).features
+        out = isolated(c, _child_chain, c.module, opt_level, c.want_text, unroll, emulate,
                        what="CPU lowering, LLVM optimization and linking",
-                       reproducer=_Reproducer(c, opt_level), last=True)  # type: ignore[arg-type]
+                       reproducer=_Reproducer(c, opt_level, emulate), last=True)  # type: ignore[arg-type]
         c.scratch["cpu"] = out
         c.times_ms().update(out["times_ms"])
         if out["lowered"] is not None:

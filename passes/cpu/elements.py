@@ -6,21 +6,21 @@
 | `tile.int_to_ptr` | `llvm.inttoptr` on an i64 or a vector of i64. |
 | `tile.ptr_to_int` | `llvm.ptrtoint`. |
 | `tile.restride`   | one `vector.shuffle` of the (flat, row-major) sources with the index mask the op's view/strides/offset give. |
-| `tile.gather`     | the source stored to a stack buffer, one `llvm.intr.masked.gather` at the flat positions (index & (n - 1)) * stride + the constant part of each element's other coordinates. |
+| `tile.gather`     | the source stored to a stack buffer, `llvm.intr.masked.gather` at the flat positions (index & (n - 1)) * stride + the constant part of each element's other coordinates: one for up to `GATHER_GROUP` lanes, else a loop of such gathers over groups of lanes (through stack buffers of the positions and the result). |
 """
 from __future__ import annotations
 
 import math
 
 from mlir import ir
-from mlir.dialects import arith, llvm, vector
+from mlir.dialects import arith, llvm, scf, vector
 
 from tilec.dialects import tile
 from tilec.dialects import tile_elements as el
 from tilec.errors import TilecError, source_loc
 from tilec.passes.cpu.context import (
-    GEP_DYNAMIC, CpuRules, Lowering, all_true, entry_alloca, gather, int_t, is_bool, scalar_bytes,
-    shuffle2,
+    GEP_DYNAMIC, CpuRules, Lowering, all_true, entry_alloca, for_loop, gather, int_t, is_bool,
+    lane_ptr, scalar_bytes, shuffle2,
 )
 
 RULES = CpuRules("cpu.elements")
@@ -89,10 +89,37 @@ def gather_elements(lw: Lowering, op: ir.Operation) -> None:
     if rm[axis] != 1:
         off = arith.MulIOp(off, dense([rm[axis]] * n)).result
     off = arith.AddIOp(off, dense(fixed)).result
+    if n <= GATHER_GROUP:
+        out = _gather(lw, buf, off, mem)
+    else:
+        # a loop over groups of lanes through stack buffers: LLVM scalarizes
+        # gathers on hosts without fast ones (AMD Zen), and a 2048-lane one
+        # unrolled took 27 s of code generation
+        obuf = entry_alloca(lw, int_t(32), n)
+        llvm.StoreOp(off, obuf, alignment=4)
+        rbuf = entry_alloca(lw, mem, n)
+        loop = for_loop(n, GATHER_GROUP)
+        with ir.InsertionPoint(loop.body):
+            j = loop.induction_variable
+            g_off = llvm.LoadOp(ir.VectorType.get([GATHER_GROUP], int_t(32)),
+                                lane_ptr(obuf, j, int_t(32)), alignment=4).result
+            llvm.StoreOp(_gather(lw, buf, g_off, mem), lane_ptr(rbuf, j, mem),
+                         alignment=scalar_bytes(mem))
+            scf.YieldOp([])
+        out = llvm.LoadOp(ir.VectorType.get([n], mem), rbuf, alignment=scalar_bytes(mem)).result
+    lw.bind(op.result, arith.TruncIOp(vt, out).result if boolean else out)
+
+
+# Lanes of a tl.gather gathered at once (larger tiles loop over groups).
+GATHER_GROUP = 64
+
+
+def _gather(lw: Lowering, buf: ir.Value, off: ir.Value, mem: ir.Type) -> ir.Value:
+    """The elements of `buf` at the offsets `off` (a vector of i32)."""
+    n = ir.VectorType(off.type).shape[0]
     pt = ir.VectorType.get([n], lw.llvm_ptr)
     base = vector.BroadcastOp(pt, buf).result
     ptrs = llvm.GEPOp(pt, base, [off], [GEP_DYNAMIC], mem, llvm.GEPNoWrapFlags.none).result
     mvt = ir.VectorType.get([n], mem)
-    out = llvm.masked_gather(mvt, ptrs, all_true(n), [llvm.PoisonOp(mvt).result],
-                             scalar_bytes(mem)).result
-    lw.bind(op.result, arith.TruncIOp(vt, out).result if boolean else out)
+    return llvm.masked_gather(mvt, ptrs, all_true(n), [llvm.PoisonOp(mvt).result],
+                              scalar_bytes(mem)).result

@@ -36,8 +36,14 @@ import attention as tl_attn  # noqa: E402  (tilec's example)
 SHAPES = [(4, 32, 4096, 128), (1, 32, 16384, 128), (16, 16, 1024, 64), (4, 32, 4096, 64)]
 DTYPES = ("float16", "bfloat16")
 # Forward (BLOCK_M, BLOCK_N, warps, stages) per head dimension, the same for both compilers.
-FWD_CONFIGS = {128: [(128, 64, 8, 2), (128, 64, 8, 3), (128, 64, 8, 4), (128, 128, 8, 3)],
-               64: [(128, 64, 4, 3), (128, 64, 8, 3), (128, 64, 8, 4), (128, 128, 8, 3)]}
+# The fifth entry: the key/value loop's `warp_specialize` (tilec: warpgroup
+# turns, passes/tile_pingpong.py; Triton: its own warp specialization).
+FWD_CONFIGS = {128: [(128, 64, 8, 2, True), (128, 64, 8, 3, True), (128, 64, 8, 4, True),
+                     (128, 128, 8, 3, True), (128, 64, 8, 3, False), (128, 64, 8, 4, False),
+                     (128, 128, 8, 3, False)],
+               64: [(128, 64, 4, 3, False), (128, 64, 8, 3, True), (128, 64, 8, 4, True),
+                    (128, 128, 8, 3, True), (128, 64, 8, 3, False), (128, 64, 8, 4, False),
+                    (128, 128, 8, 3, False)]}
 BWD_CONFIGS = {128: [((64, 128, 8), (128, 64, 8), 2), ((64, 128, 8), (128, 64, 8), 3)],
                64: [((64, 128, 8), (128, 64, 8), 2), ((64, 128, 8), (128, 64, 8), 3)]}
 # Small ragged cases for the correctness check (N not a multiple of any block).
@@ -62,10 +68,11 @@ def prepare() -> None:
             q, k, v, o = _inputs(torch, (z, h, n, d), dt, "cpu", False)
             lse = torch.empty(16, dtype=torch.float32)
             for causal in (False, True):
-                for bm, bn, w, s in FWD_CONFIGS[d]:
+                for bm, bn, w, s, ws in FWD_CONFIGS[d]:
                     tl_attn._attn_fwd.warmup(q, k, v, o, lse, 0.1, z, h, n, HEAD_DIM=d,
                                              BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal,
-                                             num_warps=w, num_stages=s, target="sm90")
+                                             WARP_SPECIALIZE=ws, num_warps=w, num_stages=s,
+                                             target="sm90")
                     done += 1
                 for (bm1, bn1, w1), (bm2, bn2, w2), s in BWD_CONFIGS[d]:
                     tl_attn._attn_bwd_dkdv.warmup(q, k, v, o, q, k, lse, lse, 0.1, z * h * n, n,
@@ -181,6 +188,7 @@ def run(json_path: str | None) -> None:
                         t = _bench(do_bench, lambda fc=fc: mod._launch_fwd(q, k, v, causal,
                                                                            scale, fc))
                         best_f = min(best_f, (t, fc), key=lambda x: x[0])
+                        row.setdefault(f"{name}_fwd_ms_by_config", {})[str(fc)] = t
                     if best_f[1] is not None:
                         o, lse = mod._launch_fwd(q, k, v, causal, scale, best_f[1])
                         for bc in BWD_CONFIGS[d]:
@@ -231,6 +239,9 @@ def _brief(row: dict[str, Any]) -> dict[str, Any]:
     return {"shape": row["shape"], "dt": row["dtype"], "causal": row["causal"],
             **{f"{n}_{k}": tf(n, k) for k in ("fwd", "bwd")
                for n in ("tilec", "triton", "sdpa_flash", "sdpa_cudnn")},
+            **{f"{n}_fwd_ms_by_config": {k: round(v, 4) for k, v in
+                                         row.get(f"{n}_fwd_ms_by_config", {}).items()}
+               for n in ("tilec", "triton")},
             "errors": row.get("errors")}
 
 

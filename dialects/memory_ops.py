@@ -56,6 +56,12 @@ Tensor-memory-accelerator (TMA) copies of descriptor loads (NVIDIA sm90+):
 `tile.tma_store_wait`: the thread that issues TMA stores waits until every
   one of them has read its buffer (before the buffer is released and before
   the kernel returns).
+`tile.turn_init`, `tile.turn_wait`, `tile.turn_pass` (tile-pingpong, NVIDIA
+  sm90 with two warpgroups): the tensor-core products of a loop are issued by
+  the warpgroups in turns.  `turn_wait`: the warpgroup waits until the other
+  has passed it the turn; `turn_pass`: it passes the turn to the other (it has
+  issued its products); `turn_init` (once, at the kernel's start): warpgroup 0
+  has the first turn.  They order issue only; no data passes.
 """
 
 IRDL_MEMORY_OPS = """\
@@ -163,6 +169,12 @@ IRDL_MEMORY_OPS = """\
     irdl.operands(buf: %b, value: %v, coords: variadic %c)
   }
   irdl.operation @tma_store_wait {
+  }
+  irdl.operation @turn_init {
+  }
+  irdl.operation @turn_wait {
+  }
+  irdl.operation @turn_pass {
   }
   irdl.operation @mma_wait {
     %c = irdl.any

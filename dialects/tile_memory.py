@@ -126,3 +126,15 @@ def tma_store(buf: ir.Value, value: ir.Value, coords: Sequence[ir.Value], tma: i
 
 def tma_store_wait(*, loc: ir.Location, ip: IP = None) -> ir.Operation:
     return _create("tile.tma_store_wait", [], [], None, loc, ip)
+
+
+def turn_init(*, loc: ir.Location, ip: IP = None) -> ir.Operation:
+    return _create("tile.turn_init", [], [], None, loc, ip)
+
+
+def turn_wait(*, loc: ir.Location, ip: IP = None) -> ir.Operation:
+    return _create("tile.turn_wait", [], [], None, loc, ip)
+
+
+def turn_pass(*, loc: ir.Location, ip: IP = None) -> ir.Operation:
+    return _create("tile.turn_pass", [], [], None, loc, ip)

@@ -3,7 +3,11 @@ source for every target.
 
 Q, K, V, O are [Z, H, N, D] contiguous; each program owns BLOCK_M query rows of
 one (batch, head) and walks the key/value blocks with an online softmax in
-fp32 (`exp2` with the softmax scale folded into log2(e)).  Blocks that need no
+fp32 (`exp2` with the softmax scale folded into log2(e)).  WARP_SPECIALIZE=True
+makes the key/value loop `tl.range(..., warp_specialize=True)`: on sm90 with 8
+warps the compiler has the two warpgroups issue their products in turns
+(passes/tile_pingpong.py) so that one's softmax runs beside the other's
+products (off by default: see FWD_CONFIG).  Blocks that need no
 mask run apart from the masked ones: the causal diagonal block, and the ragged
 tail when N is not a multiple of BLOCK_N.  The forward also writes the base-2
 log-sum-exp of every row, which the backward reuses:
@@ -28,8 +32,9 @@ import tilec.language as tl
 
 @tilec.jit
 def _fwd_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, lo, hi, rows, N_CTX, qk_scale,
-                BLOCK_N: tl.constexpr, MASK: tl.constexpr, CAUSAL: tl.constexpr):
-    for start_n in tl.range(lo, hi, BLOCK_N):
+                BLOCK_N: tl.constexpr, MASK: tl.constexpr, CAUSAL: tl.constexpr,
+                WARP_SPECIALIZE: tl.constexpr):
+    for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=WARP_SPECIALIZE):
         k = k_d.load([rows + start_n, 0])
         qk = tl.dot(q, k.T)
         if MASK:
@@ -56,7 +61,8 @@ def _fwd_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, lo, hi, rows, N_CTX, qk_scal
 
 @tilec.kernel
 def _attn_fwd(Q, K, V, O, LSE, sm_scale, Z, H, N_CTX, HEAD_DIM: tl.constexpr,
-              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
+              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
+              WARP_SPECIALIZE: tl.constexpr = False):
     start_m = tl.program_id(0)
     off_hz = tl.program_id(1)
     # Q, K and V are read as one [Z * H * N, D] matrix (as Triton's tutorial
@@ -88,9 +94,9 @@ def _attn_fwd(Q, K, V, O, LSE, sm_scale, Z, H, N_CTX, HEAD_DIM: tl.constexpr,
         full_hi = N_CTX // BLOCK_N * BLOCK_N
         tail_hi = N_CTX
     acc, l_i, m_i = _fwd_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, 0, full_hi, rows, N_CTX,
-                                qk_scale, BLOCK_N, False, CAUSAL)
+                                qk_scale, BLOCK_N, False, CAUSAL, WARP_SPECIALIZE)
     acc, l_i, m_i = _fwd_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, full_hi, tail_hi, rows,
-                                N_CTX, qk_scale, BLOCK_N, True, CAUSAL)
+                                N_CTX, qk_scale, BLOCK_N, True, CAUSAL, WARP_SPECIALIZE)
     m_i += tl.math.log2(l_i)
     acc = acc / l_i[:, None]
     tl.store(LSE + off_hz * N_CTX + offs_m, m_i, mask=offs_m < N_CTX)
@@ -203,7 +209,8 @@ def _attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA, sm_scale, Y_DIM, N_CTX, HEAD_DIM: 
     dq_d.store([start_m, 0], (dq * sm_scale).to(DQ.dtype.element_ty))
 
 
-# Configurations: forward (BLOCK_M, BLOCK_N, num_warps, num_stages) per head
+# Configurations: forward (BLOCK_M, BLOCK_N, num_warps, num_stages[,
+# warp_specialize of the key/value loop, default False]) per head
 # dimension; backward ((dk/dv kernel's BLOCK_M, BLOCK_N, warps), (dq kernel's
 # BLOCK_M, BLOCK_N, warps), num_stages).  A wgmma tile of 8 warps is 128 rows:
 # the key block of the dk/dv kernel and the query block of the dq kernel.
@@ -218,10 +225,11 @@ def _launch_fwd(q, k, v, causal, sm_scale, config=None):
     z, h, n, d = q.shape
     o = torch.empty_like(q)
     lse = torch.empty((z, h, n), dtype=torch.float32, device=q.device)
-    bm, bn, warps, stages = config or (CPU_FWD if q.device.type == "cpu" else FWD_CONFIG[d])
+    bm, bn, warps, stages, *ws = config or (CPU_FWD if q.device.type == "cpu" else FWD_CONFIG[d])
     grid = (tilec.cdiv(n, bm), z * h)
     _attn_fwd[grid](q, k, v, o, lse, sm_scale, z, h, n, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn,
-                    CAUSAL=causal, num_warps=warps, num_stages=stages)
+                    CAUSAL=causal, WARP_SPECIALIZE=ws[0] if ws else False, num_warps=warps,
+                    num_stages=stages)
     return o, lse
 
 

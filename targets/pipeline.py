@@ -154,12 +154,18 @@ def tile_to_gpu_steps(flatten: bool = True) -> Stages:
     accelerate = pass_step("tile-accelerate-dot")
     prefetch = pass_step("tile-prefetch-vectors")
     layout = pass_step("tile-layout")
-    pipeline = pass_step("tile-pipeline", keep="tiled")
+    pipeline = pass_step("tile-pipeline")
     distribute = pass_step("convert-tile-to-gpu", keep="gpu")
 
     def run_layout(c: Compilation) -> None:
         check_num_warps(c.target, c.options)
         layout.run(c)
+
+    def run_pipeline(c: Compilation) -> None:
+        # tile-pingpong orders the products tile-pipeline made (warpgroup turns)
+        pipeline.run(c)
+        registry.run("tile-pingpong", c.module, c.target, c.options)
+        c.asm["tiled"] = c.text()
 
     def run_distribute(c: Compilation) -> None:
         distribute.run(c)
@@ -178,7 +184,7 @@ def tile_to_gpu_steps(flatten: bool = True) -> Stages:
             "tile-prefetch-vectors": prefetch,
             "tile-loop-pointers": pass_step("tile-loop-pointers"),
             "tile-layout": Step(run_layout, layout.produces, layout.pipeline),
-            "tile-pipeline": pipeline,
+            "tile-pipeline": Step(run_pipeline, ("tiled",), pipeline.pipeline),
             "convert-tile-to-gpu": Step(run_distribute, distribute.produces,
                                         distribute.pipeline)}
 

@@ -54,6 +54,7 @@ from tilec.targets.nvidia import exchange_stores as nvidia_exchange_stores
 from tilec.targets.nvidia import tma as nvidia_tma
 from tilec.targets.nvidia import tma_store as nvidia_tma_store
 from tilec.targets.nvidia import mma_sync_ring as nvidia_mma_sync_ring
+from tilec.targets.nvidia import pingpong as nvidia_pingpong
 from tilec.targets.nvidia import tcgen05 as nvidia_tcgen05
 from tilec.targets.nvidia import wgmma as nvidia_wgmma
 
@@ -64,7 +65,7 @@ TABLE: RuleTable[Rule] = RuleTable([
     dot.RULES, control_flow.RULES, sync.RULES, elements.RULES, gather.RULES, debug.RULES,
     nvidia_rules.RULES, nvidia_atomics.RULES, nvidia_wgmma.RULES, nvidia_async_copy.RULES,
     nvidia_mma_sync_ring.RULES, nvidia_tcgen05.RULES, nvidia_tma.RULES, nvidia_tma_store.RULES,
-    nvidia_exchange_stores.RULES,
+    nvidia_exchange_stores.RULES, nvidia_pingpong.RULES,
     amd_rules.RULES, amd_mfma.RULES, amd_buffer_ops.RULES, amd_lds_ring.RULES,
     amd_matrix_dot.RULES,
 ])
@@ -85,6 +86,7 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
         for f in funcs:
             FuncLowering(f, gmod, target, options.num_warps, TABLE).run()
             f.erase()
+        nvidia_pingpong.drop_blocked_turns(gmod)
         for f in private:
             f.erase()
 

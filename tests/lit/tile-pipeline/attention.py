@@ -1,4 +1,4 @@
-# RUN: %tilec ir %S/../../../examples/attention.py --kernel _attn_fwd --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32,i32,i32:16" --constexpr HEAD_DIM=128 BLOCK_M=128 BLOCK_N=64 CAUSAL=False --num-warps 8 --num-stages 4 --stage tiled | %FileCheck %s
+# RUN: %tilec ir %S/../../../examples/attention.py --kernel _attn_fwd --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32,i32,i32:16" --constexpr HEAD_DIM=128 BLOCK_M=128 BLOCK_N=64 CAUSAL=False WARP_SPECIALIZE=False --num-warps 8 --num-stages 4 --stage tiled | %FileCheck %s
 # RUN: %tilec ir %S/../../../examples/attention.py --kernel _attn_fwd --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32,i32,i32:16" --constexpr HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64 CAUSAL=True --num-warps 4 --num-stages 2 --stage ptx | %FileCheck %s --check-prefix=PTX
 
 # tile-pipeline on the attention forward's loop (two wgmma dots), whose Q, K

@@ -1,0 +1,176 @@
+"""`tile-pingpong`: the two warpgroups of an attention-style loop issue their
+tensor-core products in turns (FlashAttention-3's ping-pong schedule), on
+loops written `tl.range(..., warp_specialize=True)`.
+
+Why: in a loop whose body is dot, softmax, dot (attention's forward), both
+warpgroups wait on the same copies, so without an order they issue their
+products together and then compute their softmax together: the tensor cores
+idle while the exponentials run.  With turns, warpgroup 1 issues its products
+while warpgroup 0 computes its softmax, and the other way round.
+
+Input: tiled IR after `tile-pipeline`, on a target with `Feature.WGMMA`, with
+`num_warps` = 8 (two warpgroups).  A loop qualifies when
+  * it has `tile.warp_specialize` and sits directly in the kernel's body (not
+    in another loop or a branch: every warpgroup runs it exactly once, so the
+    turns of all qualifying loops form one sequence);
+  * its body holds `tile.mma {kind = "wgmma"}` ops (the pipeliner's
+    multi-product loop, passes/tile_pipeline_multi.py) and no region;
+  * every product's accumulator has the wgmma layout with all warps along
+    the rows (`warps = (8, 1)`) and a multiple of 128 rows: each warpgroup
+    issues products of its own rows, and the row reductions between them stay
+    inside its warps.
+Output: turns around the body's runs of consecutive `tile.mma` ops
+(`tile.turn_wait` before, `tile.turn_pass` after).  Where the body ends with
+a run and only pure ops after it (attention's P @ V, kept in flight across
+the back edge), that run and the first run of the next iteration are one
+turn (`_bracket`): a warpgroup issues P_j @ V_j and S_{j+1} = Q @ K_{j+1}.T
+back to back, then computes softmax j + 1 while the other warpgroup issues
+its pair.  One `tile.turn_init` at the start of the kernel when any loop got
+turns; the loop gets `tile.pingpong`.
+A loop with the hint that does not qualify keeps its schedule and gets
+`tile.warp_specialize_note` saying why.
+
+The GPU lowering (targets/nvidia/pingpong.py) makes them named barriers and
+takes them out again from any loop whose lowered body has a CTA-wide barrier
+(a layout conversion through shared memory, say), where turns would deadlock.
+Deadlock freedom otherwise: a warpgroup blocks only on turns, on the copies
+that thread 0 issued one or more iterations earlier, and (thread 0) on both
+warpgroups having released a slot in an earlier iteration; each of those
+needs the other warpgroup to have got no further than its own turns of this
+iteration, which the alternation gives.
+
+Nearest upstream analogue: FlashAttention-3's warp-scheduler barriers (named
+barriers around each warpgroup's GEMMs); Triton's warp specialization splits
+producers from consumers instead (`tritongpu-warp-specialize`).
+"""
+from __future__ import annotations
+
+from mlir import ir
+
+from tilec.dialects import tile, tile_memory
+from tilec.options import CompileOptions
+from tilec.passes import pipeline_support as ps
+from tilec.targets import Feature, Target
+
+NAME = "tile-pingpong"
+
+WARPGROUPS = 2
+_WARPGROUP_WARPS = 4
+_WGMMA_ROWS = 64
+
+
+def _reason(for_op: ir.Operation, body: ir.Block, num_warps: int) -> str | None:
+    """Why `for_op` cannot take turns, or None."""
+    if num_warps != WARPGROUPS * _WARPGROUP_WARPS:
+        return f"turns need num_warps={WARPGROUPS * _WARPGROUP_WARPS} (two warpgroups)"
+    mmas = [op for op in ps.ops(body) if op.name == "tile.mma"]
+    if not mmas:
+        return "the loop has no pipelined wgmma products"
+    for op in ps.ops(body):
+        if len(op.regions):
+            return "the loop's body has a region"
+    for m in mmas:
+        if ir.StringAttr(m.attributes["kind"]).value != "wgmma":
+            return "a product is not a wgmma"
+        acc_t = m.results[0].type
+        layout = tile.layout_of(acc_t)
+        shape = tile.shape_of(acc_t)
+        if not isinstance(layout, tile.Blocked) or layout.warps != (num_warps, 1) or \
+                shape[0] % (WARPGROUPS * _WGMMA_ROWS):
+            return "a product's rows are not split between the warpgroups"
+    return None
+
+
+def _runs(body: ir.Block) -> list[list[ir.Operation]]:
+    """The runs of consecutive `tile.mma` ops of `body`, in order."""
+    order = ps.ops(body)
+    runs: list[list[ir.Operation]] = []
+    prev = -2
+    for i, op in enumerate(order):
+        if op.name != "tile.mma":
+            continue
+        if i == prev + 1:
+            runs[-1].append(op)
+        else:
+            runs.append([op])
+        prev = i
+    return runs
+
+
+def _rotates(body: ir.Block, runs: list[list[ir.Operation]]) -> bool:
+    """Whether the last run of iteration j and the first of iteration j + 1
+    share a turn: several runs, and only pure ops after the last run (the
+    product kept in flight across the back edge, attention's P @ V, is then
+    issued right before the next S = Q @ K.T)."""
+    if len(runs) < 2:
+        return False
+    order = ps.ops(body)
+    last = order.index(runs[-1][-1])
+    return all(op.name.startswith("arith.") or op.name == "scf.yield"
+               for op in order[last + 1:])
+
+
+def _bracket(for_op: ir.Operation, body: ir.Block) -> None:
+    """Turns around the products of `for_op`'s body: by default each run of
+    consecutive products is one turn (`turn_wait` before, `turn_pass` after).
+    Where the runs rotate (`_rotates`), a turn is the last run of an iteration
+    and the first run of the next (FlashAttention-3's: P @ V of block j, then
+    S = Q @ K.T of block j + 1, one warpgroup's tensor-core work while the
+    other computes its softmax): the first run passes the turn and the last
+    waits for it, the loop's first turn is waited for before the loop and its
+    last passed after it (also when the loop runs no iteration)."""
+    runs = _runs(body)
+    if _rotates(body, runs):
+        loc = for_op.location
+        tile_memory.turn_wait(loc=loc, ip=ir.InsertionPoint(for_op))
+        tile_memory.turn_pass(loc=loc, ip=ir.InsertionPoint(ps.next_op(for_op)))
+        tile_memory.turn_pass(loc=runs[0][-1].location,
+                              ip=ir.InsertionPoint(ps.next_op(runs[0][-1])))
+        for run_ops in runs[1:-1]:
+            _around(run_ops)
+        tile_memory.turn_wait(loc=runs[-1][0].location, ip=ir.InsertionPoint(runs[-1][0]))
+        return
+    for run_ops in runs:
+        _around(run_ops)
+
+
+def _around(run_ops: list[ir.Operation]) -> None:
+    first, last = run_ops[0], run_ops[-1]
+    tile_memory.turn_wait(loc=first.location, ip=ir.InsertionPoint(first))
+    tile_memory.turn_pass(loc=last.location, ip=ir.InsertionPoint(ps.next_op(last)))
+
+
+def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
+    if not target.has(Feature.WGMMA):
+        return
+    with module.context:
+        for func in list(module.body.operations):
+            f = func.operation
+            if f.name != "func.func" or "tile.kernel" not in f.attributes:
+                continue
+            entry = f.regions[0].blocks[0]
+            turned = False
+            for op in ps.ops(entry):
+                if op.name != "scf.for" or "tile.warp_specialize" not in op.attributes:
+                    continue
+                body = op.regions[0].blocks[0]
+                why = _reason(op, body, options.num_warps)
+                if why is not None:
+                    op.attributes["tile.warp_specialize_note"] = ir.StringAttr.get(why)
+                    continue
+                _bracket(op, body)
+                op.attributes["tile.pingpong"] = ir.UnitAttr.get()
+                turned = True
+            if turned:
+                first = ps.ops(entry)[0]
+                tile_memory.turn_init(loc=f.location, ip=ir.InsertionPoint(first))
+    # Loops nested deeper keep their schedule, noted.
+    for func in list(module.body.operations):
+        if func.operation.name != "func.func":
+            continue
+        for op in ps.loops(func.operation):
+            if "tile.warp_specialize" in op.attributes and "tile.pingpong" not in \
+                    op.attributes and "tile.warp_specialize_note" not in op.attributes \
+                    and target.has(Feature.WGMMA):
+                op.attributes["tile.warp_specialize_note"] = ir.StringAttr.get(
+                    "turns need the loop directly in the kernel's body")

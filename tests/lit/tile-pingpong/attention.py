@@ -5,38 +5,29 @@
 
 # tile-pingpong on the attention forward (`tl.range(..., warp_specialize=True)`,
 # 8 warps): one turn_init at the kernel's start; in both key/value loops (the
-# unmasked blocks, then the masked tail) a warpgroup's turn is P_j @ V_j (the
-# body's last product, kept in flight across the back edge) and S_{j+1} =
-# Q @ K_{j+1}.T: the turn is waited for before the loop and before P @ V, and
-# passed after S = Q @ K.T and after the loop.  One warpgroup issues its pair
-# of products while the other computes its softmax.
+# unmasked blocks, then the masked tail) each wgmma product is issued between
+# a turn_wait and a turn_pass, so the two warpgroups alternate: one issues
+# its products while the other computes its softmax.
 
 # CHECK: func.func @_attn_fwd
 # CHECK-NEXT: "tile.turn_init"()
 # CHECK-NOT: "tile.turn_init"
+# CHECK: scf.for
 # CHECK: "tile.turn_wait"()
-# CHECK-NEXT: scf.for
-# CHECK-NOT: "tile.turn_
-# CHECK: "tile.mma"({{.*}}) {kind = "wgmma", tile.b_kmajor}
+# CHECK-NEXT: "tile.mma"({{.*}}) {kind = "wgmma", tile.b_kmajor}
 # CHECK-NEXT: "tile.turn_pass"()
-# CHECK-NOT: "tile.turn_
 # CHECK: "tile.turn_wait"()
 # CHECK-NEXT: "tile.mma"({{.*}}) {kind = "wgmma"}
-# CHECK-NOT: "tile.turn_
-# CHECK: } {tile.pingpong, tile.warp_specialize}
 # CHECK-NEXT: "tile.turn_pass"()
-# CHECK: "tile.turn_wait"()
-# CHECK-NEXT: scf.for
-# CHECK: "tile.turn_pass"()
+# CHECK: } {tile.pingpong, tile.warp_specialize}
+# CHECK: scf.for
 # CHECK: "tile.turn_wait"()
 # CHECK: } {tile.pingpong, tile.warp_specialize}
-# CHECK-NEXT: "tile.turn_pass"()
 # CHECK-NOT: "tile.turn_
 
 # Named barriers 1 and 2, one per warpgroup: warpgroup 1 arrives once at the
-# start (warpgroup 0 goes first); a wait (`bar.sync` on its own) before the
-# loop and before P @ V, a pass (`bar.arrive` on the other's) after the
-# commit of S = Q @ K.T and after the loop.
+# start (warpgroup 0 goes first); a wait (`bar.sync` on its own barrier)
+# before each wgmma group, a pass (`bar.arrive` on the other's) after it.
 # PTX: bar.arrive %r{{[0-9]+}}, 256;
 # PTX: bar.sync %r[[MINE:[0-9]+]], 256;
 # PTX: wgmma.fence.sync.aligned;

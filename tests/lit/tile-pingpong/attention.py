@@ -1,7 +1,6 @@
 # RUN: %tilec ir %S/../../../examples/attention.py --kernel _attn_fwd --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32,i32,i32:16" --constexpr HEAD_DIM=128 BLOCK_M=128 BLOCK_N=64 CAUSAL=False WARP_SPECIALIZE=True --num-warps 8 --num-stages 4 --stage tiled | %FileCheck %s
 # RUN: %tilec ir %S/../../../examples/attention.py --kernel _attn_fwd --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32,i32,i32:16" --constexpr HEAD_DIM=128 BLOCK_M=128 BLOCK_N=64 CAUSAL=False WARP_SPECIALIZE=True --num-warps 8 --num-stages 4 --stage ptx | %FileCheck %s --check-prefix=PTX
 # RUN: %tilec ir %S/../../../examples/attention.py --kernel _attn_fwd --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32,i32,i32:16" --constexpr HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64 CAUSAL=True WARP_SPECIALIZE=True --num-warps 4 --num-stages 3 --stage tiled | %FileCheck %s --check-prefix=FOUR
-# RUN: %tilec ir %S/../../../examples/attention.py --kernel _attn_fwd --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32,i32,i32:16" --constexpr HEAD_DIM=128 BLOCK_M=128 BLOCK_N=64 CAUSAL=False WARP_SPECIALIZE=False --num-warps 8 --num-stages 4 --stage ptx | %FileCheck %s --check-prefix=OFF
 
 # tile-pingpong on the attention forward (`tl.range(..., warp_specialize=True)`,
 # 8 warps): one turn_init at the kernel's start; in both key/value loops (the
@@ -42,6 +41,3 @@
 # FOUR: tile.warp_specialize_note = "turns need num_warps=8 (two warpgroups)"
 # FOUR-NOT: "tile.turn_
 
-# warp_specialize=False: no named barriers.
-# OFF-NOT: bar.sync %r
-# OFF-NOT: bar.arrive

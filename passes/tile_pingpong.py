@@ -21,7 +21,8 @@ Input: tiled IR after `tile-pipeline`, on a target with `Feature.WGMMA`, with
     inside its warps.
 Output: each run of consecutive `tile.mma` ops in the body is bracketed by
 `tile.turn_wait` before and `tile.turn_pass` after; one `tile.turn_init` at
-the start of the kernel when any loop got turns; the loop gets `tile.pingpong`.
+the start of the kernel when any loop got turns; the loop and the kernel get
+`tile.pingpong`.
 
 A loop with the hint that does not qualify keeps its schedule and gets
 `tile.warp_specialize_note` saying why.
@@ -136,6 +137,7 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
                 op.attributes["tile.pingpong"] = ir.UnitAttr.get()
                 turned = True
             if turned:
+                f.attributes["tile.pingpong"] = ir.UnitAttr.get()   # convert-tile-to-gpu checks it
                 first = ps.ops(entry)[0]
                 tile_memory.turn_init(loc=f.location, ip=ir.InsertionPoint(first))
     # Loops nested deeper keep their schedule, noted.

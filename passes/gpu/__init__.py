@@ -83,10 +83,12 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
     with module.context, ir.Location.unknown():
         module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
         gmod = _gpu_module(module)
+        turned = any("tile.pingpong" in f.attributes for f in funcs)
         for f in funcs:
             FuncLowering(f, gmod, target, options.num_warps, TABLE).run()
             f.erase()
-        nvidia_pingpong.drop_blocked_turns(gmod)
+        if turned:   # a walk of every lowered op: only where tile-pingpong acted
+            nvidia_pingpong.drop_blocked_turns(gmod)
         for f in private:
             f.erase()
 

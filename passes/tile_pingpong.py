@@ -60,8 +60,8 @@ _WARPGROUP_WARPS = 4
 _WGMMA_ROWS = 64
 
 
-def _reason(for_op: ir.Operation, body: ir.Block, num_warps: int) -> str | None:
-    """Why `for_op` cannot take turns, or None."""
+def _reason(body: ir.Block, num_warps: int) -> str | None:
+    """Why the loop with body `body` cannot take turns, or None."""
     if num_warps != WARPGROUPS * _WARPGROUP_WARPS:
         return f"turns need num_warps={WARPGROUPS * _WARPGROUP_WARPS} (two warpgroups)"
     mmas = [op for op in ps.ops(body) if op.name == "tile.mma"]
@@ -129,7 +129,7 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
                 if op.name != "scf.for" or "tile.warp_specialize" not in op.attributes:
                     continue
                 body = op.regions[0].blocks[0]
-                why = _reason(op, body, options.num_warps)
+                why = _reason(body, options.num_warps)
                 if why is not None:
                     op.attributes["tile.warp_specialize_note"] = ir.StringAttr.get(why)
                     continue

@@ -176,6 +176,12 @@ IRDL_MEMORY_OPS = """\
   }
   irdl.operation @turn_pass {
   }
+  irdl.operation @producer_role {
+    %w = irdl.any
+    %r = irdl.any
+    irdl.attributes {"warps" = %w}
+    irdl.results(result: %r)
+  }
   irdl.operation @mma_wait {
     %c = irdl.any
     %n = irdl.any

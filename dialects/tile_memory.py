@@ -138,3 +138,8 @@ def turn_wait(*, loc: ir.Location, ip: IP = None) -> ir.Operation:
 
 def turn_pass(*, loc: ir.Location, ip: IP = None) -> ir.Operation:
     return _create("tile.turn_pass", [], [], None, loc, ip)
+
+
+def producer_role(warps: int, *, loc: ir.Location, ip: IP = None) -> ir.Value:
+    return _create("tile.producer_role", [ir.IntegerType.get_signless(1)], [],
+                   {"warps": _i32_attr(warps)}, loc, ip).result

@@ -4,10 +4,12 @@ source for every target.
 Q, K, V, O are [Z, H, N, D] contiguous; each program owns BLOCK_M query rows of
 one (batch, head) and walks the key/value blocks with an online softmax in
 fp32 (`exp2` with the softmax scale folded into log2(e)).  WARP_SPECIALIZE=True
-makes the key/value loop `tl.range(..., warp_specialize=True)`: on sm90 with 8
-warps the compiler has the two warpgroups issue their products in turns
-(passes/tile_pingpong.py) so that one's softmax runs beside the other's
-products (off by default: see FWD_CONFIG).  Blocks that need no
+makes the key/value loop `tl.range(..., warp_specialize=True)`: on sm90 the
+compiler gives its TMA copies to a producer warpgroup
+(passes/tile_warp_specialize.py) and the num_warps warps only wait and
+compute.  OVERLAP is the loop's `overlap_dots` (tilec's hint; None lets the
+compiler decide whether S = Q @ K.T of the next key block is issued before
+this block's softmax, passes/tile_pipeline_early.py).  Blocks that need no
 mask run apart from the masked ones: the causal diagonal block, and the ragged
 tail when N is not a multiple of BLOCK_N.  The forward also writes the base-2
 log-sum-exp of every row, which the backward reuses:
@@ -33,8 +35,9 @@ import tilec.language as tl
 @tilec.jit
 def _fwd_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, lo, hi, rows, N_CTX, qk_scale,
                 BLOCK_N: tl.constexpr, MASK: tl.constexpr, CAUSAL: tl.constexpr,
-                WARP_SPECIALIZE: tl.constexpr):
-    for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=WARP_SPECIALIZE):
+                WARP_SPECIALIZE: tl.constexpr, OVERLAP: tl.constexpr):
+    for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=WARP_SPECIALIZE,
+                            overlap_dots=OVERLAP):
         k = k_d.load([rows + start_n, 0])
         qk = tl.dot(q, k.T)
         if MASK:
@@ -62,7 +65,7 @@ def _fwd_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, lo, hi, rows, N_CTX, qk_scal
 @tilec.kernel
 def _attn_fwd(Q, K, V, O, LSE, sm_scale, Z, H, N_CTX, HEAD_DIM: tl.constexpr,
               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
-              WARP_SPECIALIZE: tl.constexpr = False):
+              WARP_SPECIALIZE: tl.constexpr = False, OVERLAP: tl.constexpr = None):
     start_m = tl.program_id(0)
     off_hz = tl.program_id(1)
     # Q, K and V are read as one [Z * H * N, D] matrix (as Triton's tutorial
@@ -94,9 +97,9 @@ def _attn_fwd(Q, K, V, O, LSE, sm_scale, Z, H, N_CTX, HEAD_DIM: tl.constexpr,
         full_hi = N_CTX // BLOCK_N * BLOCK_N
         tail_hi = N_CTX
     acc, l_i, m_i = _fwd_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, 0, full_hi, rows, N_CTX,
-                                qk_scale, BLOCK_N, False, CAUSAL, WARP_SPECIALIZE)
+                                qk_scale, BLOCK_N, False, CAUSAL, WARP_SPECIALIZE, OVERLAP)
     acc, l_i, m_i = _fwd_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, full_hi, tail_hi, rows,
-                                N_CTX, qk_scale, BLOCK_N, True, CAUSAL, WARP_SPECIALIZE)
+                                N_CTX, qk_scale, BLOCK_N, True, CAUSAL, WARP_SPECIALIZE, OVERLAP)
     m_i += tl.math.log2(l_i)
     acc = acc / l_i[:, None]
     tl.store(LSE + off_hz * N_CTX + offs_m, m_i, mask=offs_m < N_CTX)
@@ -210,12 +213,14 @@ def _attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA, sm_scale, Y_DIM, N_CTX, HEAD_DIM: 
 
 
 # Configurations: forward (BLOCK_M, BLOCK_N, num_warps, num_stages[,
-# warp_specialize of the key/value loop, default False]) per head
-# dimension; backward ((dk/dv kernel's BLOCK_M, BLOCK_N, warps), (dq kernel's
+# warp_specialize of the key/value loop, default False[, overlap_dots, default
+# None: the compiler decides]]) per head dimension (on the H200 the producer
+# warpgroup with 128 x 128 blocks was the fastest for both head dimensions:
+# benchmarks/results/README.md); backward ((dk/dv kernel's BLOCK_M, BLOCK_N, warps), (dq kernel's
 # BLOCK_M, BLOCK_N, warps), num_stages).  A wgmma tile of 8 warps is 128 rows:
 # the key block of the dk/dv kernel and the query block of the dq kernel.
 # The CPU takes small blocks (its programs run on worker threads).
-FWD_CONFIG = {64: (128, 64, 8, 4), 128: (128, 64, 8, 4)}
+FWD_CONFIG = {64: (128, 128, 8, 3, True), 128: (128, 128, 8, 3, True)}
 BWD_CONFIG = {64: ((64, 128, 8), (128, 64, 8), 3), 128: ((64, 128, 8), (128, 64, 8), 3)}
 CPU_FWD = (32, 32, 4, 1)
 CPU_BWD = ((32, 32, 4), (32, 32, 4), 1)
@@ -225,10 +230,12 @@ def _launch_fwd(q, k, v, causal, sm_scale, config=None):
     z, h, n, d = q.shape
     o = torch.empty_like(q)
     lse = torch.empty((z, h, n), dtype=torch.float32, device=q.device)
-    bm, bn, warps, stages, *ws = config or (CPU_FWD if q.device.type == "cpu" else FWD_CONFIG[d])
+    bm, bn, warps, stages, *hints = config or (CPU_FWD if q.device.type == "cpu"
+                                               else FWD_CONFIG[d])
+    ws, overlap = (list(hints) + [False, None][len(hints):])[:2]
     grid = (tilec.cdiv(n, bm), z * h)
     _attn_fwd[grid](q, k, v, o, lse, sm_scale, z, h, n, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn,
-                    CAUSAL=causal, WARP_SPECIALIZE=ws[0] if ws else False, num_warps=warps,
+                    CAUSAL=causal, WARP_SPECIALIZE=ws, OVERLAP=overlap, num_warps=warps,
                     num_stages=stages)
     return o, lse
 

@@ -39,6 +39,7 @@ PASSES: dict[str, str] = {
     "tile-layout": "tilec.passes.tile_layout",
     "tile-pipeline": "tilec.passes.tile_pipeline",
     "tile-pipeline-lds": "tilec.passes.tile_pipeline_lds",
+    "tile-warp-specialize": "tilec.passes.tile_warp_specialize",
     "tile-pingpong": "tilec.passes.tile_pingpong",
     "tile-prefetch": "tilec.passes.tile_prefetch",
     "tile-prefetch-vectors": "tilec.passes.tile_prefetch_vectors",

@@ -25,7 +25,10 @@ the start of the kernel when any loop got turns; the loop and the kernel get
 `tile.pingpong`.
 
 A loop with the hint that does not qualify keeps its schedule and gets
-`tile.warp_specialize_note` saying why.
+`tile.warp_specialize_note` saying why.  tile-warp-specialize runs first: a
+loop it gave a producer warpgroup no longer has the hint (with the producer,
+turns on the consumers' loop measured no faster: benchmarks/results/README.md),
+so turns are for the loops it leaves (copies from values the loop carries).
 
 Measured (H200, attention forward (4, 32, 4096, 128) fp16): the turns make it
 5-7% slower than the unordered schedule (2.25 vs 2.13 ms at 128x64, 4 stages;

@@ -86,7 +86,7 @@ from mlir.dialects import arith, scf
 from tilec.dialects import tile, tile_memory
 from tilec.options import CompileOptions
 from tilec.passes import pipeline_support as ps
-from tilec.passes import pipeline_tma, tile_pipeline_multi
+from tilec.passes import pipeline_tma, tile_pipeline_early, tile_pipeline_multi
 from tilec.passes.analysis import axis_info
 from tilec.targets import Feature, Target
 
@@ -206,8 +206,12 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     plan = _plan(for_op, info)
     if plan is None:
         multi = tile_pipeline_multi.plan(for_op, info)
-        return multi is not None and tile_pipeline_multi.transform(
-            for_op, multi, stages, shared_bytes, has_tma)
+        if multi is None:
+            return False
+        early = tile_pipeline_early.early_dots(for_op, multi, num_warps) if has_tma else []
+        if early and tile_pipeline_early.transform(for_op, multi, early, stages, shared_bytes):
+            return True
+        return tile_pipeline_multi.transform(for_op, multi, stages, shared_bytes, has_tma)
     kind = ps.kind(plan.dot)
     pad = 16 if kind == "mma_sync" else 0   # bytes after each row (PaddedTile)
     per_stage = sum((axis_info.type_bytes(ld.results[0].type.element_type) *

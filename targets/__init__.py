@@ -128,6 +128,11 @@ class Feature(str, Enum):
     # (targets/nvidia/exchange_stores.py): a 128 x 256 f16 epilogue of 8 warps
     # stores 16 times per thread instead of 64.
     STMATRIX = "stmatrix"
+    # Warpgroups of one block take different roles with their own register
+    # budgets (`setmaxnreg`, sm_90a) and sync among themselves through named
+    # barriers (`bar.sync id, count`): a producer warpgroup issues a
+    # pipelined loop's TMA copies (passes/tile_warp_specialize.py).
+    WARP_SPECIALIZE = "warp_specialize"
     # A cross-warp reduction's workgroup-memory scratch is released once read;
     # an allocation that reuses the bytes starts with a barrier (AMD: LDS bytes
     # bound the waves per SIMD; on NVIDIA the shifted offsets and the barrier
@@ -353,7 +358,8 @@ def _amd(chip: str, warp: int, lds: int,
 TARGETS: dict[str, Target] = {t.name: t for t in (
     _nvidia("sm80", "sm_80", 166912, "7.0", 8, frozenset({F.LOOP_SCALAR_BASES})),
     _nvidia("sm90", "sm_90a", 232448, "8.0", 9, frozenset({F.WGMMA, F.TMA, F.STMATRIX,
-                                                                  F.LOOP_SCALAR_BASES})),
+                                                                  F.LOOP_SCALAR_BASES,
+                                                                  F.WARP_SPECIALIZE})),
     _nvidia("sm100", "sm_100a", 232448, "8.6", 10, frozenset({F.TCGEN05, F.TMA, F.STMATRIX})),
     _amd("gfx90a", 64, 65536, _MFMA_CDNA + _MFMA_I8_CDNA2),
     _amd("gfx942", 64, 65536, _MFMA_CDNA + _MFMA_I8_CDNA3),

@@ -162,8 +162,11 @@ def tile_to_gpu_steps(flatten: bool = True) -> Stages:
         layout.run(c)
 
     def run_pipeline(c: Compilation) -> None:
-        # tile-pingpong orders the products tile-pipeline made (warpgroup turns)
+        # tile-warp-specialize gives a pipelined loop's copies to a producer
+        # warpgroup; tile-pingpong orders the products of loops it left
+        # (warpgroup turns)
         pipeline.run(c)
+        registry.run("tile-warp-specialize", c.module, c.target, c.options)
         registry.run("tile-pingpong", c.module, c.target, c.options)
         c.asm["tiled"] = c.text()
 
@@ -171,6 +174,8 @@ def tile_to_gpu_steps(flatten: bool = True) -> Stages:
         distribute.run(c)
         for m in re.finditer(r"tilec.dynamic_shared = (\d+)", c.asm["gpu"]):
             c.metadata["dynamic_shared"] = int(m.group(1))
+        for m in re.finditer(r"tilec.block_threads = (\d+)", c.asm["gpu"]):
+            c.metadata["block_threads"] = int(m.group(1))   # a producer warpgroup's too
         maps = _tensormaps(c.module)
         if maps:
             c.metadata["tensormaps"] = maps

@@ -34,7 +34,8 @@ def test_registry_lists_every_pass_module() -> None:
                                 "tile-tma-descriptors",
                                 "tile-lower-descriptors",
                                 "tile-debug-checks", "tile-dot-precision", "tile-expand-fp8", "tile-accelerate-dot",
-                                "tile-layout", "tile-pipeline", "tile-pipeline-lds", "tile-pingpong", "tile-prefetch",
+                                "tile-layout", "tile-pipeline", "tile-pipeline-lds", "tile-warp-specialize",
+                                "tile-pingpong", "tile-prefetch",
                                 "tile-prefetch-vectors", "tile-loop-pointers", "convert-tile-to-gpu",
                                 "convert-tile-to-cpu"]
     for name in registry.names():

@@ -56,6 +56,7 @@ from tilec.targets.nvidia import tma_store as nvidia_tma_store
 from tilec.targets.nvidia import mma_sync_ring as nvidia_mma_sync_ring
 from tilec.targets.nvidia import pingpong as nvidia_pingpong
 from tilec.targets.nvidia import tcgen05 as nvidia_tcgen05
+from tilec.targets.nvidia import warp_specialize as nvidia_warp_specialize
 from tilec.targets.nvidia import wgmma as nvidia_wgmma
 
 NAME = "convert-tile-to-gpu"
@@ -65,7 +66,7 @@ TABLE: RuleTable[Rule] = RuleTable([
     dot.RULES, control_flow.RULES, sync.RULES, elements.RULES, gather.RULES, debug.RULES,
     nvidia_rules.RULES, nvidia_atomics.RULES, nvidia_wgmma.RULES, nvidia_async_copy.RULES,
     nvidia_mma_sync_ring.RULES, nvidia_tcgen05.RULES, nvidia_tma.RULES, nvidia_tma_store.RULES,
-    nvidia_exchange_stores.RULES, nvidia_pingpong.RULES,
+    nvidia_exchange_stores.RULES, nvidia_pingpong.RULES, nvidia_warp_specialize.RULES,
     amd_rules.RULES, amd_mfma.RULES, amd_buffer_ops.RULES, amd_lds_ring.RULES,
     amd_matrix_dot.RULES,
 ])

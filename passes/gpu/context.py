@@ -93,6 +93,10 @@ class FuncLowering:
         self.values: dict[ir.Value, Lowered] = {}
         self.axis = axis_info.analyze(func)
         self.tid: ir.Value | None = None
+        # Subtracted from %tid.x where a rule reads it afresh (`tma.fresh_tid`):
+        # the producer warps' ops count threads from their own first one
+        # (targets/nvidia/warp_specialize.py).
+        self.thread_offset = 0
         self._entry: ir.Block | None = None
         self._warp_first: ir.Value | None = None
         self.shared_bytes = 0
@@ -172,10 +176,16 @@ class FuncLowering:
             if is_tile(a.type):
                 raise TilecError(f"kernel '{name}': tile arguments are not supported",
                                  source_loc(f.location))
+        # A producer warpgroup (tile-warp-specialize) runs beside the num_warps warps.
+        extra = int(ir.IntegerAttr(f.attributes["tile.producer_warps"]).value) \
+            if "tile.producer_warps" in f.attributes else 0
+        threads = (self.num_warps + extra) * self.target.warp_size
         with ir.InsertionPoint(self.gmod):
             gf = gpu.GPUFuncOp(ir.FunctionType.get(arg_types, []), sym_name=name, kernel=True,
-                               known_block_size=[self.num_warps * self.target.warp_size, 1, 1],
-                               loc=f.location)
+                               known_block_size=[threads, 1, 1], loc=f.location)
+        if extra:
+            gf.attributes["tilec.block_threads"] = ir.IntegerAttr.get(i32(), threads)
+
         self.gfunc = gf
         block = gf.body.blocks.append(*arg_types, arg_locs=[a.location for a in entry.arguments]
                                       + [f.location] * len(maps))

@@ -4,7 +4,8 @@ Input: `scf.for`/`scf.if`/`scf.while`/`scf.condition`/`scf.yield` whose
 carried values may be tiles, and `func.return` (a kernel returns nothing).
 Output: the same `scf` ops carrying the flattened per-thread form of every
 value (a tile contributes one value per fragment chunk, in chunk order);
-`func.return` -> `gpu.return`.
+`func.return` -> `gpu.return`.  The `scf.if {tile.warp_roles}` of
+tile-warp-specialize is the target's `hook.warp-roles`.
 
 Nearest upstream analogue: the structural type conversion of
 `populateSCFStructuralTypeConversions` (one-to-many, as in 1:N conversion).
@@ -35,6 +36,9 @@ def _for(L: FuncLowering, op: ir.Operation) -> None:
 
 @RULES.rule("scf.if")
 def _if(L: FuncLowering, op: ir.Operation) -> None:
+    if "tile.warp_roles" in op.attributes:   # tile-warp-specialize's split: the target's
+        L.hook("hook.warp-roles")(L, op)
+        return
     types: list[ir.Type] = []
     for r in op.results:
         types.extend(L.frag_types(r.type))

@@ -101,6 +101,14 @@ def _is_turn(op: ir.Operation) -> bool:
     return _MARK in op.attributes
 
 
+def _is_cta_barrier(op: ir.Operation) -> bool:
+    """A barrier of every computing thread: `gpu.barrier`, or the consumers'
+    named barrier of a producer split (targets/nvidia/warp_specialize.py)."""
+    if op.name == "llvm.inline_asm":
+        return ir.StringAttr(op.attributes["asm_string"]).value.startswith("bar.sync 3,")
+    return op.name == "gpu.barrier"
+
+
 def drop_blocked_turns(gpu_module: ir.Block) -> None:
     """Take the turns out of every kernel where a loop with turns has a CTA barrier."""
     for fop in gpu_module.operations:
@@ -110,7 +118,7 @@ def drop_blocked_turns(gpu_module: ir.Block) -> None:
         turns = _find(f, _is_turn)
         if not turns:
             continue
-        blocked = any(_find(loop, _is_turn) and _find(loop, lambda o: o.name == "gpu.barrier")
+        blocked = any(_find(loop, _is_turn) and _find(loop, _is_cta_barrier)
                       for loop in _find(f, lambda o: o.name == "scf.for"))
         if not blocked:
             continue

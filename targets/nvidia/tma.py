@@ -183,6 +183,8 @@ def _copy_lanes(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value
     if_op = scf.IfOp(lane_live)
     with ir.InsertionPoint(if_op.then_block):
         q = fresh_tid()   # the lane's box, recomputed on every issue
+        if L.thread_offset:   # a producer warpgroup's lanes
+            q = arith.SubIOp(q, _c(L.thread_offset)).result
         if first:
             q = arith.AddIOp(q, _c(first)).result
         atom = arith.DivUIOp(q, _c(per_atom)).result

@@ -43,10 +43,12 @@ def _rebuild(init: list[Any], values: Any) -> list[Any]:
     return out
 
 # tl.range's scheduling hints: recorded on the scf.for as `tile.<name>` (integers
-# as i32 attributes, true flags as unit attributes); the loop runs the same.
+# as i32 attributes, true flags as unit attributes, choices whose default the
+# compiler makes (None) as bool attributes when given); the loop runs the same.
 _RANGE_INT_HINTS = ("num_stages", "loop_unroll_factor")
 _RANGE_FLAG_HINTS = ("disallow_acc_multi_buffer", "flatten", "warp_specialize", "disable_licm")
-_RANGE_HINTS = set(_RANGE_INT_HINTS + _RANGE_FLAG_HINTS)
+_RANGE_CHOICE_HINTS = ("overlap_dots",)
+_RANGE_HINTS = set(_RANGE_INT_HINTS + _RANGE_FLAG_HINTS + _RANGE_CHOICE_HINTS)
 
 
 def _assigned_names(node: Tree) -> list[str]:
@@ -276,7 +278,7 @@ class ControlFlowMixin(CodeGenBase):
 
     def _range_hints(self, kwargs: dict[str, Any], node: Node) -> dict[str, ir.Attribute]:
         """tl.range's keyword hints as scf.for attributes (checked: constexpr ints >= 0
-        or None, constexpr bools)."""
+        or None, constexpr bools or None)."""
         out: dict[str, ir.Attribute] = {}
         for k in _RANGE_HINTS & set(kwargs):
             v = kwargs[k]
@@ -292,7 +294,9 @@ class ControlFlowMixin(CodeGenBase):
             else:
                 if not isinstance(v, bool) and v is not None:
                     self.err(node, f"tl.range's {k} must be True or False, got {v!r}")
-                if v:
+                if k in _RANGE_CHOICE_HINTS and v is not None:
+                    out[f"tile.{k}"] = ir.BoolAttr.get(v)
+                elif v:
                     out[f"tile.{k}"] = ir.UnitAttr.get()
         return out
 

@@ -333,10 +333,14 @@ def max_constancy(input: Any, values: Any) -> Any:
 @_builtin
 def range(*args: Any, num_stages: Any = None, loop_unroll_factor: Any = None,
           disallow_acc_multi_buffer: bool = False, flatten: bool = False,
-          warp_specialize: bool = False, disable_licm: bool = False) -> Any:
+          warp_specialize: bool = False, disable_licm: bool = False,
+          overlap_dots: bool | None = None) -> Any:
     """`for i in tl.range(lo, hi, step)`: a loop like `range`.  The keywords are
     scheduling hints recorded on the loop (`tile.num_stages`, `tile.loop_unroll_factor`,
-    `tile.flatten`, ...); they do not change what the loop computes."""
+    `tile.flatten`, ...); they do not change what the loop computes.
+    `overlap_dots` (tilec's own): on sm90, issue the loop's first dot (S = Q @ K.T)
+    one iteration early so that it runs during the softmax (True: every dot that
+    qualifies; False: none; None: the compiler decides, passes/tile_pipeline_early.py)."""
 
 
 @_builtin

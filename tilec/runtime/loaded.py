@@ -59,7 +59,9 @@ def _load(manifest: dict[str, Any], path_of: Callable[[str], Path]) -> LoadedKer
         if stage == "ptx":
             image += b"\0"
         shared = int(manifest.get("metadata", {}).get("dynamic_shared", 0) or 0)
-        threads = int(manifest["num_warps"]) * target.warp_size
+        # num_warps, plus a producer warpgroup where tile-warp-specialize split the kernel
+        threads = int(manifest.get("metadata", {}).get("block_threads") or
+                      int(manifest["num_warps"]) * target.warp_size)
         maps = manifest.get("metadata", {}).get("tensormaps") or ()
         return LoadedKernel(manifest, CudaKernel(image, manifest["kernel"], types, threads, shared,
                                                  maps))

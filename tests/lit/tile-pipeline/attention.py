@@ -16,6 +16,11 @@
 # S - 2 iterations ahead, and the slot of iteration j - 1 is released (each
 # warp arrives) right after that wait in iteration j.
 
+# The first loop issues S one iteration early (attention-early.py); the
+# remainder loop, which runs at most once (lb = N / 64 * 64, ub = N), keeps
+# this schedule.
+# CHECK: scf.for
+# CHECK: "tile.local_dealloc"
 # CHECK: %[[RQ:.*]] = "tile.local_alloc"() {row_permutation = "wgmma", swizzle = 128 : i32} : () -> memref<1x128x128xf16, 3>
 # CHECK: %[[RK:.*]] = "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<4x64x128xf16, 3>
 # CHECK: %[[RV:.*]] = "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<4x64x128xf16, 3>

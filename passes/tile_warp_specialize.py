@@ -1,0 +1,290 @@
+"""`tile-warp-specialize`: a producer warpgroup issues the TMA copies of a
+pipelined loop written `tl.range(..., warp_specialize=True)`; the kernel's
+`num_warps` warps only wait for the copies and compute (FlashAttention-3's
+and Triton's producer/consumer split).
+
+Why: in the loop `tile-pipeline` builds for TMA rings, the elected lane of
+warp 0 waits for a free slot (`tile.mbarrier_wait {tile.one_thread}`) and
+issues the next copies in the middle of the consumers' work: that warp, and
+with it its warpgroup's wgmma, stalls whenever the ring is full, and the
+issue's address and barrier arithmetic sits in the consumers' instruction
+stream and registers.  A producer that does nothing else runs as far ahead as
+the ring allows, and the consumers' registers grow (`setmaxnreg`).
+
+Input: tiled IR after `tile-pipeline`, on a target with
+`Feature.WARP_SPECIALIZE`, `num_warps` a multiple of 4.  A loop qualifies when
+  * it has `tile.warp_specialize`, sits directly in the kernel's body, and
+    its bounds do not say it runs at most once (a remainder or causal-diagonal
+    loop: nothing to overlap);
+  * its body has exactly one producer wait (`tile.mbarrier_wait
+    {tile.one_thread}`) and TMA issues (`tile.tma_expect` / `tile.tma_copy`)
+    on one "full" barrier, and no cp.async copies;
+  * what the wait and the issues compute from (their backward slice in the
+    body) is pure scalar arithmetic of the induction variable, the slot
+    counter (the loop's last carried value) and values from before the loop;
+  * it has no early products (tile_pipeline_early, two copy segments)
+    narrower than 128 columns (with a producer, compute-sanitizer synccheck
+    reported a missing mbarrier wait on 128 x 64 key blocks; not root-caused,
+    and the default never makes them);
+  * every op before the loop that stays where all warps run it (allocations,
+    pure scalar arithmetic, the prologue's TMA issues, which only the elected
+    lane of warp 0 executes) depends on no op that moves to the consumers.
+Output:
+    [allocations, scalar arithmetic, prologue TMA issues: every warp]
+    %p = tile.producer_role {warps = 4}
+    scf.if %p {                                  // tile.warp_roles
+      scf.for (the loop's bounds, the counter)   // tile.producer
+        { scf.if (the copies are live) { the producer wait, the expect,
+                                         the copies } }
+    } else {
+      [the other ops before the loop]
+      the loop without its wait and issues
+      [the rest of the kernel]
+    }
+    return
+The kernel gets `tile.producer_warps = 4`: it runs with num_warps + 4 warps.
+At most one loop per kernel is split; other loops of the kernel drop the hint
+and get `tile.warp_specialize_note`.  A loop that does not qualify keeps its
+schedule (and may take warpgroup turns, passes/tile_pingpong.py) and gets the
+note with the reason.
+
+Deadlock freedom: the producer waits only on "empty" barriers, which the
+consumers complete after reading the slot's previous fill; the consumers wait
+only on "full" barriers the producer's copies complete, and on named barriers
+among themselves (targets/nvidia/warp_specialize.py): no wait of either side
+needs the other side to pass a later wait first.
+
+Nearest upstream analogue: Triton's `tritongpu-warp-specialize` (a
+`ttg.warp_specialize` op whose partitions run on their own warps) and
+CUTLASS's `PipelineTmaAsync` producer/consumer warpgroups.
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, scf
+
+from tilec.dialects import tile_memory
+from tilec.options import CompileOptions
+from tilec.passes import pipeline_support as ps
+from tilec.passes.tile_pipeline_early import at_most_one_trip
+from tilec.targets import Feature, Target
+
+NAME = "tile-warp-specialize"
+
+PRODUCER_WARPS = 4      # one warpgroup: `setmaxnreg` acts per warpgroup
+_MAX_WARPS = 32         # 1024 threads per block
+# Loops with early products (two copy segments) of narrower products are not
+# split (see `_reason`; the default never makes them: tile_pipeline_early).
+_MIN_EARLY_COLUMNS = 128
+_ISSUES = ("tile.tma_expect", "tile.tma_copy")
+_ROOTS = ("tile.mbarrier_wait",) + _ISSUES
+_COMMON = ("tile.local_alloc", "tile.mbarrier_alloc", "tile.tma_coords") + _ISSUES
+_SCALAR_PURE = ("tile.program_id", "tile.num_programs")
+
+
+def _owner(v: ir.Value) -> ir.Operation | None:
+    o = v.owner
+    return o.operation if isinstance(o, ir.OpView) else None
+
+
+def _scalar_pure(op: ir.Operation) -> bool:
+    """Pure and scalar: safe for the producer's threads to compute."""
+    if len(op.regions) or any(isinstance(r.type, ir.RankedTensorType) for r in op.results):
+        return False
+    return op.name.startswith(ps.PURE_PREFIXES) or op.name in _SCALAR_PURE
+
+
+def _segments(body: ir.Block) -> list[list[ir.Operation]] | None:
+    """The body's producer waits (`tile.mbarrier_wait {tile.one_thread}`),
+    each with the TMA issues that follow it up to the next wait, all on one
+    full barrier; None when an issue comes before every wait, a segment has
+    no expect or its issues use two barriers."""
+    out: list[list[ir.Operation]] = []
+    for op in ps.ops(body):
+        if op.name == "tile.mbarrier_wait" and "tile.one_thread" in op.attributes:
+            out.append([op])
+        elif op.name in _ISSUES:
+            if not out:
+                return None
+            out[-1].append(op)
+    for seg in out:
+        issues = seg[1:]
+        full = {op.operands[2] if op.name == "tile.tma_copy" else op.operands[0] for op in issues}
+        if len(full) != 1 or issues[0].name != "tile.tma_expect":
+            return None
+    return out
+
+
+def _slice(roots: list[ir.Operation], body: ir.Block) -> list[ir.Operation] | None:
+    """The ops of `body` that `roots` compute from (roots included), in body
+    order; None when one of them is not pure scalar arithmetic."""
+    order = ps.ops(body)
+    keep = [False] * len(order)
+    work = [i for i, o in enumerate(order) if any(o == r for r in roots)]
+    while work:
+        i = work.pop()
+        if keep[i]:
+            continue
+        keep[i] = True
+        op = order[i]
+        if not any(op == r for r in roots) and not _scalar_pure(op):
+            return None
+        for v in op.operands:
+            d = _owner(v)
+            if d is not None and d.block == body:
+                work.extend(j for j, o in enumerate(order) if o == d)
+    return [o for i, o in enumerate(order) if keep[i]]
+
+
+def _reason(loop: ir.Operation, num_warps: int) -> tuple[str | None, list[ir.Operation]]:
+    """Why `loop` cannot be split (None if it can) and the producer's ops."""
+    if num_warps % PRODUCER_WARPS or num_warps + PRODUCER_WARPS > _MAX_WARPS:
+        return (f"a producer warpgroup needs num_warps a multiple of {PRODUCER_WARPS} and at "
+                f"most {_MAX_WARPS - PRODUCER_WARPS}"), []
+    if at_most_one_trip(loop):
+        return "the loop runs at most once (a remainder or diagonal block): nothing to overlap", []
+    body = loop.regions[0].blocks[0]
+    order = ps.ops(body)
+    if any(op.name == "tile.async_copy" for op in order):
+        return "the loop's copies are cp.async, not TMA", []
+    segments = _segments(body)
+    if segments is None:
+        return "the loop's copies are not issued after a wait for a free slot", []
+    if not segments:
+        return "the loop has no TMA ring (tile-pipeline did not pipeline it with TMA)", []
+    if len(segments) > 1 and any(ir.RankedTensorType(op.results[0].type).shape[-1] <
+                                 _MIN_EARLY_COLUMNS for op in order if op.name == "tile.mma"):
+        return ("early products (tile-pipeline's overlap_dots) of fewer than "
+                f"{_MIN_EARLY_COLUMNS} columns keep the consumers' copies: with a producer, "
+                "compute-sanitizer synccheck reported a missing mbarrier wait there"), []
+    roots = [op for seg in segments for op in seg]
+    group = _slice(roots, body)
+    if group is None:
+        return "the copies' coordinates are not scalar arithmetic of the loop's index", []
+    args = list(body.arguments)
+    allowed = {args[0], args[-1]}
+    for op in group:
+        for v in op.operands:
+            if isinstance(v, ir.BlockArgument) and v.owner == body and v not in allowed:
+                return "the copies depend on a value carried by the loop", []
+    return None, group
+
+
+def _split_prefix(entry: ir.Block, loop: ir.Operation, group: list[ir.Operation]
+                  ) -> tuple[list[ir.Operation], list[ir.Operation]] | None:
+    """The ops before `loop` that every warp runs and those that move to the
+    consumers; None when a staying op, the loop's bounds or the producer's
+    ops use a moving one."""
+    stay: list[ir.Operation] = []
+    move: list[ir.Operation] = []
+    effects = False
+
+    def moved(v: ir.Value) -> bool:
+        d = _owner(v)
+        return d is not None and d.block == entry and any(d == m for m in move)
+
+    for op in ps.ops(entry):
+        if op == loop:
+            break
+        if any(moved(v) for v in op.operands):
+            move.append(op)
+        elif _scalar_pure(op) or (op.name in _COMMON and not (effects and op.name in _ISSUES)):
+            stay.append(op)
+        else:
+            # (a copy issued after a moved op with effects keeps its place after it)
+            move.append(op)
+            effects = effects or not ps.pure(op)
+    needed = list(loop.operands)[:3] + [list(loop.operands)[-1]]
+    needed += [v for op in group for v in op.operands]
+    if any(moved(v) for v in needed):
+        return None
+    return stay, move
+
+
+def _producer_loop(loop: ir.Operation, group: list[ir.Operation]) -> None:
+    """At the current insertion point: a loop over `loop`'s bounds that
+    carries only the slot counter and runs `group` (cloned)."""
+    lb, ub, step = list(loop.operands)[:3]
+    counter0 = list(loop.operands)[-1]
+    body = loop.regions[0].blocks[0]
+    args = list(body.arguments)
+    with loop.location:
+        new = scf.ForOp(lb, ub, step, [counter0])
+        new.operation.attributes["tile.producer"] = ir.UnitAttr.get()
+        with ir.InsertionPoint(new.body):
+            mapping: ps.Mapping = {args[0]: new.induction_variable,
+                                   args[-1]: new.inner_iter_args[0]}
+            ps.clone_side([op for op in group if op.name not in _ROOTS], mapping)
+            # Only the iterations whose copies exist wait: a wait for a slot
+            # that no copy refills could still spin when the consumers, done,
+            # invalidate the barriers.
+            for seg in _segments(body) or []:
+                live = mapping.get(seg[1].operands[2], seg[1].operands[2])
+                issue = scf.IfOp(live)
+                with ir.InsertionPoint(issue.then_block):
+                    ps.clone_side(seg, mapping)
+                    scf.YieldOp([])
+            nxt = arith.AddIOp(new.inner_iter_args[0], ps.i32(1)).result
+            scf.YieldOp([nxt])
+
+
+def _split(func: ir.Operation, loop: ir.Operation, group: list[ir.Operation],
+           move: list[ir.Operation]) -> None:
+    entry = func.regions[0].blocks[0]
+    ret = ps.ops(entry)[-1]
+    after = [op for op in ps.ops(entry)[ps.ops(entry).index(loop) + 1:] if op != ret]
+    loc = loop.location
+    with loc, ir.InsertionPoint(loop):
+        role = tile_memory.producer_role(PRODUCER_WARPS, loc=loc)
+        split = scf.IfOp(role, [], has_else=True)
+    split.operation.attributes["tile.warp_roles"] = ir.UnitAttr.get()
+    with ir.InsertionPoint(split.then_block):
+        _producer_loop(loop, group)
+        scf.YieldOp([])
+    with ir.InsertionPoint(split.else_block):
+        sentinel = scf.YieldOp([])
+    for op in move + [loop] + after:
+        op.move_before(sentinel.operation)
+    # The consumers' loop no longer waits for free slots nor issues copies.
+    for op in reversed(group):
+        if op.name == "tile.mbarrier_wait" or op.name in _ISSUES:
+            op.erase()
+    ps.dce(loop.regions[0].blocks[0])
+    del loop.attributes["tile.warp_specialize"]
+    loop.attributes["tile.warp_specialized"] = ir.UnitAttr.get()
+    func.attributes["tile.producer_warps"] = ir.IntegerAttr.get(
+        ir.IntegerType.get_signless(32), PRODUCER_WARPS)
+
+
+def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
+    if not target.has(Feature.WARP_SPECIALIZE):
+        return
+    with module.context:
+        for fop in list(module.body.operations):
+            f = fop.operation
+            if f.name != "func.func" or "tile.kernel" not in f.attributes:
+                continue
+            entry = f.regions[0].blocks[0]
+            done = False
+            for op in ps.ops(entry):
+                if op.name != "scf.for" or "tile.warp_specialize" not in op.attributes:
+                    continue
+                if done:
+                    continue
+                why, group = _reason(op, options.num_warps)
+                parts = _split_prefix(entry, op, group) if why is None else None
+                if why is None and parts is None:
+                    why = "an op before the loop that every warp runs uses a consumer's value"
+                if why is not None or parts is None:
+                    op.attributes["tile.warp_specialize_note"] = ir.StringAttr.get(
+                        why or "not split")
+                    continue
+                _split(f, op, group, parts[1])
+                done = True
+            if done:
+                for loop in ps.loops(f):
+                    if "tile.warp_specialize" in loop.attributes:
+                        del loop.attributes["tile.warp_specialize"]
+                        loop.attributes["tile.warp_specialize_note"] = ir.StringAttr.get(
+                            "one loop per kernel gets a producer warpgroup; this loop's copies "
+                            "are issued by the consumer warps")

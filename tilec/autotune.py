@@ -49,11 +49,14 @@ class Config:
                  pre_hook: Callable[[dict[str, Any]], None] | None = None,
                  ir_override: Any = None) -> None:
         # Triton's AMD back end reads these compile hints from a config's
-        # kwargs (tutorial 03's HIP configs); tilec keeps and does not use them.
+        # kwargs (tutorial 03's HIP configs): `waves_per_eu` becomes the compile
+        # option of that name (used by the AMD back end), `matrix_instr_nonkdim`
+        # and `kpack` are kept and not used.
         self.kwargs = {k: v for k, v in kwargs.items() if k not in AMD_HINTS}
         self.backend_hints = {k: v for k, v in kwargs.items() if k in AMD_HINTS}
         self.options = CompileOptions(num_warps=num_warps, num_stages=num_stages,
-                                      num_ctas=num_ctas, maxnreg=maxnreg)
+                                      num_ctas=num_ctas, maxnreg=maxnreg,
+                                      waves_per_eu=self.backend_hints.get("waves_per_eu", 0))
         self.pre_hook = pre_hook
 
     @property

@@ -177,24 +177,29 @@ class Kernel(KernelLauncher):
     @_user_api
     def compile(self, target: str = "cpu", signature: Any = None,
                 constexprs: Mapping[str, Any] | None = None, num_warps: int = 4,
-                num_stages: int = 3) -> Any:
+                num_stages: int = 3, *, waves_per_eu: int = 0,
+                allow_flush_denorm: bool = False) -> Any:
         """Compile one specialization without launching; returns a `CompiledKernel`
         (served from the disk cache when an earlier compile() stored it there:
-        `.metadata["from_cache"]` names the entry)."""
+        `.metadata["from_cache"]` names the entry).  `waves_per_eu`,
+        `allow_flush_denorm`: Triton's AMD launch options (tilec/options.py)."""
         from tilec.driver import compile_cached
         return compile_cached(self, target, signature, constexprs,
                               CompileOptions(num_warps=num_warps, num_stages=num_stages,
-                                             debug=self.debug))
+                                             debug=self.debug, waves_per_eu=waves_per_eu,
+                                             allow_flush_denorm=allow_flush_denorm))
 
     @_user_api
     def ir(self, target: str = "cpu", signature: Any = None,
            constexprs: Mapping[str, Any] | None = None, stage: str = "tile",
-           num_warps: int = 4, num_stages: int = 3) -> str:
+           num_warps: int = 4, num_stages: int = 3, *, waves_per_eu: int = 0,
+           allow_flush_denorm: bool = False) -> str:
         """The IR (or assembly text) of one stage of one specialization."""
         from tilec.driver import compile_kernel
         ck = compile_kernel(self, target, signature, constexprs,
                             CompileOptions(num_warps=num_warps, num_stages=num_stages,
-                                           debug=self.debug),
+                                           debug=self.debug, waves_per_eu=waves_per_eu,
+                                           allow_flush_denorm=allow_flush_denorm),
                             stop_after=stage)
         if stage not in ck.asm:
             raise TilecError(f"unknown stage '{stage}' for target '{target}'; stages: "

@@ -20,22 +20,38 @@ class CompileOptions:
     registers per thread ptxas may use (None: ptxas decides; NVIDIA only);
     debug: the debug mode (bounds-checked memory accesses, active
     `tl.device_assert`: passes/tile_debug_checks.py), from
-    `@tilec.kernel(debug=True)` or `TILEC_DEBUG=1`."""
+    `@tilec.kernel(debug=True)` or `TILEC_DEBUG=1`.
+
+    Triton's AMD options (its HIPOptions; tutorial 06 passes both at launch
+    on HIP), read by the AMD back end only (targets/amd/backend.py) and of no
+    effect on the CPU and NVIDIA targets: waves_per_eu: the occupancy the AMD
+    compiler should aim at (LLVM's "amdgpu-waves-per-eu" minimum; 0: the
+    compiler decides); allow_flush_denorm: f32 denormals may be flushed to
+    zero ("denormal-fp-math-f32"="preserve-sign"; False: IEEE denormals, as
+    without it).  Flushing is a permission: a target that keeps denormals
+    gives the exact IEEE results."""
 
     num_warps: int = 4
     num_stages: int = 3
     num_ctas: int = 1
     maxnreg: int | None = None
     debug: bool = False
+    waves_per_eu: int = 0
+    allow_flush_denorm: bool = False
 
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
             if f.name == "maxnreg" and v is None:
                 continue
-            if f.name == "debug":
+            if f.name in ("debug", "allow_flush_denorm"):
                 if not isinstance(v, bool):
-                    raise TilecError(f"debug must be True or False, got {v!r}")
+                    raise TilecError(f"{f.name} must be True or False, got {v!r}")
+                continue
+            if f.name == "waves_per_eu":
+                if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                    raise TilecError(f"waves_per_eu must be an int >= 0 (0: the compiler "
+                                     f"decides), got {v!r}")
                 continue
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise TilecError(f"{f.name} must be a positive int, got {v!r}")
@@ -64,4 +80,5 @@ class CompileOptions:
         return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
 
-_LATER_DEFAULTS: dict[str, Any] = {"num_ctas": 1, "maxnreg": None, "debug": False}
+_LATER_DEFAULTS: dict[str, Any] = {"num_ctas": 1, "maxnreg": None, "debug": False,
+                                   "waves_per_eu": 0, "allow_flush_denorm": False}

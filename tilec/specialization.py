@@ -35,7 +35,8 @@ from tilec.runtime.args import (
 from tilec.tools.tensor_descriptor import DescriptorType, TensorDescriptor, describe
 from tilec.version import __version__
 
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu",
+                  "allow_flush_denorm")
 
 
 class _NoDefault:
@@ -399,8 +400,9 @@ class Specialization:
         args = tuple(ArgSpec(p["name"], tl.parse_type(p["type"]),
                              EQUAL_TO_1 if p.get("equal_to_1") else int(p.get("divisibility", 1)))
                      for p in manifest["params"])
-        options = CompileOptions(**{k: int(manifest[k]) for k in LAUNCH_OPTIONS if k in manifest},
-                                 debug=bool(manifest.get("debug", False)))
+        given: dict[str, Any] = {k: bool(manifest[k]) if k == "allow_flush_denorm"
+                                 else int(manifest[k]) for k in LAUNCH_OPTIONS if k in manifest}
+        options = CompileOptions(**given, debug=bool(manifest.get("debug", False)))
         return cls(args, tuple(dict(manifest.get("constexprs", {})).items()), manifest["target"],
                    options, (), (False,) * len(args))
 

@@ -12,6 +12,8 @@
                        reconcile-unrealized-casts (OpenCL: gpu.printf calls printf)
   llir                 translate the gpu.module to LLVM IR (before LLVM's optimisation) with
                        the amdgcn triple, data layout and the code-object-version flag;
+                       the kernels get the function attributes of Triton's AMD options
+                       `waves_per_eu` / `allow_flush_denorm` (`kernel_attributes`);
                        a module calling printf gets tilec's __printf_alloc
                        (targets/amd/printf.py)                                      -> `llir`
   amdgcn               llvmlite O<n> for the chip, then the assembly and the object code
@@ -93,14 +95,50 @@ def _target_machine(chip: str, opt_level: int) -> Any:
         cpu=chip, features="", opt=opt_level, reloc="pic")
 
 
+def kernel_attributes(options: CompileOptions) -> tuple[tuple[str, str], ...]:
+    """The LLVM function attributes Triton's AMD options put on each kernel (its
+    HIP back end adds the same): "amdgpu-waves-per-eu" (the minimum waves per
+    execution unit to aim at) when `waves_per_eu` > 0; f32 denormals flushed
+    ("denormal-fp-math-f32"="preserve-sign") when `allow_flush_denorm`.
+    Without them LLVM's defaults hold (no occupancy goal, IEEE f32
+    denormals), so default options add nothing."""
+    attrs: list[tuple[str, str]] = []
+    if options.waves_per_eu:
+        attrs.append(("amdgpu-waves-per-eu", str(options.waves_per_eu)))
+    if options.allow_flush_denorm:
+        attrs.append(("denormal-fp-math-f32", "preserve-sign,preserve-sign"))
+    return tuple(attrs)
+
+
+def _add_kernel_attributes(gpu_module: Any, attrs: tuple[tuple[str, str], ...]) -> None:
+    """`attrs` on every kernel (`rocdl.kernel`) llvm.func of the gpu.module, as
+    string function attributes (the llvm.func's `passthrough` list)."""
+    found = 0
+    for op in gpu_module.regions[0].blocks[0].operations:
+        fn = op.operation
+        if fn.name != "llvm.func" or "rocdl.kernel" not in fn.attributes:
+            continue
+        found += 1
+        old = list(fn.attributes["passthrough"]) if "passthrough" in fn.attributes else []
+        fn.attributes["passthrough"] = ir.ArrayAttr.get(
+            old + [ir.ArrayAttr.get([ir.StringAttr.get(k), ir.StringAttr.get(v)])
+                   for k, v in attrs])
+    if not found:
+        raise CompilerBugError("no rocdl.kernel function to put the AMD options on")
+
+
 def _translate(module: ir.Module, chip: str, opt_level: int,
-               code_object_version: int | None) -> tuple[Any, float]:
-    """Verified LLVM IR (an llvmlite module) of the gpu.module for `chip`, and ms taken."""
+               code_object_version: int | None,
+               attrs: tuple[tuple[str, str], ...] = ()) -> tuple[Any, float]:
+    """Verified LLVM IR (an llvmlite module) of the gpu.module for `chip`, and ms
+    taken; `attrs`: function attributes for the kernels (`kernel_attributes`)."""
     t0 = time.perf_counter()
     gpu_modules = [op for op in module.body.operations if op.operation.name == "gpu.module"]
     if len(gpu_modules) != 1:
         raise CompilerBugError(f"expected one gpu.module, found {len(gpu_modules)}")
     gpu_module = gpu_modules[0]
+    if attrs:
+        _add_kernel_attributes(gpu_module, attrs)
     if code_object_version is not None:
         flag = ir.Attribute.parse(
             '#llvm.mlir.module_flag<error, '
@@ -232,14 +270,14 @@ def _link(lld: str, obj: bytes) -> tuple[bytes, float]:
 
 
 def _child_chain(text: str, lower: str, chip: str, opt_level: int,
-                 cov: int | None) -> dict[str, Any]:
+                 cov: int | None, attrs: tuple[tuple[str, str], ...] = ()) -> dict[str, Any]:
     """In one isolated child: lowering, LLVM IR translation and code generation
     (one fork per compile instead of one per step; each step's result comes back)."""
     with fresh_context():
         module = ir.Module.parse(text)
         lower_ms = _lower(module, lower)
         lowered = str(module.operation.get_asm(enable_debug_info=True))
-        mod, translate_ms = _translate(module, chip, opt_level, cov)
+        mod, translate_ms = _translate(module, chip, opt_level, cov, attrs)
     llir = str(mod)
     return {"lowered": lowered, "mlir_lower": lower_ms, "llir": llir,
             "translate": translate_ms, "codegen": _codegen(mod, chip, opt_level)}
@@ -255,6 +293,8 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,
     lower = lowering_pipeline(target, index_bitwidth)
     level = max(0, min(opt_level, 3))
     chip, cov = target.chip, target.code_object_version
+    attrs = kernel_attributes(options)
+    attrs_note = "".join(f' "{k}"="{v}"' for k, v in attrs)
 
     # The three LLVM-backed steps run in one isolated child (LLVM aborts the
     # process on some inputs); the first step starts it, the next two take
@@ -264,11 +304,13 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,
         # The metadata keys in the order the manifest has always shown them.
         c.metadata.update(chip=chip, kernels={}, code_object_version=None, times_ms={})
         text = module_text(c)
-        chain = isolated(c, _child_chain, text, lower, chip, level, cov,
+        chain = isolated(c, _child_chain, text, lower, chip, level, cov, attrs,
                          what="AMD lowering, LLVM IR translation and code generation",
                          reproducer={"input.mlir": text,
                                      "pipeline.txt": f"{lower}\ntranslate_module_to_llvmir "
-                                                     f"code_object_version={cov}\n"
+                                                     f"code_object_version={cov}"
+                                                     f"{' kernel attributes' if attrs else ''}"
+                                                     f"{attrs_note}\n"
                                                      f"llvmlite cpu={chip} O{level}\n"},
                          last=True)
         c.scratch["amd"] = chain

@@ -161,14 +161,6 @@ def tile_to_gpu_steps(flatten: bool = True) -> Stages:
         check_num_warps(c.target, c.options)
         layout.run(c)
 
-    def run_pipeline(c: Compilation) -> None:
-        # tile-warp-specialize gives a pipelined loop's copies to a producer
-        # warpgroup; tile-pingpong orders the products of loops it left
-        # (warpgroup turns)
-        pipeline.run(c)
-        registry.run("tile-warp-specialize", c.module, c.target, c.options)
-        registry.run("tile-pingpong", c.module, c.target, c.options)
-        c.asm["tiled"] = c.text()
 
     def run_distribute(c: Compilation) -> None:
         distribute.run(c)
@@ -189,7 +181,12 @@ def tile_to_gpu_steps(flatten: bool = True) -> Stages:
             "tile-prefetch-vectors": prefetch,
             "tile-loop-pointers": pass_step("tile-loop-pointers"),
             "tile-layout": Step(run_layout, layout.produces, layout.pipeline),
-            "tile-pipeline": Step(run_pipeline, ("tiled",), pipeline.pipeline),
+            # tile-warp-specialize gives a pipelined loop's copies to a producer
+            # warpgroup; tile-pingpong orders the products of loops it left
+            # (warpgroup turns); the `tiled` stage is the IR after both.
+            "tile-pipeline": pipeline,
+            "tile-warp-specialize": pass_step("tile-warp-specialize"),
+            "tile-pingpong": pass_step("tile-pingpong", keep="tiled"),
             "convert-tile-to-gpu": Step(run_distribute, distribute.produces,
                                         distribute.pipeline)}
 

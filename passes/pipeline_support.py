@@ -25,6 +25,19 @@ RESERVED_SHARED = 8192
 Mapping = dict[ir.Value, ir.Value]
 
 
+def hinted_kernel_loops(module: ir.Module, hint: str
+                        ) -> list[tuple[ir.Operation, list[ir.Operation]]]:
+    """Each kernel (`func.func` with `tile.kernel`) with the `scf.for` ops
+    directly in its body that carry the attribute `hint`, in order."""
+    out = []
+    for fop in list(module.body.operations):
+        f = fop.operation
+        if f.name == "func.func" and "tile.kernel" in f.attributes:
+            out.append((f, [op for op in ops(f.regions[0].blocks[0])
+                            if op.name == "scf.for" and hint in op.attributes]))
+    return out
+
+
 def loops(op: ir.Operation) -> list[ir.Operation]:
     """The `scf.for` ops nested in `op`, innermost first."""
     out: list[ir.Operation] = []

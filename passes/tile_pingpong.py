@@ -122,15 +122,10 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
     if not target.has(Feature.WGMMA):
         return
     with module.context:
-        for func in list(module.body.operations):
-            f = func.operation
-            if f.name != "func.func" or "tile.kernel" not in f.attributes:
-                continue
+        for f, hinted in ps.hinted_kernel_loops(module, "tile.warp_specialize"):
             entry = f.regions[0].blocks[0]
             turned = False
-            for op in ps.ops(entry):
-                if op.name != "scf.for" or "tile.warp_specialize" not in op.attributes:
-                    continue
+            for op in hinted:
                 body = op.regions[0].blocks[0]
                 why = _reason(body, options.num_warps)
                 if why is not None:

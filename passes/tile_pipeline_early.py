@@ -69,7 +69,7 @@ from mlir.dialects import arith, scf
 from tilec.dialects import tile, tile_memory
 from tilec.passes import pipeline_support as ps
 from tilec.passes import pipeline_tma
-from tilec.passes.tile_pipeline_multi import _Plan
+from tilec.passes.tile_pipeline_multi import _Plan, fit_stages
 
 # Registers per thread the values live at once may take: every product's
 # accumulator, the early product's twice, the 16-bit A operands in registers,
@@ -296,16 +296,10 @@ def transform(for_op: ir.Operation, p: _Plan, early: list[int], stages: int,
     ahead (see the module docstring)."""
     if not pipeline_tma.all_tagged([t.load for t in p.tiles]):
         return False
-    fixed = sum(pipeline_tma.tile_bytes(t.load) for t in p.tiles if not t.inside)
-    per_stage = sum(pipeline_tma.tile_bytes(t.load) for t in p.tiles if t.inside)
-    fit = (shared_bytes - ps.RESERVED_SHARED - fixed) // per_stage
-    if fit < 2:
+    fitted = fit_stages(for_op, p, stages, shared_bytes)
+    if fitted is None:
         return False
-    if fit < stages:
-        for_op.attributes["tile.num_stages_note"] = ir.StringAttr.get(
-            f"num_stages={stages} needs {fixed + stages * per_stage} bytes of shared memory; "
-            f"pipelined with {fit}")
-        stages = fit
+    stages = fitted
     body = for_op.regions[0].blocks[0]
     args = list(body.arguments)
     lb, ub, step = list(for_op.operands)[:3]

@@ -217,19 +217,28 @@ def _ring(t: _Tile) -> ir.Value:
     return t.ring
 
 
-def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
-              has_tma: bool = False) -> bool:
-    """Pipeline `for_op` by plan `p` (see the module docstring)."""
+def fit_stages(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int) -> int | None:
+    """The ring depth that fits the shared memory (at most `stages`, noted on
+    the loop when fewer), or None when fewer than 2 slots fit."""
     fixed = sum(_bytes(t) for t in p.tiles if not t.inside)
     per_stage = sum(_bytes(t) for t in p.tiles if t.inside)
     fit = (shared_bytes - ps.RESERVED_SHARED - fixed) // per_stage
     if fit < 2:
-        return False
+        return None
     if fit < stages:
         for_op.attributes["tile.num_stages_note"] = ir.StringAttr.get(
             f"num_stages={stages} needs {fixed + stages * per_stage} bytes of shared memory; "
             f"pipelined with {fit}")
-        stages = fit
+    return min(fit, stages)
+
+
+def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
+              has_tma: bool = False) -> bool:
+    """Pipeline `for_op` by plan `p` (see the module docstring)."""
+    fitted = fit_stages(for_op, p, stages, shared_bytes)
+    if fitted is None:
+        return False
+    stages = fitted
     body = for_op.regions[0].blocks[0]
     args = list(body.arguments)
     ub, step = list(for_op.operands)[1:3]

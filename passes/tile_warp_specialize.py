@@ -260,15 +260,10 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
     if not target.has(Feature.WARP_SPECIALIZE):
         return
     with module.context:
-        for fop in list(module.body.operations):
-            f = fop.operation
-            if f.name != "func.func" or "tile.kernel" not in f.attributes:
-                continue
+        for f, hinted in ps.hinted_kernel_loops(module, "tile.warp_specialize"):
             entry = f.regions[0].blocks[0]
             done = False
-            for op in ps.ops(entry):
-                if op.name != "scf.for" or "tile.warp_specialize" not in op.attributes:
-                    continue
+            for op in hinted:
                 if done:
                     continue
                 why, group = _reason(op, options.num_warps)

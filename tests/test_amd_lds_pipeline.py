@@ -54,6 +54,7 @@ def test_some_tilings_take_the_xor_layout() -> None:
     assert any(c[4] == 1 and c[0].instr.a == "f16" and c[0].instr.kind == "mfma" for c in CASES)
 
 
+@pytest.mark.sample(3)        # the test command: each tiling with one of the B layouts
 @pytest.mark.parametrize("b_layout", ["plain", "xor_t", "pad_t"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}x{c[2]}x{c[3]}-{c[4]}B")
 def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, int, int],

@@ -290,6 +290,7 @@ def _all_coords(d: Distribution) -> list[tuple[int, ...]]:
     return list(itertools.product(*(range(s) for s in d.shape)))
 
 
+@pytest.mark.sample(3)        # the test command: each (shape, num_warps) on one of the targets
 @pytest.mark.parametrize("target", ["sm90", "gfx942", "gfx1100"])
 @pytest.mark.parametrize("shape,axis", [((1024,), 0), ((64,), 0), ((32,), 0), ((32, 64), 0),
                                         ((32, 64), 1), ((8, 16), 0), ((8, 16), 1), ((128, 4), 1)])
@@ -462,6 +463,7 @@ def line_pos_c(c: tuple[int, ...], axis: int) -> tuple[int, ...]:
     return tuple(x for i, x in enumerate(c) if i != axis)
 
 
+@pytest.mark.sample(2)        # the test command: each (shape, direction) on one of the targets
 @pytest.mark.parametrize("target", ["sm90", "gfx942"])
 @pytest.mark.parametrize("shape,axis", [((1024,), 0), ((64,), 0), ((32, 64), 1), ((32, 64), 0),
                                         ((8, 16), 1)])

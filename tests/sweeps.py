@@ -11,7 +11,7 @@ Two forms, both keyed on the switch below:
   parameter runs.  Only `parametrize` marks count (not fixture params).
 * `sweeps.pick(i, every)` for a loop inside one test (the math table).
 
-Which tests are sampled, and why, is listed in README.md's test section.
+README.md's test section lists which tests are sampled; each says how.
 """
 from __future__ import annotations
 

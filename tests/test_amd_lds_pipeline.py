@@ -54,6 +54,7 @@ def test_some_tilings_take_the_xor_layout() -> None:
     assert any(c[4] == 1 and c[0].instr.a == "f16" and c[0].instr.kind == "mfma" for c in CASES)
 
 
+@pytest.mark.sample(3)        # the test command: each tiling with one of the B layouts
 @pytest.mark.parametrize("b_layout", ["plain", "xor_t", "pad_t"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}x{c[2]}x{c[3]}-{c[4]}B")
 def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, int, int],
@@ -93,33 +94,40 @@ def test_xor_slot_reads_compute_the_product(case: tuple[MatrixTiling, int, int, 
         lanes = range(tiling.warp_size)
         coords = {ln: d.thread_coords(warp * tiling.warp_size + ln, tiling.warp_size)
                   for ln in lanes}
+        # What depends on the lane alone (or on no lane), computed once: the
+        # lane's A base (permuted once, as the lowering does), its B offset and
+        # each register's (row, k) per the ISA; b_static per register below.
+        base_of = [xor_rows(tiling.a_offset(ln, warp, 0, 0, k_dim), k_dim, chunk) for ln in lanes]
+        b0_of = [tiling.b_offset(ln, warp, 0, 0, 0, 0, ldb) for ln in lanes]
+        regs_of = [[_documented_operand(ins, ln, e) for e in range(kpl)] for ln in lanes]
         for t in range(mt):
             for g in range(ng):
                 for u in range(tiling.nv):
                     acc = np.zeros((ins.m, ins.n), np.int64)
+                    cols_of = [bt_coords(tiling, ln, warp, g, u) for ln in lanes]
                     for pair in range(k_dim // (ins.k * tiling.kpack)):
                         col_x, row_add = xor_read_parts(tiling, t, pair, k_dim)
                         for s in range(tiling.kpack):
                             ta = np.zeros((ins.m, ins.k), np.int64)
                             tb = np.zeros((ins.k, ins.n), np.int64)
+                            bs = [b_static(tiling, g, pair, s, e, ldb) for e in range(kpl)]
                             for ln in lanes:
-                                base = xor_rows(tiling.a_offset(ln, warp, 0, 0, k_dim), k_dim,
-                                                chunk)
+                                base = base_of[ln]
                                 run0 = s * kpl       # position in the lane's run
-                                b0 = tiling.b_offset(ln, warp, 0, 0, 0, 0, ldb)
-                                col, k0 = bt_coords(tiling, ln, warp, g, u)
+                                b0 = b0_of[ln]
+                                col, k0 = cols_of[ln]
                                 bt = col * k_dim + (k0 ^ xor_t_mask(col) * chunk)
                                 for e in range(kpl):
-                                    i, kk = _documented_operand(ins, ln, e)
+                                    i, kk = regs_of[ln][e]
                                     p = run0 + e
                                     h = p - p % chunk        # the chunk read separately
                                     ta[i, kk] = buf_a[(base ^ (col_x + h)) + row_add + p - h]
-                                    ob = b0 + b_static(tiling, g, pair, s, e, ldb) + u
+                                    ob = b0 + bs[e] + u
                                     if b_layout == "xor_t":
                                         ob = (bt ^ (pair * step_k + h)) + p - h
                                     elif b_layout == "pad_t":     # k-group as an offset
                                         ob = col * sb.stride + k0 + pair * step_k + s * kpl + e
-                                    kk, j = _documented_operand(ins, ln, e)[::-1]
+                                    kk, j = regs_of[ln][e][::-1]
                                     tb[kk, j] = buf_b[ob]
                             acc += ta @ tb
                     for ln in lanes:

@@ -65,6 +65,7 @@ def _numpy_loops(x: np.ndarray, y: np.ndarray, n: int, case: int) -> np.ndarray:
     return np.where((x > col) | (y < row), x + row, y - col) + n
 
 
+@pytest.mark.sample(2)        # the test command: each case on two of the shapes
 @pytest.mark.parametrize("shape", [(16, 64), (64, 16), (8, 128), (128, 2)])
 @pytest.mark.parametrize("case", [0, 1, 2, 3])
 def test_loop_carried_and_broadcast_big_tiles(shape: tuple[int, int], case: int) -> None:

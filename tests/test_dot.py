@@ -37,6 +37,7 @@ CASES = [(16, 16, 16), (32, 64, 16), (64, 32, 128), (1, 16, 8), (16, 1, 4), (8, 
          (64, 128, 32), (128, 8, 64)]
 
 
+@pytest.mark.sample(2)        # the test command: each shape with two or three of the dtypes
 @pytest.mark.parametrize("M,N,K", CASES)
 @pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int8", "int32"])
 def test_dot_matches_numpy(M: int, N: int, K: int, dtype: str) -> None:

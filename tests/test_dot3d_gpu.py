@@ -39,6 +39,7 @@ CASES = [("fp16", "fp32", dict(B=2, M=16, N=16, K=16)),
          ("i8", "i32", dict(B=2, M=32, N=32, K=32))]
 
 
+@pytest.mark.sample(2)        # the test command: each (case, acc) on one of the targets
 @pytest.mark.parametrize("target", GPU_TARGETS)
 @pytest.mark.parametrize("ab, out, shape", CASES)
 @pytest.mark.parametrize("acc", [False, True])

@@ -46,6 +46,7 @@ def gather_tindex(s_ptr, i_ptr, z_ptr, M: tl.constexpr, N: tl.constexpr):
     tl.store(z_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], tl.gather(s, i, 1))
 
 
+@pytest.mark.sample(2)        # the test command: each index shape with two or three of the dtypes
 @pytest.mark.parametrize("dt", ["float32", "float16", "int8", "int64", "bool"])
 @pytest.mark.parametrize("axis, mi, ni", [(0, 4, 16), (0, 32, 16), (1, 8, 4), (1, 8, 64),
                                           (1, 8, 16)])

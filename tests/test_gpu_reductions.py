@@ -279,10 +279,12 @@ def simulate_reduce(d: Distribution, axis: int, warp_size: int, num_warps: int) 
                 smem[k, w] = v
         acc = [{k: sum((smem[k, w] for w in range(span.warp_positions)), Counter())
                 for k in acc[t]} for t in range(threads)]
+    full: dict[tuple[int, ...], Counter[tuple[int, ...]]] = {}   # each line's elements, once
+    for c in _all_coords(d):
+        full.setdefault(line_of(c), Counter())[c] += 1
     for t in range(threads):
         for k, got in acc[t].items():
-            full = Counter(c for c in (tuple(x) for x in _all_coords(d)) if line_of(c) == k)
-            assert got == full, (t, k)
+            assert got == full.get(k, Counter()), (t, k)
 
 
 def _all_coords(d: Distribution) -> list[tuple[int, ...]]:
@@ -439,6 +441,12 @@ def simulate_scan(d: Distribution, axis: int, warp_size: int, num_warps: int, re
         if not (lane & lm or warp & wm) and lpos[t] == last:
             for (key, r), v in incl[t].items():
                 smem[line_pos(t, key), r, wpos[t]] = v
+    # Each line's elements in scan order (the order `want` below sorts them in), once.
+    in_order: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+    for e in _all_coords(d):
+        in_order.setdefault(line_pos_c(e, axis), []).append(e)
+    for ln in in_order.values():
+        ln.sort(key=lambda e: -e[axis] if reverse else e[axis])
     for t in range(threads):
         for key, line in lines(t).items():
             rep_carry: Seq = ()
@@ -451,9 +459,8 @@ def simulate_scan(d: Distribution, axis: int, warp_size: int, num_warps: int, re
                 for local, x in runs[t][key, r]:
                     got = rep_carry + warp_carry + lane_carry + x
                     c = owned[t][local]
-                    want = tuple(sorted((e for e in _all_coords(d) if line_pos_c(e, axis) == line_pos_c(c, axis)
-                                         and (e[axis] >= c[axis] if reverse else e[axis] <= c[axis])),
-                                        key=lambda e: -e[axis] if reverse else e[axis]))
+                    want = tuple(e for e in in_order[line_pos_c(c, axis)]
+                                 if (e[axis] >= c[axis] if reverse else e[axis] <= c[axis]))
                     assert got == want, (t, local, got, want)
                 rep_carry = rep_carry + sum((smem[line_pos(t, key), r, j] for j in order), ())
 

@@ -1,7 +1,9 @@
 """tl.sort and tl.topk (Triton's semantics) against NumPy on the CPU, 1-D and
 2-D, int and float dtypes, both directions; errors; compiled for sm90 and
 gfx942 (ptxas / ld.lld): they are built from tile ops only
-(tilec/frontend/builtins_sort.py)."""
+(tilec/frontend/builtins_sort.py).  The dtype x direction x size grids are
+sampled in the test command (every dtype, direction and size still runs);
+TILEC_TEST_FULL=1 runs them whole (tests/sweeps.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -59,6 +61,7 @@ def _data(dt: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
 DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint32", "float16", "float32", "float64"]
 
 
+@pytest.mark.sample(3)
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("desc", [False, True])
 @pytest.mark.parametrize("n", [1, 2, 16, 128])
@@ -70,6 +73,7 @@ def test_sort_1d(dt: str, desc: bool, n: int) -> None:
     np.testing.assert_array_equal(z, ref[::-1] if desc else ref)
 
 
+@pytest.mark.sample(2)
 @pytest.mark.parametrize("dt", ["int32", "uint8", "float16", "float32"])
 @pytest.mark.parametrize("desc", [False, True])
 @pytest.mark.parametrize("m, n, dim", [(4, 32, 1), (8, 16, -1), (16, 8, 0), (2, 64, 0)])
@@ -89,6 +93,7 @@ def test_sort_matches_torch() -> None:
     assert torch.equal(z, torch.sort(x, dim=1, descending=True).values)
 
 
+@pytest.mark.sample(2)
 @pytest.mark.parametrize("dt", ["int16", "int32", "uint32", "float32", "float64"])
 @pytest.mark.parametrize("n, k", [(64, 1), (64, 4), (32, 32), (128, 16), (8, 2)])
 def test_topk_2d(dt: str, n: int, k: int) -> None:

@@ -261,6 +261,7 @@ def _reduction_kernels() -> list[Any]:
     ]
 
 
+@pytest.mark.sample(2)        # the test command: each kernel on three or four of the targets
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("kernel,signature,constexprs", _reduction_kernels())
 def test_reduction_kernels_compile(kernel: Any, signature: str, constexprs: dict[str, Any],

@@ -60,6 +60,7 @@ def _scalar_sum(x_ptr, o_ptr, BLOCK: tl.constexpr):
 KERNELS = {"sum": _sum, "max_min": _max, "argmax_argmin": _argmax, "cumsum_cumprod": _scan}
 
 
+@pytest.mark.sample(2)        # the test command: each (kernel, dtype) on one or two targets
 @pytest.mark.parametrize("target", GPU)
 @pytest.mark.parametrize("dtype", WIDE)
 @pytest.mark.parametrize("kind", sorted(KERNELS))

@@ -13,7 +13,9 @@ named `Inputs` are not searched.  Substitutions:
 
     %tilec-opt   python -m tilec.cli opt      (run passes on an .mlir file)
     %tilec       python -m tilec.cli          (any tilec command; every RUN line
-                                              goes through %tilec-opt or %tilec)
+                                              goes through %tilec-opt or %tilec, or
+                                              FileChecks a file one of them wrote:
+                                              one compile, several prefixes)
     %python      this Python
     %FileCheck   FileCheck from the LLVM tools wheel
 

@@ -1,5 +1,6 @@
-# RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp32:16" --constexpr BM=128 BN=64 BK=64 --num-warps 4 --stage ptx | %FileCheck %s
-# RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp32:16" --constexpr BM=128 BN=64 BK=64 --num-warps 4 --stage ptx | %FileCheck %s --check-prefix=EXP2
+# RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp32:16" --constexpr BM=128 BN=64 BK=64 --num-warps 4 --stage ptx > %t.ptx
+# RUN: %FileCheck %s --input-file %t.ptx
+# RUN: %FileCheck %s --check-prefix=EXP2 --input-file %t.ptx
 
 # targets/nvidia/wgmma.py: a dot whose accumulator is a +0.0 splat (tl.dot(a, b)
 # without acc; attention's q @ k.T) issues its first k-step with scale-d = 0 on

@@ -1,6 +1,7 @@
 # RUN: %tilec ir %S/../../../examples/matmul_persistent.py --target cpu --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BLOCK_M=32 BLOCK_N=32 BLOCK_K=32 GROUP_M=8 NUM_SMS=4 --stage tile-opt > %t.mlir
-# RUN: %tilec-opt %t.mlir --pass tile-flatten-loops --target cpu | %FileCheck %s
-# RUN: %tilec-opt %t.mlir --pass tile-flatten-loops --target cpu | %FileCheck %s --check-prefix=NEST
+# RUN: %tilec-opt %t.mlir --pass tile-flatten-loops --target cpu > %t.flat.mlir
+# RUN: %FileCheck %s --input-file %t.flat.mlir
+# RUN: %FileCheck %s --check-prefix=NEST --input-file %t.flat.mlir
 
 # The persistent example's tile loop (tl.range(..., flatten=True)) and its K
 # loop become one loop of tiles x K-block iterations: trip counts computed

@@ -1,7 +1,8 @@
 # RUN: %tilec ir %s --target gfx942 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=128 BK=64 --num-warps 8 --num-stages 2 --stage amdgcn | %FileCheck %s
-# RUN: %tilec ir %s --target gfx942 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=128 BK=64 --num-warps 8 --num-stages 2 --stage gpu | %FileCheck %s --check-prefix=IR
+# RUN: %tilec ir %s --target gfx942 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=128 BK=64 --num-warps 8 --num-stages 2 --stage gpu > %t.gfx942.mlir
+# RUN: %FileCheck %s --check-prefix=IR --input-file %t.gfx942.mlir
 # RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=128 BK=64 --num-warps 8 --num-stages 2 --stage gpu | %FileCheck %s --check-prefix=NOI32 --implicit-check-not="i32>, !llvm.ptr<3>" --implicit-check-not=": i32, !llvm.ptr<3>"
-# RUN: %tilec ir %s --target gfx942 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=128 BK=64 --num-warps 8 --num-stages 2 --stage gpu | %FileCheck %s --check-prefix=NOI32 --implicit-check-not="i32>, !llvm.ptr<3>" --implicit-check-not=": i32, !llvm.ptr<3>"
+# RUN: %FileCheck %s --check-prefix=NOI32 --implicit-check-not="i32>, !llvm.ptr<3>" --implicit-check-not=": i32, !llvm.ptr<3>" --input-file %t.gfx942.mlir
 
 # The epilogue of an MFMA matmul on gfx942 (Feature.SWIZZLED_EXCHANGE): the
 # accumulator's conversion to the store layout goes through an unpadded

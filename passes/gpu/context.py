@@ -5,13 +5,12 @@ form (a scalar, or the list of 1-D vector chunks of the calling thread's
 fragment, `layouts.Distribution`), and dispatches each op to the rule the pass's
 `RuleTable` gives for (op, target).  An op without a rule of its own takes its
 dialect's rule (`arith.*`, `math.*`); no rule at all is a `CompilerBugError`
-naming the op, the target and the user's line.
-
-Rules and target hooks receive the `FuncLowering` as `L` and build at the
-current insertion point and location (the matched op's).  A target hook
-(`L.hook("hook.masked-load")`) is looked up like an op rule; target rule files
-use only `L` and its methods, so they import nothing from this package at run
-time (no import cycle between the pass and the target rule files).
+naming the op, the target and the user's line.  Rules and target hooks
+receive the `FuncLowering` as `L` and build at the current insertion point and
+location (the matched op's).  A target hook (`L.hook("hook.masked-load")`) is
+looked up like an op rule; target rule files use only `L` and its methods, so
+they import nothing from this package at run time (no import cycle between the
+pass and the target rule files).
 """
 from __future__ import annotations
 
@@ -93,10 +92,7 @@ class FuncLowering:
         self.values: dict[ir.Value, Lowered] = {}
         self.axis = axis_info.analyze(func)
         self.tid: ir.Value | None = None
-        # Subtracted from %tid.x where a rule reads it afresh (`tma.fresh_tid`):
-        # the producer warps' ops count threads from their own first one
-        # (targets/nvidia/warp_specialize.py).
-        self.thread_offset = 0
+        self.thread_offset = 0   # subtracted from a fresh %tid.x (a producer's warps)
         self._entry: ir.Block | None = None
         self._warp_first: ir.Value | None = None
         self.shared_bytes = 0
@@ -176,16 +172,10 @@ class FuncLowering:
             if is_tile(a.type):
                 raise TilecError(f"kernel '{name}': tile arguments are not supported",
                                  source_loc(f.location))
-        # A producer warpgroup (tile-warp-specialize) runs beside the num_warps warps.
-        extra = int(ir.IntegerAttr(f.attributes["tile.producer_warps"]).value) \
-            if "tile.producer_warps" in f.attributes else 0
-        threads = (self.num_warps + extra) * self.target.warp_size
         with ir.InsertionPoint(self.gmod):
             gf = gpu.GPUFuncOp(ir.FunctionType.get(arg_types, []), sym_name=name, kernel=True,
-                               known_block_size=[threads, 1, 1], loc=f.location)
-        if extra:
-            gf.attributes["tilec.block_threads"] = ir.IntegerAttr.get(i32(), threads)
-
+                               known_block_size=[self.num_warps * self.target.warp_size, 1, 1],
+                               loc=f.location)
         self.gfunc = gf
         block = gf.body.blocks.append(*arg_types, arg_locs=[a.location for a in entry.arguments]
                                       + [f.location] * len(maps))

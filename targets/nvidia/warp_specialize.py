@@ -89,9 +89,14 @@ def _roles(L: FuncLowering, op: ir.Operation) -> None:
     # A register cap at entry (the register file over the block's threads, in
     # multiples of 8): ptxas applies `setmaxnreg` only where it knows the
     # count at entry (else C7508: ignored).
+    # The block runs the producer's warps beside the num_warps ones (the
+    # runtime reads `tilec.block_threads`).
     threads = consumer_threads(L) + warps * L.target.warp_size
+    i32 = ir.IntegerType.get_signless(32)
+    L.gfunc.attributes["known_block_size"] = ir.DenseI32ArrayAttr.get([threads, 1, 1])
+    L.gfunc.attributes["tilec.block_threads"] = ir.IntegerAttr.get(i32, threads)
     L.gfunc.attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(
-        ir.IntegerType.get_signless(32), min(255, _REGISTERS // threads // 8 * 8))
+        i32, min(255, _REGISTERS // threads // 8 * 8))
     new = scf.IfOp(L.get(op.operands[0]), [], has_else=True)
     tid = L.tid
     with ir.InsertionPoint(new.then_block):

@@ -30,7 +30,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    dropped = sweeps.deselect(items)
+    dropped = sweeps.deselect(items, config.args)
     if dropped:
         gone = {id(it) for it in dropped}
         config.hook.pytest_deselected(items=dropped)

@@ -44,15 +44,17 @@ def _indices(item: Any) -> tuple[int, ...]:
     return tuple(_position(m, item.callspec.params) for m in item.iter_markers("parametrize"))
 
 
-def deselect(items: Sequence[Any]) -> list[Any]:
+def deselect(items: Sequence[Any], named: Sequence[str] = ()) -> list[Any]:
     """The items of `sample`-marked tests that the sample leaves out (none with
-    TILEC_TEST_FULL=1)."""
+    TILEC_TEST_FULL=1).  `named`: the command line's arguments; a case named
+    there with its parameters (`test_x.py::test_y[a-b]`) always runs."""
     if FULL:
         return []
+    asked = {a.split("::", 1)[1] for a in named if "::" in a and "[" in a}
     groups: dict[Any, list[tuple[Any, tuple[int, ...]]]] = {}
     for item in items:
         mark = item.get_closest_marker("sample")
-        if mark is None or not hasattr(item, "callspec"):
+        if mark is None or not hasattr(item, "callspec") or item.nodeid.split("::", 1)[1] in asked:
             continue
         groups.setdefault(item.function, []).append((item, _indices(item)))
     dropped = []

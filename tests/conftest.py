@@ -19,6 +19,7 @@ SLOW_MODULES = [
     "test_reductions.py", "test_golden.py", "test_targets.py", "test_examples.py",
     "test_sort.py", "test_amd_lds_pipeline.py", "test_gpu_reductions.py",
     "test_language.py", "test_torch_compile.py", "test_cpu_narrow_masks.py",
+    "test_torch_distributed.py", "test_stress_cpu.py",
 ]
 
 

@@ -170,12 +170,11 @@ def _reason(loop: ir.Operation, num_warps: int) -> tuple[str | None, list[ir.Ope
     return None, group
 
 
-def _split_prefix(entry: ir.Block, loop: ir.Operation, group: list[ir.Operation]
-                  ) -> tuple[list[ir.Operation], list[ir.Operation]] | None:
-    """The ops before `loop` that every warp runs and those that move to the
-    consumers; None when a staying op, the loop's bounds or the producer's
-    ops use a moving one."""
-    stay: list[ir.Operation] = []
+def _moving(entry: ir.Block, loop: ir.Operation, group: list[ir.Operation]
+            ) -> list[ir.Operation] | None:
+    """The ops before `loop` that move to the consumers (the others stay where
+    every warp runs them); None when the loop's bounds or the producer's ops
+    use a moving one."""
     move: list[ir.Operation] = []
     effects = False
 
@@ -188,9 +187,8 @@ def _split_prefix(entry: ir.Block, loop: ir.Operation, group: list[ir.Operation]
             break
         if any(moved(v) for v in op.operands):
             move.append(op)
-        elif _scalar_pure(op) or (op.name in _COMMON and not (effects and op.name in _ISSUES)):
-            stay.append(op)
-        else:
+        elif not (_scalar_pure(op) or (op.name in _COMMON and
+                                       not (effects and op.name in _ISSUES))):
             # (a copy issued after a moved op with effects keeps its place after it)
             move.append(op)
             effects = effects or not ps.pure(op)
@@ -198,7 +196,7 @@ def _split_prefix(entry: ir.Block, loop: ir.Operation, group: list[ir.Operation]
     needed += [v for op in group for v in op.operands]
     if any(moved(v) for v in needed):
         return None
-    return stay, move
+    return move
 
 
 def _producer_loop(loop: ir.Operation, group: list[ir.Operation]) -> None:
@@ -247,7 +245,7 @@ def _split(func: ir.Operation, loop: ir.Operation, group: list[ir.Operation],
         op.move_before(sentinel.operation)
     # The consumers' loop no longer waits for free slots nor issues copies.
     for op in reversed(group):
-        if op.name == "tile.mbarrier_wait" or op.name in _ISSUES:
+        if op.name in _ROOTS:
             op.erase()
     ps.dce(loop.regions[0].blocks[0])
     del loop.attributes["tile.warp_specialize"]
@@ -267,14 +265,13 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
                 if done:
                     continue
                 why, group = _reason(op, options.num_warps)
-                parts = _split_prefix(entry, op, group) if why is None else None
-                if why is None and parts is None:
-                    why = "an op before the loop that every warp runs uses a consumer's value"
-                if why is not None or parts is None:
+                move = _moving(entry, op, group) if why is None else None
+                if move is None:
                     op.attributes["tile.warp_specialize_note"] = ir.StringAttr.get(
-                        why or "not split")
+                        why or "the loop's bounds or copies use a value computed only by the "
+                        "consumer warps")
                     continue
-                _split(f, op, group, parts[1])
+                _split(f, op, group, move)
                 done = True
             if done:
                 for loop in ps.loops(f):

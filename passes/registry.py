@@ -41,6 +41,7 @@ PASSES: dict[str, str] = {
     "tile-pipeline-lds": "tilec.passes.tile_pipeline_lds",
     "tile-warp-specialize": "tilec.passes.tile_warp_specialize",
     "tile-pingpong": "tilec.passes.tile_pingpong",
+    "tile-unroll": "tilec.passes.tile_unroll",
     "tile-prefetch": "tilec.passes.tile_prefetch",
     "tile-prefetch-vectors": "tilec.passes.tile_prefetch_vectors",
     "tile-loop-pointers": "tilec.passes.tile_loop_pointers",

@@ -70,6 +70,7 @@ from tilec.dialects import tile, tile_memory
 from tilec.passes import pipeline_support as ps
 from tilec.passes import pipeline_tma
 from tilec.passes.tile_pipeline_multi import _Plan, fit_stages
+from tilec.passes.tile_unroll import FACTOR
 
 # Registers per thread the values live at once may take: every product's
 # accumulator, the early product's twice, the 16-bit A operands in registers,
@@ -341,7 +342,8 @@ def transform(for_op: ir.Operation, p: _Plan, early: list[int], stages: int,
         _release(p, eg, rings, ps.i32(stages), _iv_at(lb, step, stages), ub, stages,
                  args[0], loc)
         new_for = scf.ForOp(lb, ub, step, inits + first + [ps.i32(0)])
-        for name in ("tile.num_stages", "tile.num_stages_note", "tile.warp_specialize"):
+        for name in ("tile.num_stages", "tile.num_stages_note", "tile.warp_specialize",
+                     FACTOR):
             if name in for_op.attributes:
                 new_for.operation.attributes[name] = for_op.attributes[name]
     new_body = new_for.body

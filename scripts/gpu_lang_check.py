@@ -1,6 +1,7 @@
 """GPU check of the language items of issue 12's last round on a real NVIDIA GPU:
 tl.sort / tl.topk, tl.gather (both index paths), scalar stores once per
-program, None for unused pointers, 3-D tl.dot, tl.device_print.
+program, None for unused pointers, 3-D tl.dot, tl.device_print; and
+`tl.range(loop_unroll_factor=)` (tile-unroll) on a plain and a pipelined loop.
 
 Two phases, like scripts/gpu_suite.py (the compiler cannot travel):
 
@@ -111,6 +112,56 @@ def asm_ops(x_ptr, y_ptr, s_ptr, m_ptr, b_ptr, n, BLOCK: tl.constexpr):
 Call = Callable[..., None]
 
 
+@tilec.jit
+def unrolled_sum(x_ptr, z_ptr, n, BLOCK: tl.constexpr):
+    acc = tl.zeros([BLOCK], tl.float32)
+    for start in tl.range(0, n, BLOCK, loop_unroll_factor=3):
+        offs = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(z_ptr + tl.program_id(0) * BLOCK + tl.arange(0, BLOCK), acc)
+
+
+@tilec.jit
+def unrolled_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                    BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros([BM, BN], tl.float32)
+    for k in tl.range(0, K, BK, num_stages=3, loop_unroll_factor=2):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :],
+                    mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :],
+                    mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def _unroll(torch: Any, dev: str, call: Call, launch: bool) -> None:
+    for n in (-5, 0, 1, 128, 383, 384, 385, 1000):
+        x = torch.randn(max(n, 1), device=dev)
+        z = torch.full((128,), float("nan"), device=dev)
+        call(unrolled_sum, (1,), x, z, n, BLOCK=128)
+        if launch:
+            want = torch.zeros(128, device=dev, dtype=torch.float64)
+            if n > 0:
+                xp = torch.nn.functional.pad(x[:n].double(), (0, (-n) % 128))
+                want = xp.view(-1, 128).sum(0)
+            torch.testing.assert_close(z.double(), want, rtol=1e-5, atol=1e-4)
+    for m, nn, k in ((128, 128, 64), (200, 136, 96), (128, 128, 224), (64, 64, 320)):
+        a = torch.randn(m, k, device=dev, dtype=torch.float16)
+        b = torch.randn(k, nn, device=dev, dtype=torch.float16)
+        c = torch.full((m, nn), float("nan"), device=dev)
+        call(unrolled_matmul, (triton_cdiv(m, 64), triton_cdiv(nn, 64)), a, b, c, m, nn, k,
+             BM=64, BN=64, BK=32)
+        if launch:
+            torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-3, atol=1e-2)
+
+
+def triton_cdiv(a: int, b: int) -> int:
+    return (a + b - 1) // b
+
+
 def _sorts(torch: Any, dev: str, call: Call, launch: bool) -> None:
     x = torch.randn(8, 64, device=dev)
     xi = torch.randint(-50, 50, (4, 128), device=dev, dtype=torch.int32)
@@ -194,7 +245,8 @@ def _asm(torch: Any, dev: str, call: Call, launch: bool) -> None:
 CASES = [("tl.sort / tl.topk", _sorts), ("tl.gather", _gathers),
          ("tl.inline_asm_elementwise (two results; pack=4 bytes)", _asm),
          ("scalar store once per program, None pointer, 3-D dot", _scalar_store_none_bmm),
-         ("tl.device_print", _print)]
+         ("tl.device_print", _print),
+         ("tl.range(loop_unroll_factor=) on a plain and a pipelined loop", _unroll)]
 
 
 def main() -> int:

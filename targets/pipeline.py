@@ -183,10 +183,12 @@ def tile_to_gpu_steps(flatten: bool = True) -> Stages:
             "tile-layout": Step(run_layout, layout.produces, layout.pipeline),
             # tile-warp-specialize gives a pipelined loop's copies to a producer
             # warpgroup; tile-pingpong orders the products of loops it left
-            # (warpgroup turns); the `tiled` stage is the IR after both.
+            # (warpgroup turns); tile-unroll unrolls loops by their
+            # `loop_unroll_factor`; the `tiled` stage is the IR after them.
             "tile-pipeline": pipeline,
             "tile-warp-specialize": pass_step("tile-warp-specialize"),
-            "tile-pingpong": pass_step("tile-pingpong", keep="tiled"),
+            "tile-pingpong": pass_step("tile-pingpong"),
+            "tile-unroll": pass_step("tile-unroll", keep="tiled"),
             "convert-tile-to-gpu": Step(run_distribute, distribute.produces,
                                         distribute.pipeline)}
 

@@ -35,7 +35,7 @@ def test_registry_lists_every_pass_module() -> None:
                                 "tile-lower-descriptors",
                                 "tile-debug-checks", "tile-dot-precision", "tile-expand-fp8", "tile-accelerate-dot",
                                 "tile-layout", "tile-pipeline", "tile-pipeline-lds", "tile-warp-specialize",
-                                "tile-pingpong", "tile-prefetch",
+                                "tile-pingpong", "tile-unroll", "tile-prefetch",
                                 "tile-prefetch-vectors", "tile-loop-pointers", "convert-tile-to-gpu",
                                 "convert-tile-to-cpu"]
     for name in registry.names():
@@ -71,7 +71,8 @@ def test_stage_lists_match_target_stages() -> None:
         gpu = ["tile-tma-descriptors", "tile-lower-descriptors", "tile-debug-checks", "tile-dot-precision",
                "tile-accelerate-dot",
                "tile-expand-fp8", "tile-prefetch-vectors", "tile-loop-pointers", "tile-layout",
-               "tile-pipeline", "tile-warp-specialize", "tile-pingpong", "convert-tile-to-gpu"]
+               "tile-pipeline", "tile-warp-specialize", "tile-pingpong", "tile-unroll",
+               "convert-tile-to-gpu"]
         # AMD's stage list leaves tile-flatten-loops out (its LDS pipeliner takes the
         # nest's K loop only); NVIDIA runs it first (targets/nvidia/backend.py).
         assert list(backend_stages(target, CompileOptions())) == {

@@ -12,6 +12,8 @@ turns it off.
 
     # here
     TILEC_CACHE_DIR=$PWD/.carry/av .venv/bin/python benchmarks/probe/attention_variants.py prepare
+    # a compiler experiment in another tree, beside main in the same cache and process:
+    PYTHONPATH=<tree> TILEC_CACHE_DIR=$PWD/.carry/av .venv/bin/python benchmarks/probe/attention_variants.py prepare --alt
     # on the H200 (check: small ragged shapes against torch, for compute-sanitizer)
     PYTHONPATH=$PWD TILEC_CACHE_DIR=$PWD/.carry/av python3 benchmarks/probe/attention_variants.py run
     PYTHONPATH=$PWD TILEC_CACHE_DIR=$PWD/.carry/av python3 benchmarks/probe/attention_variants.py check
@@ -36,21 +38,61 @@ VARIANTS = [(128, 128, 8, 3, False, False), (128, 128, 8, 3, False, None),
             (128, 128, 8, 3, True, False), (128, 128, 8, 3, True, None),
             (128, 64, 8, 4, False, False), (128, 64, 8, 4, True, False),
             (128, 64, 8, 2, True, None), (128, 64, 8, 3, True, None)]
+# Built by `prepare --alt` (another compiler tree) from a copy of the example
+# whose kernels differ by a comment (other cache keys), timed beside VARIANTS.
+ALT_VARIANTS: list[tuple[Any, ...]] = [(128, 128, 8, 3, True, None), (128, 128, 8, 3, True, False),
+                                       (128, 64, 8, 4, True, False)]
 TRITON = [(128, 64, 8, 3, True), (128, 128, 8, 3, False), (128, 64, 4, 3, False)]
-ROUNDS = 5
+ROUNDS = int(os.environ.get("TILEC_PROBE_ROUNDS", "5"))
 # Small ragged shapes (N not a multiple of a block), checked against torch
 # fp32 under compute-sanitizer: (Z, H, N, D, causal).
 CHECKS = [(1, 2, 200, 64, False), (1, 2, 333, 128, True), (2, 1, 77, 128, False)]
 
 
-def prepare() -> None:
+def _alt() -> Any:
+    """examples/attention.py with a comment in `_fwd_blocks` (so other cache
+    keys), written beside this script and imported."""
+    import importlib.util
+    path = os.path.join(HERE, "_attention_alt.py")
+    with open(os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples",
+                           "attention.py")) as fh:
+        src = fh.read()
+    marker = "    for start_n in tl.range(lo, hi, BLOCK_N,"
+    assert marker in src
+    src = src.replace(marker, "    # alternative build (benchmarks/probe/attention_variants.py)\n" + marker)
+    if not os.path.exists(path) or open(path).read() != src:
+        with open(path, "w") as fh:
+            fh.write(src)
+    spec = importlib.util.spec_from_file_location("_attention_alt", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["_attention_alt"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _all_variants() -> list[tuple[Any, Any]]:
+    """(module, config) of every variant: VARIANTS from examples/attention.py,
+    ALT_VARIANTS from the alternative build where it was prepared."""
+    out = [(bench.tl_attn, v) for v in VARIANTS]
+    if os.environ.get("TILEC_PROBE_ALT", "1") == "1":
+        alt = _alt()
+        out += [(alt, v) for v in ALT_VARIANTS]
+    return out
+
+
+def _name(mod: Any, var: tuple[Any, ...]) -> str:
+    return f"tilec {var}" + (" alt" if mod is not bench.tl_attn else "")
+
+
+def prepare(alt: bool = False) -> None:
     import torch
     done = 0
+    mod = _alt() if alt else bench.tl_attn
     for z, h, n, d, causal in ROWS + CHECKS:
         q = torch.empty((1, 1, 16, d), dtype=torch.float16)
         lse = torch.empty(16, dtype=torch.float32)
-        for bm, bn, w, s, ws, ov in VARIANTS:
-            bench.tl_attn._attn_fwd.warmup(q, q, q, q, lse, 0.1, z, h, n, HEAD_DIM=d,
+        for bm, bn, w, s, ws, ov in (ALT_VARIANTS if alt else VARIANTS):
+            mod._attn_fwd.warmup(q, q, q, q, lse, 0.1, z, h, n, HEAD_DIM=d,
                                            BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal,
                                            WARP_SPECIALIZE=ws, OVERLAP=ov, num_warps=w,
                                            num_stages=s, target="sm90")
@@ -67,13 +109,13 @@ def check(only: list[int] | None = None) -> None:
         q, k, v, do = bench._inputs(torch, (z, h, n, d), "float16", "cuda", True)
         scale = 1 / math.sqrt(d)
         want = bench._reference(torch, q, k, v, do, causal, scale)[0]
-        for var in [v for i, v in enumerate(VARIANTS) if only is None or i in only]:
-            o, _ = bench.tl_attn._launch_fwd(q, k, v, causal, scale, var)
+        for mod, var in [mv for i, mv in enumerate(_all_variants()) if only is None or i in only]:
+            o, _ = mod._launch_fwd(q, k, v, causal, scale, var)
             torch.cuda.synchronize()
             err = bench._err(torch, o, want)
             worst = max(worst, err)
             if err > 2e-2:
-                raise SystemExit(f"check {(z, h, n, d, causal)} {var}: FAIL ({err:.3g})")
+                raise SystemExit(f"check {(z, h, n, d, causal)} {_name(mod, var)}: FAIL ({err:.3g})")
     print(f"attention variants check: all passed, worst relative error {worst:.2e}")
 
 
@@ -94,12 +136,12 @@ def run(json_path: str | None, only_d: int | None = None) -> None:
         ref = bench._reference(torch, q, k, v, do, causal, scale)
         flops = 4 * z * h * n * n * d * (0.5 if causal else 1.0)
         fns: dict[str, Any] = {}
-        for var in VARIANTS:
-            o, _ = bench.tl_attn._launch_fwd(q, k, v, causal, scale, var)
+        for mod, var in _all_variants():
+            o, _ = mod._launch_fwd(q, k, v, causal, scale, var)
             err = bench._err(torch, o, ref[0])
             if err > 2e-2:
-                raise SystemExit(f"tilec {var}: wrong ({err:.3g})")
-            fns[f"tilec {var}"] = lambda var=var: bench.tl_attn._launch_fwd(q, k, v, causal,
+                raise SystemExit(f"{_name(mod, var)}: wrong ({err:.3g})")
+            fns[_name(mod, var)] = lambda mod=mod, var=var: mod._launch_fwd(q, k, v, causal,
                                                                            scale, var)
         for var in TRITON:
             fns[f"triton {var}"] = lambda var=var: tr._launch_fwd(q, k, v, causal, scale, var)
@@ -115,13 +157,15 @@ def run(json_path: str | None, only_d: int | None = None) -> None:
                 times[name].append(float(do_bench(fn, warmup=5, rep=25, return_mode="median")))
         row = {"shape": [z, h, n, d], "causal": causal,
                "ms": {k: statistics.median(v) for k, v in times.items()},
-               "spread": {k: (max(v) - min(v)) / statistics.median(v) for k, v in times.items()}}
+               "spread": {k: (max(v) - min(v)) / statistics.median(v) for k, v in times.items()},
+               "ms_rounds": times}
         row["tflops"] = {k: flops / t * 1e-9 for k, t in row["ms"].items()}
         out.append(row)
         print(f"== {(z, h, n, d)} causal={causal}")
         for name in fns:
             print(f"  {name:42s} {row['ms'][name]:.4f} ms  {row['tflops'][name]:6.1f} TFLOP/s"
-                  f"  spread {row['spread'][name]:.3f}", flush=True)
+                  f"  spread {row['spread'][name]:.3f}  min {min(times[name]):.4f} ms",
+                  flush=True)
     if json_path:
         with open(json_path, "w") as fh:
             json.dump({"command": "benchmarks/probe/attention_variants.py prepare (dev "
@@ -157,10 +201,12 @@ if __name__ == "__main__":
     ap.add_argument("phase", choices=["prepare", "run", "check"])
     ap.add_argument("--json")
     ap.add_argument("--head-dim", type=int, help="time only the rows of this head dimension")
-    ap.add_argument("--variants", help="check only these indices into VARIANTS (e.g. 2,3)")
+    ap.add_argument("--variants", help="check only these indices into VARIANTS + ALT_VARIANTS "
+                    "(e.g. 2,3)")
+    ap.add_argument("--alt", action="store_true", help="prepare ALT_VARIANTS (another tree)")
     ns = ap.parse_args()
     if ns.phase == "prepare":
-        prepare()
+        prepare(ns.alt)
     elif ns.phase == "check":
         check([int(i) for i in ns.variants.split(",")] if ns.variants else None)
     else:

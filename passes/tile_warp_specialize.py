@@ -247,33 +247,28 @@ def _producer_loop(loop: ir.Operation, producer: _Producer) -> None:
     """At the current insertion point: a loop over `loop`'s bounds that
     carries the iteration arguments the copies compute from (the slot
     counter; a flattened loop's next-tile coordinates) and runs the
-    producer's ops (cloned): first what the waits and copies read, then the
-    guarded waits and copies, then the rest of the carried values' updates."""
+    producer's ops (cloned): the scalar arithmetic (what the waits and copies
+    read, the carried values' updates), then the guarded waits and copies."""
     group, carried = producer
     lb, ub, step = list(loop.operands)[:3]
     body = loop.regions[0].blocks[0]
     args = list(body.arguments)
-    segments = _segments(body) or []
-    roots = [op for seg in segments for op in seg]
-    first = (_slice(roots, body) or ([], []))[0]
     with loop.location:
         new = scf.ForOp(lb, ub, step, [list(loop.operands)[2 + i] for i in carried])
         new.operation.attributes["tile.producer"] = ir.UnitAttr.get()
         with ir.InsertionPoint(new.body):
             mapping: ps.Mapping = {args[0]: new.induction_variable}
             mapping.update({args[i]: a for i, a in zip(carried, new.inner_iter_args)})
-            ps.clone_side([op for op in first if op.name not in _ROOTS], mapping)
+            ps.clone_side([op for op in group if op.name not in _ROOTS], mapping)
             # Only the iterations whose copies exist wait: a wait for a slot
             # that no copy refills could still spin when the consumers, done,
             # invalidate the barriers.
-            for seg in segments:
+            for seg in _segments(body) or []:
                 live = mapping.get(seg[1].operands[2], seg[1].operands[2])
                 issue = scf.IfOp(live)
                 with ir.InsertionPoint(issue.then_block):
                     ps.clone_side(seg, mapping)
                     scf.YieldOp([])
-            ps.clone_side([op for op in group if op.name not in _ROOTS and
-                           not any(op == f for f in first)], mapping)
             yld = ps.ops(body)[-1]
             scf.YieldOp([mapping.get(yld.operands[i - 1], yld.operands[i - 1])
                          for i in carried])

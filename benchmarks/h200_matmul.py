@@ -45,9 +45,6 @@ RAGGED = [(4096, 4096, 4000, "float16"), (8192, 1024, 8192, "float16"),
 GROUP_M = 8
 # The descriptor + persistent example (B given as [N, K], used through b.T).
 PERSISTENT_CONFIGS = [(128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (128, 128, 64, 8, 4)]
-# The producer-warpgroup variant of the best persistent config (a sixth
-# element 1: `_pmeta`), not in the lists above until the H200 says it pays.
-PERSISTENT_WS_CONFIG = (128, 256, 64, 8, 3, 1)
 PERSISTENT = [(4096, 4096, 4096, "float16"), (8192, 8192, 8192, "float16"),
               (4096, 4096, 4000, "float16")]
 NUM_SMS = 132
@@ -89,12 +86,9 @@ def _persistent_args(torch: Any, dev: str, m: int, n: int, k: int, dt: str,
 
 
 def _pmeta(cfg: tuple[int, ...]) -> dict[str, int]:
-    """A persistent config's launch options; a sixth element 1 asks for the
-    producer warpgroup (`WARP_SPECIALIZE=True`, sm90; benchmarks/probe/
-    matmul_ws_probe.py times it against the configs here)."""
-    bm, bn, bk, w, s = cfg[:5]
+    bm, bn, bk, w, s = cfg
     return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=GROUP_M, NUM_SMS=NUM_SMS,
-                num_warps=w, num_stages=s, WARP_SPECIALIZE=bool(cfg[5:] and cfg[5]))
+                num_warps=w, num_stages=s)
 
 
 def _grid(m: int, n: int, cfg: tuple[int, ...]) -> tuple[int]:

@@ -81,8 +81,7 @@ try:  # the Triton twin, for the GPU machine (prepare runs without Triton)
     @triton.jit
     def t_matmul_persistent(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: ttl.constexpr,
                             BLOCK_N: ttl.constexpr, BLOCK_K: ttl.constexpr,
-                            GROUP_M: ttl.constexpr, NUM_SMS: ttl.constexpr,
-                            WARP_SPECIALIZE: ttl.constexpr = False):
+                            GROUP_M: ttl.constexpr, NUM_SMS: ttl.constexpr):
         # The same algorithm as examples/matmul_persistent.py (TMA descriptors
         # built in the kernel; Triton needs `triton.set_allocator` for them).
         a_d = ttl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1],
@@ -97,8 +96,7 @@ try:  # the Triton twin, for the GPU machine (prepare runs without Triton)
         k_tiles = ttl.cdiv(K, BLOCK_K)
         num_tiles = num_pid_m * num_pid_n
         num_pid_in_group = GROUP_M * num_pid_n
-        for tile_id in ttl.range(start_pid, num_tiles, NUM_SMS, flatten=True,
-                                 warp_specialize=WARP_SPECIALIZE):
+        for tile_id in ttl.range(start_pid, num_tiles, NUM_SMS, flatten=True):
             group_id = tile_id // num_pid_in_group
             first_pid_m = group_id * GROUP_M
             group_size_m = ttl.minimum(num_pid_m - first_pid_m, GROUP_M)

@@ -9,9 +9,6 @@ neighbouring programs share B tiles).  A, B and C are read and written through
 stored, so ragged M, N and K need no masks.  B is given as [N, K] (K-major, the
 layout of a linear layer's weight) and used through `b.T`.  The same kernel
 takes fp16 or fp8 (e4m3) inputs; the accumulator is f32, C is stored as fp16.
-WARP_SPECIALIZE=True asks for a producer warpgroup (sm90: 4 more warps that
-only issue the TMA copies, running ahead into the next tile while the others
-store C; passes/tile_warp_specialize.py); elsewhere the hint is ignored.
 
     python examples/matmul_persistent.py
 """
@@ -25,7 +22,7 @@ import tilec.language as tl
 @tilec.kernel
 def matmul_persistent(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr,
                       BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-                      NUM_SMS: tl.constexpr, WARP_SPECIALIZE: tl.constexpr = False):
+                      NUM_SMS: tl.constexpr):
     a_d = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1],
                                     block_shape=[BLOCK_M, BLOCK_K])
     b_d = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1],
@@ -38,8 +35,7 @@ def matmul_persistent(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr,
     k_tiles = tl.cdiv(K, BLOCK_K)
     num_tiles = num_pid_m * num_pid_n
     num_pid_in_group = GROUP_M * num_pid_n
-    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=True,
-                            warp_specialize=WARP_SPECIALIZE):
+    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=True):
         group_id = tile_id // num_pid_in_group
         first_pid_m = group_id * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)

@@ -44,13 +44,7 @@ tiles' coordinates cloned for the iteration); an iteration starts with
 `tile.mbarrier_wait` on its slot (no cp.async wait and no barrier), and for
 wgmma the barrier after the product's wait is there at every warp count (one
 thread overwrites the slot every warp read; a tcgen05 product's reads are over
-once the issuing thread's own wait on its mbarrier returns; a wgmma loop
-hinted `tl.range(..., warp_specialize=True)` on a target with
-`Feature.WARP_SPECIALIZE` instead frees slots through per-warp "empty"
-barriers, as tile_pipeline_multi's do: each warp arrives for slot (j - 1) % S
-after the wait, and the issuing thread waits for that slot's arrivals,
-`tile.mbarrier_wait {tile.one_thread}`, which tile-warp-specialize gives to a
-producer warpgroup).  Where the accumulator starts as a splat
+once the issuing thread's own wait on its mbarrier returns).  Where the accumulator starts as a splat
 and only chains the products, A's ring keeps its rows in order (one TMA box
 rather than one per 8-row block, which cost a sixth of the loop) and
 `tile.row_exchange` after the loop puts the accumulator's rows in place.
@@ -208,8 +202,7 @@ def _issue(plan: _Plan, rings: tuple[ir.Value, ir.Value], slot: ir.Value, iv: ir
 
 
 def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: int,
-              info: axis_info.AxisInfoMap, has_tma: bool = False,
-              producer: bool = False) -> bool:
+              info: axis_info.AxisInfoMap, has_tma: bool = False) -> bool:
     plan = _plan(for_op, info)
     if plan is None:
         multi = tile_pipeline_multi.plan(for_op, info)
@@ -279,14 +272,8 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
                                          row_permutation="none", loc=loc))
         cbuf = pipeline_tma.store_buffer(store, loc) \
             if store is not None and plan.tail is not None else None
-        # A loop that asks for a producer warpgroup (tile-warp-specialize)
-        # frees its slots through per-warp "empty" barriers: no CTA barrier
-        # may order the consumers with warps that only copy.
-        empty = None
         if use_tma:
             bars = tile_memory.mbarrier_alloc(stages, loc=loc)
-            if producer and kind == "wgmma" and "tile.warp_specialize" in for_op.attributes:
-                empty = tile_memory.mbarrier_alloc(stages, loc=loc, per_warp=True)
         new_for = ps.prologue_loop(for_op, plan.carried, ahead,
                                    lambda slot, iv, m: _issue(plan, rings, slot, iv, ub, m, bars))
     new_body = new_for.body
@@ -329,16 +316,8 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
             # copies for all of them: every warp must be done with the slot.
             # (Per-warp "empty" barriers instead, as the multi-dot pipeliner
             # has, measured 3-8% slower on the H200 here: the results README.)
-            if empty is not None:   # the product of iteration j - 1 is done
-                live = arith.CmpIOp(arith.CmpIPredicate.ugt, counter, ps.i32(0)).result
-                tile_memory.mbarrier_arrive(
-                    empty, arith.RemUIOp(arith.AddIOp(counter, ps.i32(ahead)).result, s).result,
-                    live, loc=dot.location)
-            elif (num_warps > 4 or bars is not None) and kind == "wgmma":
+            if (num_warps > 4 or bars is not None) and kind == "wgmma":
                 tile.barrier(loc=dot.location)
-        if empty is not None:
-            pipeline_tma.wait_free(empty, arith.AddIOp(counter, ps.i32(ahead)).result, stages,
-                                   dot.location)
         write = _wrap(arith.AddIOp(counter, ps.i32(ahead)).result, stages) if wraps \
             else arith.RemUIOp(arith.AddIOp(counter, ps.i32(ahead)).result, s).result
         iv_w = arith.AddIOp(new_args[0], arith.MulIOp(step, ps.i32(ahead)).result).result
@@ -381,8 +360,6 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
         if cbuf is not None:   # the last tile's store has read its buffer
             tile_memory.tma_store_wait(loc=loc)
         tile.barrier(loc=loc)
-        if empty is not None:
-            tile_memory.mbarrier_inval(empty, loc=loc)
         if bars is not None:
             tile_memory.mbarrier_inval(bars, loc=loc)
         if cbuf is not None:
@@ -482,4 +459,4 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
             if func not in infos:
                 infos[func] = axis_info.analyze(func)
             _pipeline(op, stages, options.num_warps, target.shared_bytes, infos[func],
-                      target.has(Feature.TMA), target.has(Feature.WARP_SPECIALIZE))
+                      target.has(Feature.TMA))

@@ -1,11 +1,9 @@
 """tile-warp-specialize (passes/tile_warp_specialize.py) and its NVIDIA rules
 (targets/nvidia/warp_specialize.py): which loops get a producer warpgroup,
 the launch facts the runtime reads (384 threads), and the machine code
-(ptxas: setmaxnreg applied, no spills), for the attention forward's key loop
-and the persistent TMA matmul's flattened loop.  Correctness and speed on the
-GPU: benchmarks/h200_attention.py check / run, benchmarks/probe/attention_variants.py
-and benchmarks/probe/matmul_ws_probe.py on the H200 (CI has no GPU); the CPU
-ignores the hint (tested here)."""
+(ptxas: setmaxnreg applied, no spills).  Correctness and speed on the GPU:
+benchmarks/h200_attention.py check / run and benchmarks/probe/attention_variants.py
+on the H200 (CI has no GPU); the CPU ignores the hint (tested here)."""
 from __future__ import annotations
 
 import sys
@@ -16,7 +14,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 import attention  # noqa: E402
-import matmul_persistent as mp  # noqa: E402
 
 SIG = "*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32,i32,i32:16"
 
@@ -84,72 +81,3 @@ def test_cpu_ignores_the_hint() -> None:
     assert torch.equal(outs[0], outs[1])
     want = attention.reference(q, k, v, True, 0.2)
     assert torch.allclose(outs[1], want, atol=2e-5, rtol=2e-5)
-
-
-MM_F16 = "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16"
-MM_F8 = "*fp8e4nv:16,*fp8e4nv:16,*fp16:16,i32:16,i32:16,i32:16"
-
-
-def _mm(target: str, sig: str, bm: int, bn: int, bk: int, warps: int, stages: int,
-        ws: bool = True) -> Any:
-    return mp.matmul_persistent.compile(
-        target=target, signature=sig, num_warps=warps, num_stages=stages,
-        constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "NUM_SMS": 132,
-                    "WARP_SPECIALIZE": ws})
-
-
-@pytest.mark.parametrize("sig,bm,bn,bk,warps,stages,threads", [
-    (MM_F16, 128, 256, 64, 8, 3, 384), (MM_F16, 256, 128, 64, 8, 3, 384),
-    (MM_F8, 128, 256, 128, 8, 3, 384), (MM_F16, 128, 128, 64, 4, 4, 256),
-])
-def test_persistent_matmul_gets_a_producer_without_spills(sig: str, bm: int, bn: int, bk: int,
-                                                          warps: int, stages: int,
-                                                          threads: int) -> None:
-    """The flattened persistent loop (its copies read the next tile's
-    coordinates, a loop-carried recurrence) splits: the consumer warps and
-    the producer warpgroup, one register move per role (the zero-K branch's
-    consumer-only split moves none), setmaxnreg applied, no spills."""
-    k = _mm("sm90", sig, bm, bn, bk, warps, stages)
-    ptx = k.asm["ptx"]
-    assert f".maxntid {threads}, 1, 1" in ptx
-    assert ptx.count("setmaxnreg.dec.sync.aligned.u32 40;") == 1
-    assert ptx.count("setmaxnreg.inc.sync.aligned.u32 232;") == 1
-    assert k.metadata["block_threads"] == threads
-    assert "tile.producer}" in k.asm["tiled"] and "tile.warp_specialized}" in k.asm["tiled"]
-    if not k.asm.get("cubin"):
-        pytest.skip("no ptxas here")
-    md = k.metadata
-    assert md["spill_stores"] == 0 and md["spill_loads"] == 0 and md["stack_bytes"] == 0, md
-    assert "C7508" not in (md.get("ptxas_log") or ""), md.get("ptxas_log")
-
-
-def test_persistent_matmul_without_the_hint_keeps_its_schedule() -> None:
-    k = _mm("sm90", MM_F16, 128, 256, 64, 8, 3, ws=False)
-    assert "setmaxnreg" not in k.asm["ptx"] and ".maxntid 256, 1, 1" in k.asm["ptx"]
-    assert "block_threads" not in k.metadata and "tile.arrivals" not in k.asm["tiled"]
-
-
-@pytest.mark.parametrize("target", ["sm80", "sm100", "gfx942"])
-def test_persistent_matmul_other_targets_ignore_the_hint(target: str) -> None:
-    k = _mm(target, MM_F16, 64, 64, 32, 4, 3)
-    assert "block_threads" not in k.metadata
-    text = k.asm.get("ptx", "") or k.asm.get("amdgcn", "")
-    assert "setmaxnreg" not in text and "tile.producer_role" not in k.asm.get("tiled", "")
-
-
-@pytest.mark.parametrize("m,n,k", [(100, 70, 45), (33, 129, 200), (127, 64, 96)])
-def test_persistent_matmul_with_the_hint_on_the_cpu(m: int, n: int, k: int) -> None:
-    """Ragged shapes (M, N, K off the blocks, fewer tiles than programs) with
-    the hint: the CPU ignores it; the result matches NumPy."""
-    import numpy as np
-    import torch
-    import tilec
-    g = torch.Generator().manual_seed(m * n + k)
-    a = torch.randn((m, k), generator=g).to(torch.float16)
-    b = torch.randn((n, k), generator=g).to(torch.float16)
-    c = torch.empty((m, n), dtype=torch.float16)
-    num_sms = tilec.device_info().num_sms
-    mp.matmul_persistent[(num_sms,)](a, b, c, m, n, k, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32,
-                                     GROUP_M=4, NUM_SMS=num_sms, WARP_SPECIALIZE=True)
-    want = a.double().numpy() @ b.double().numpy().T
-    np.testing.assert_allclose(c.double().numpy(), want, rtol=2e-2, atol=2e-2 * np.sqrt(k))

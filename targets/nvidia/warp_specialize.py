@@ -4,7 +4,7 @@
 | key | feature | lowering |
 |---|---|---|
 | `tile.producer_role` | `WARP_SPECIALIZE` | `tid >= num_warps * 32` (the producer warps follow the consumers) |
-| `hook.warp-roles` (the `scf.if {tile.warp_roles}`) | `WARP_SPECIALIZE` | then: `setmaxnreg.dec 40`, the producer's ops lowered with thread indices counted from the producer's first thread (its warp 0 waits and issues, as the consumers' warp 0 did); else: `setmaxnreg.inc 232`, the consumers' ops, each CTA barrier (`gpu.barrier`) made `bar.sync 3, 32 * num_warps`; a split with an empty producer branch (consumer-only code outside the main split) moves no registers |
+| `hook.warp-roles` (the `scf.if {tile.warp_roles}`) | `WARP_SPECIALIZE` | then: `setmaxnreg.dec 40`, the producer's ops lowered with thread indices counted from the producer's first thread (its warp 0 waits and issues, as the consumers' warp 0 did); else: `setmaxnreg.inc 232`, the consumers' ops, each CTA barrier (`gpu.barrier`) made `bar.sync 3, 32 * num_warps` |
 
 Registers: the block has num_warps + 4 warps (384 threads for 8 consumer
 warps), so ptxas caps the kernel at 65536 / 384 = 168 registers per thread at
@@ -99,13 +99,8 @@ def _roles(L: FuncLowering, op: ir.Operation) -> None:
         i32, min(255, _REGISTERS // threads // 8 * 8))
     new = scf.IfOp(L.get(op.operands[0]), [], has_else=True)
     tid = L.tid
-    # A split whose producer branch is empty only keeps the producer's warps
-    # out of consumer code (tile-warp-specialize's `_consumers_only`): no
-    # register moves there.
-    moves = len(op.regions[0].blocks[0].operations) > 1
     with ir.InsertionPoint(new.then_block):
-        if moves:
-            _asm(f"setmaxnreg.dec.sync.aligned.u32 {producer_regs};")
+        _asm(f"setmaxnreg.dec.sync.aligned.u32 {producer_regs};")
         L.tid = arith.SubIOp(tid, L.const_i32(consumer_threads(L))).result
         L.thread_offset = consumer_threads(L)
     try:
@@ -114,7 +109,6 @@ def _roles(L: FuncLowering, op: ir.Operation) -> None:
         L.tid = tid
         L.thread_offset = 0
     with ir.InsertionPoint(new.else_block):
-        if moves:
-            _asm(f"setmaxnreg.inc.sync.aligned.u32 {consumer_regs};")
+        _asm(f"setmaxnreg.inc.sync.aligned.u32 {consumer_regs};")
     L.lower_block(op.regions[1].blocks[0], new.else_block)
     _named_barriers(new.else_block, consumer_threads(L))

@@ -1,11 +1,11 @@
 # RUN: %tilec ir %s --kernel carried --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,*fp32:16,i32:16" --constexpr BM=128 BN=64 D=64 --num-warps 8 --num-stages 3 --stage tiled | %FileCheck %s
 # RUN: %tilec ir %s --kernel carried --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,*fp32:16,i32:16" --constexpr BM=128 BN=64 D=64 --num-warps 8 --num-stages 3 --stage ptx | %FileCheck %s --check-prefix=PTX
 
-# A two-dot TMA loop asking for warp_specialize with early products
-# (`overlap_dots=True`) of 64 columns: tile-warp-specialize keeps the
-# consumers' copies (its size rule for early products) and says why;
-# tile-pingpong then brackets each product with warpgroup turns, lowered to
-# named barriers 1 and 2.
+# A two-dot TMA loop asking for warp_specialize whose key offset is carried
+# by the loop (not computed from its index): tile-warp-specialize cannot give
+# its copies to a producer warpgroup (the producer would have to run the
+# consumers' recurrence) and says why; tile-pingpong then brackets each
+# product with warpgroup turns, lowered to named barriers 1 and 2.
 import tilec
 import tilec.language as tl
 
@@ -18,11 +18,12 @@ def carried(Q, K, V, O, N, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
     row0 = tl.program_id(0) * BM
     q = q_d.load([row0, 0])
     acc = tl.zeros([BM, D], tl.float32)
-    for i in tl.range(0, N // BN, warp_specialize=True, overlap_dots=True):
-        off = i * BN
+    off = 0
+    for _ in tl.range(0, N // BN, warp_specialize=True):
         s = tl.dot(q, k_d.load([off, 0]).T)
         p = tl.exp(s - tl.max(s, 1)[:, None])
         acc = tl.dot(p.to(tl.float16), v_d.load([off, 0]), acc)
+        off += BN
     rows = row0 + tl.arange(0, BM)
     tl.store(O + rows[:, None] * D + tl.arange(0, D)[None, :], acc)
 
@@ -33,7 +34,7 @@ def carried(Q, K, V, O, N, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
 # CHECK-NEXT: "tile.mma"
 # CHECK-NEXT: "tile.turn_pass"()
 # CHECK: tile.pingpong
-# CHECK-SAME: tile.warp_specialize_note = "early products (tile-pipeline's overlap_dots) of fewer than 128 columns
+# CHECK-SAME: tile.warp_specialize_note = "the copies depend on a value carried by the loop"
 # PTX-NOT: setmaxnreg
 # PTX: bar.sync %r{{[0-9]+}}, 256;
 # PTX: wgmma.mma_async

@@ -15,7 +15,9 @@ a and b are stored row-major into workgroup memory by the threads that
 hold them (between `gpu.barrier`s; each row followed by the padding the target
 asks for).  Then either the target's matrix lowering (`hook.dot-mma` returns
 `(row padding, emit)` for a dot it takes: targets/nvidia/rules.py, `mma.sync`
-where `Feature.MMA_M16N8K16` holds; the generic hook takes none), or every
+where `Feature.MMA_M16N8K16` holds; targets/amd/mfma.py; the generic hook takes
+none; the emitter ends with a barrier after its last reads, and this rule then
+releases both buffers, so the next dot's staging reuses their bytes), or every
 thread runs one `scf.for` over k = 0 .. K-1 that carries its accumulator
 fragments and, for each result element (m, n) it holds, loads A[m*K + k] and
 B[k*N + n], widens them to the accumulator type and adds their product
@@ -119,7 +121,9 @@ def _dot(L: FuncLowering, op: ir.Operation) -> None:
     res = result(op)
     staged = _stage_operands(L, a, b, mma[0] if mma is not None else 0)
     if mma is not None:
-        mma[1](staged)
+        mma[1](staged)      # ends with a barrier after its last reads of the buffers
+        L.release_shared(staged[3])
+        L.release_shared(staged[2])
         return
     (m_dim, k_dim, n_dim), elem, buf_a, buf_b = staged
     acc_t = L.scalar_type(res.type.element_type)

@@ -17,7 +17,8 @@ k-group of `kpack` instruction steps:
   * one `amdgpu.mfma` / `amdgpu.wmma` per (M-tile, N-tile, step) whose C/D
     vector is the accumulator registers of that tile (`chunk_key`), so the
     accumulator stays in registers across an enclosing K loop.
-A last barrier lets the buffers be reused.  The offsets are computed by the
+A last barrier lets the buffers be reused (passes/gpu/dot.py releases them,
+so later staging, e.g. the epilogue's, takes the same bytes).  The offsets are computed by the
 same `MatrixTiling` formulas the simulation tests run on integers: here on
 i32 values (`_Idx`), lane terms once per dot, tile terms as constants.
 
@@ -145,9 +146,7 @@ def _emit(L: FuncLowering, op: ir.Operation, tiling: MatrixTiling, pad: int,
     res = op.results[0]
     L.values[res] = product(L, tiling, staged, (k_dim + pad, n_dim + pad), False,
                             L.frag(op.operands[2]), res.type)
-    gpu.BarrierOp()
-    L.release_shared(staged[3])     # dead now: later staging (the epilogue) reuses them
-    L.release_shared(staged[2])
+    gpu.BarrierOp()     # the buffers are dead: passes/gpu/dot.py releases them
 
 
 def _xor_rows(L: FuncLowering, base: ir.Value, lda: int, chunk: int) -> ir.Value:

@@ -8,10 +8,10 @@ many dots (an attention backward) summed them past sm90's 232448 bytes.
 The kernels are ours, shaped like an attention backward at D = 128: a dK loop
 with narrow diagonal steps (128x16 scores: the FMA dot) and 32-wide steps
 (mma.sync: N or K = 32 rules out wgmma), then a dQ loop; and a straight-line
-chain of 128x128x128 dots that take wgmma on sm90 (tcgen05 on sm100).  Results are stored as
-fp16 (their layout exchange is smaller than the dots' staging), so the shared
-peak must be that of the largest single dot's staging; ptxas must accept the
-PTX."""
+chain of 128x128x128 dots that take wgmma on sm90 (tcgen05 on sm100).
+Results are stored as fp16 (their layout exchange is smaller than the dots'
+staging), so the shared peak must be that of the largest single dot's
+staging; ptxas must accept the PTX."""
 from __future__ import annotations
 
 from typing import Any

@@ -15,15 +15,18 @@ a and b are stored row-major into workgroup memory by the threads that
 hold them (between `gpu.barrier`s; each row followed by the padding the target
 asks for).  Then either the target's matrix lowering (`hook.dot-mma` returns
 `(row padding, emit)` for a dot it takes: targets/nvidia/rules.py, `mma.sync`
-where `Feature.MMA_M16N8K16` holds; the generic hook takes none), or every
-thread runs one `scf.for` over k = 0 .. K-1 that carries its accumulator
-fragments and, for each result element (m, n) it holds, loads A[m*K + k] and
-B[k*N + n], widens them to the accumulator type and adds their product
-(`math.fma` for floats, `muli`+`addi` for integers), in k order; a last barrier
-lets the buffers be reused (a dot in a loop; they are released, so later
-exchanges in straight-line code take the same bytes).  Each element is thus summed
-sequentially in k, in the accumulator's precision (f32 operands are not
-rounded to tf32).
+where `Feature.MMA_M16N8K16` holds; targets/amd/mfma.py, MFMA/WMMA; the
+generic hook takes none), or every thread runs one `scf.for` over
+k = 0 .. K-1 that carries its accumulator fragments and, for each result
+element (m, n) it holds, loads A[m*K + k] and B[k*N + n], widens them to the
+accumulator type and adds their product (`math.fma` for floats, `muli`+`addi`
+for integers), in k order.  Each element is thus summed sequentially in k, in
+the accumulator's precision (f32 operands are not rounded to tf32).
+
+Both ways end with a barrier after the last reads of the two buffers, and this
+rule then releases them: the next dot's staging (a dot in a loop, the several
+dots of an attention backward) and later exchanges take the same bytes, so a
+kernel's workgroup memory is that of its largest dot, not the sum of its dots.
 
 Nearest upstream analogue: `vector.contract` lowered to outer products
 (`LowerVectorContract`); Triton's FMA dot (`FMADotOpToLLVM`).
@@ -119,7 +122,9 @@ def _dot(L: FuncLowering, op: ir.Operation) -> None:
     res = result(op)
     staged = _stage_operands(L, a, b, mma[0] if mma is not None else 0)
     if mma is not None:
-        mma[1](staged)
+        mma[1](staged)      # ends with a barrier after its last reads of the buffers
+        L.release_shared(staged[3])
+        L.release_shared(staged[2])
         return
     (m_dim, k_dim, n_dim), elem, buf_a, buf_b = staged
     acc_t = L.scalar_type(res.type.element_type)

@@ -17,9 +17,11 @@ k-group of `kpack` instruction steps:
   * one `amdgpu.mfma` / `amdgpu.wmma` per (M-tile, N-tile, step) whose C/D
     vector is the accumulator registers of that tile (`chunk_key`), so the
     accumulator stays in registers across an enclosing K loop.
-A last barrier lets the buffers be reused.  The offsets are computed by the
-same `MatrixTiling` formulas the simulation tests run on integers: here on
-i32 values (`_Idx`), lane terms once per dot, tile terms as constants.
+A last barrier lets the buffers be reused (passes/gpu/dot.py releases them:
+later staging, e.g. the epilogue's, takes the same bytes).  The offsets are
+computed by the same `MatrixTiling` formulas the simulation tests run on
+integers: here on i32 values (`_Idx`), lane terms once per dot, tile terms as
+constants.
 
 Nearest upstream analogue: Triton's MFMA/WMMA `DotOpToLLVM` (third_party/amd),
 IREE's `amdgpu.mfma` lowering of `vector.contract`.
@@ -145,9 +147,7 @@ def _emit(L: FuncLowering, op: ir.Operation, tiling: MatrixTiling, pad: int,
     res = op.results[0]
     L.values[res] = product(L, tiling, staged, (k_dim + pad, n_dim + pad), False,
                             L.frag(op.operands[2]), res.type)
-    gpu.BarrierOp()
-    L.release_shared(staged[3])     # dead now: later staging (the epilogue) reuses them
-    L.release_shared(staged[2])
+    gpu.BarrierOp()     # the buffers are dead: passes/gpu/dot.py releases them
 
 
 def _xor_rows(L: FuncLowering, base: ir.Value, lda: int, chunk: int) -> ir.Value:

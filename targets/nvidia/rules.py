@@ -43,7 +43,8 @@ k-step of 16 and every 16 x 8 tile of the result it holds, one
 registers come from one `ldmatrix.x4` per 16-row block and whose B registers
 from one `ldmatrix.x2.trans` per 8-column block, and whose C/D registers are
 the thread's accumulator fragment itself, so the accumulator stays in
-registers across an enclosing K loop.  A last barrier lets the buffers be reused.
+registers across an enclosing K loop.  A last barrier lets the buffers be reused
+(passes/gpu/dot.py releases them: the next dot's staging takes the same bytes).
 
 These rules use only the `FuncLowering` they are given (its type is imported
 for the checker only), so this file imports nothing from passes/gpu at run

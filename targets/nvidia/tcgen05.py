@@ -4,7 +4,7 @@ tensor memory (TMEM).
 
 | key | feature | lowering |
 |---|---|---|
-| `hook.dot-tcgen05` | `TCGEN05` | a register-operand `tile.dot`: a, b stored into swizzled shared memory, acc into TMEM, `tcgen05.mma`, commit, wait, `tcgen05.ld` |
+| `hook.dot-tcgen05` | `TCGEN05` | a register-operand `tile.dot`: a, b stored into swizzled shared memory, acc into TMEM, `tcgen05.mma`, commit, wait, `tcgen05.ld`; the operand buffers are released after it |
 | `hook.mma-tcgen05` | `TCGEN05` | `tile.mma {kind = "tcgen05"}` (passes/gpu/dot.py dispatches on kind): one thread issues the k-steps on a ring slot and commits them to an mbarrier |
 | `tile.mma_wait` | `TCGEN05` | `{pending = 1}`: wait for the previous iteration's product; `{pending = 0}`: wait for the last one, `tcgen05.ld` the accumulator |
 | `func.return` | `TCGEN05` | `tcgen05.dealloc` of the kernel's TMEM (where it has some), then `gpu.return` |
@@ -488,6 +488,8 @@ def _dot(L: FuncLowering, op: ir.Operation) -> bool:
     issue(L, st, atype, (buf_a, 0), (buf_b, 0), ta, tb, n, False, 0)
     _wait(st, 0, 0)
     L.values[res] = _finish(L, st, d, n, 1)
+    L.release_shared(buf_b)     # read (`_finish` ends with a barrier): later staging reuses them
+    L.release_shared(buf_a)
     return True
 
 

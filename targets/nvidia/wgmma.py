@@ -3,7 +3,7 @@ pipeliner's `tile.mma` on `wgmma.mma_async`.
 
 | key | feature | lowering |
 |---|---|---|
-| `hook.dot-wgmma` | `WGMMA` | a register-operand `tile.dot`: a and b stored into swizzled shared memory, then `wgmma` |
+| `hook.dot-wgmma` | `WGMMA` | a register-operand `tile.dot`: a and b stored into swizzled shared memory, then `wgmma`; the buffers are released after its wait and barrier |
 | `hook.mma-wgmma` | `WGMMA` | `tile.mma {kind = "wgmma"}` (passes/gpu/dot.py dispatches on kind): operands already in a ring slot of swizzled shared memory (tile-pipeline) |
 | `tile.mma_wait` | `WGMMA` | `wgmma.wait_group N` with the accumulators tied through it |
 
@@ -394,6 +394,9 @@ def _dot_wgmma(L: FuncLowering, op: ir.Operation) -> bool:
                    b_kmajor=fp8 is not None, fp8=fp8, a_regs=a_regs)
     values = wait(0, values)
     gpu.BarrierOp()
+    L.release_shared(buf_b)     # read: the next dot's staging takes the bytes
+    if buf_a is not None:
+        L.release_shared(buf_a)
     L.values[res] = rebuild(L, d, m, n, values)
     return True
 

@@ -44,8 +44,6 @@ op's location.  The builders below compute result types from the operands.
 from __future__ import annotations
 
 import re
-import sys
-import types
 from dataclasses import dataclass
 from typing import Iterable, Sequence, Union
 
@@ -217,15 +215,6 @@ ATOMIC_KINDS = {
     "add": "i", "fadd": "f", "max": "i", "min": "i", "umax": "u", "umin": "u",
     "fmax": "f", "fmin": "f", "xchg": "if", "and": "i", "or": "i", "xor": "i",
 }
-
-
-# MLIR's Python bindings look up op classes by importing `mlir.dialects.<namespace>`
-# for every op they wrap and remember only the imports that succeed: without a
-# module for `tile` they tried it again for each op (2,954 failed imports in one
-# sm90 matmul compile).  An empty module answers them: `tile` ops are generic
-# OpViews, built by the helpers below.
-sys.modules.setdefault("mlir.dialects.tile", types.ModuleType(
-    "mlir.dialects.tile", "tilec's tile dialect is IRDL-defined: no Python op classes"))
 
 
 def register(context: ir.Context) -> None:

@@ -152,14 +152,10 @@ def _unroll(torch: Any, dev: str, call: Call, launch: bool) -> None:
         a = torch.randn(m, k, device=dev, dtype=torch.float16)
         b = torch.randn(k, nn, device=dev, dtype=torch.float16)
         c = torch.full((m, nn), float("nan"), device=dev)
-        call(unrolled_matmul, (triton_cdiv(m, 64), triton_cdiv(nn, 64)), a, b, c, m, nn, k,
+        call(unrolled_matmul, (tilec.cdiv(m, 64), tilec.cdiv(nn, 64)), a, b, c, m, nn, k,
              BM=64, BN=64, BK=32)
         if launch:
             torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-3, atol=1e-2)
-
-
-def triton_cdiv(a: int, b: int) -> int:
-    return (a + b - 1) // b
 
 
 def _sorts(torch: Any, dev: str, call: Call, launch: bool) -> None:

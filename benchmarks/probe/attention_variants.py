@@ -14,13 +14,15 @@ turns it off.
     TILEC_CACHE_DIR=$PWD/.carry/av .venv/bin/python benchmarks/probe/attention_variants.py prepare
     # a compiler experiment in another tree, beside main in the same cache and process:
     PYTHONPATH=<tree> TILEC_CACHE_DIR=$PWD/.carry/av .venv/bin/python benchmarks/probe/attention_variants.py prepare --alt
-    # on the H200 (check: small ragged shapes against torch, for compute-sanitizer)
+    # on the H200 (check: small ragged shapes against torch, for compute-sanitizer;
+    # --alt on run / check adds the variants `prepare --alt` built)
     PYTHONPATH=$PWD TILEC_CACHE_DIR=$PWD/.carry/av python3 benchmarks/probe/attention_variants.py run
     PYTHONPATH=$PWD TILEC_CACHE_DIR=$PWD/.carry/av python3 benchmarks/probe/attention_variants.py check
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -49,9 +51,10 @@ ROUNDS = int(os.environ.get("TILEC_PROBE_ROUNDS", "5"))
 CHECKS = [(1, 2, 200, 64, False), (1, 2, 333, 128, True), (2, 1, 77, 128, False)]
 
 
+@functools.lru_cache(maxsize=None)
 def _alt() -> Any:
     """examples/attention.py with a comment in `_fwd_blocks` (so other cache
-    keys), written beside this script and imported."""
+    keys), written beside this script and imported once."""
     import importlib.util
     path = os.path.join(HERE, "_attention_alt.py")
     with open(os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples",
@@ -60,7 +63,11 @@ def _alt() -> Any:
     marker = "    for start_n in tl.range(lo, hi, BLOCK_N,"
     assert marker in src
     src = src.replace(marker, "    # alternative build (benchmarks/probe/attention_variants.py)\n" + marker)
-    if not os.path.exists(path) or open(path).read() != src:
+    old = None
+    if os.path.exists(path):
+        with open(path) as fh:
+            old = fh.read()
+    if old != src:
         with open(path, "w") as fh:
             fh.write(src)
     spec = importlib.util.spec_from_file_location("_attention_alt", path)
@@ -70,13 +77,12 @@ def _alt() -> Any:
     return mod
 
 
-def _all_variants() -> list[tuple[Any, Any]]:
+def _all_variants(alt: bool) -> list[tuple[Any, Any]]:
     """(module, config) of every variant: VARIANTS from examples/attention.py,
-    ALT_VARIANTS from the alternative build where it was prepared."""
+    and with `alt` ALT_VARIANTS from the alternative build (`prepare --alt`)."""
     out = [(bench.tl_attn, v) for v in VARIANTS]
-    if os.environ.get("TILEC_PROBE_ALT", "1") == "1":
-        alt = _alt()
-        out += [(alt, v) for v in ALT_VARIANTS]
+    if alt:
+        out += [(_alt(), v) for v in ALT_VARIANTS]
     return out
 
 
@@ -100,7 +106,7 @@ def prepare(alt: bool = False) -> None:
     print(f"prepared {done} specializations")
 
 
-def check(only: list[int] | None = None) -> None:
+def check(only: list[int] | None = None, alt: bool = False) -> None:
     """Every variant (or those at indices `only`) on CHECKS against torch
     (fp32): run under compute-sanitizer."""
     import torch
@@ -109,7 +115,7 @@ def check(only: list[int] | None = None) -> None:
         q, k, v, do = bench._inputs(torch, (z, h, n, d), "float16", "cuda", True)
         scale = 1 / math.sqrt(d)
         want = bench._reference(torch, q, k, v, do, causal, scale)[0]
-        for mod, var in [mv for i, mv in enumerate(_all_variants()) if only is None or i in only]:
+        for mod, var in [mv for i, mv in enumerate(_all_variants(alt)) if only is None or i in only]:
             o, _ = mod._launch_fwd(q, k, v, causal, scale, var)
             torch.cuda.synchronize()
             err = bench._err(torch, o, want)
@@ -119,7 +125,7 @@ def check(only: list[int] | None = None) -> None:
     print(f"attention variants check: all passed, worst relative error {worst:.2e}")
 
 
-def run(json_path: str | None, only_d: int | None = None) -> None:
+def run(json_path: str | None, only_d: int | None = None, alt: bool = False) -> None:
     import torch
     import triton
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -136,7 +142,7 @@ def run(json_path: str | None, only_d: int | None = None) -> None:
         ref = bench._reference(torch, q, k, v, do, causal, scale)
         flops = 4 * z * h * n * n * d * (0.5 if causal else 1.0)
         fns: dict[str, Any] = {}
-        for mod, var in _all_variants():
+        for mod, var in _all_variants(alt):
             o, _ = mod._launch_fwd(q, k, v, causal, scale, var)
             err = bench._err(torch, o, ref[0])
             if err > 2e-2:
@@ -203,11 +209,13 @@ if __name__ == "__main__":
     ap.add_argument("--head-dim", type=int, help="time only the rows of this head dimension")
     ap.add_argument("--variants", help="check only these indices into VARIANTS + ALT_VARIANTS "
                     "(e.g. 2,3)")
-    ap.add_argument("--alt", action="store_true", help="prepare ALT_VARIANTS (another tree)")
+    ap.add_argument("--alt", action="store_true",
+                    help="prepare: build ALT_VARIANTS (run it with the other tree on PYTHONPATH); "
+                    "run / check: time / check them too")
     ns = ap.parse_args()
     if ns.phase == "prepare":
         prepare(ns.alt)
     elif ns.phase == "check":
-        check([int(i) for i in ns.variants.split(",")] if ns.variants else None)
+        check([int(i) for i in ns.variants.split(",")] if ns.variants else None, ns.alt)
     else:
-        run(ns.json, ns.head_dim)
+        run(ns.json, ns.head_dim, ns.alt)

@@ -15,8 +15,9 @@ body has a CTA-wide barrier (`gpu.barrier`) would deadlock (one warpgroup
 waiting at barrier 0, the other for its turn), so the kernel's turns are
 taken out again and the kernel notes why (`tilec.pingpong_note`).
 
+The barriers are convergent intrinsic calls (targets/nvidia/named_barriers.py).
+
 Nearest upstream analogue: `nvvm.barrier` / `nvvm.barrier.arrive` with ids
-(not used: see `_named`)
 (CUTLASS's `NamedBarrier`, FlashAttention-3's warp-scheduler barriers).
 """
 from __future__ import annotations
@@ -28,6 +29,8 @@ from mlir.dialects import arith, llvm, scf
 
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
+from tilec.targets.nvidia import named_barriers
+from tilec.targets.nvidia.warp_specialize import CONSUMER_BARRIER
 
 if TYPE_CHECKING:
     from tilec.passes.gpu.context import FuncLowering, Rule
@@ -45,14 +48,6 @@ def _warpgroup(L: FuncLowering) -> ir.Value:
     return arith.DivUIOp(L.tid, L.const_i32(_WG_THREADS)).result
 
 
-def _named(text: str, bar: ir.Value) -> None:
-    """A named-barrier instruction as inline PTX: upstream's `nvvm.barrier`
-    with an id does not survive printing with locations and parsing again
-    (MLIR 22 reads the location as its `reductionOp`), and the module
-    crosses into the isolated lowering child as text."""
-    llvm.InlineAsmOp(None, [bar], text, "r", has_side_effects=True)
-
-
 def _mark(op: ir.OpView) -> None:
     op.operation.attributes[_MARK] = ir.UnitAttr.get()
 
@@ -63,20 +58,20 @@ def _init(L: FuncLowering, op: ir.Operation) -> None:
     if_op = scf.IfOp(second)
     _mark(if_op)
     with ir.InsertionPoint(if_op.then_block):
-        _named(f"bar.arrive $0, {_PAIR_THREADS};", L.const_i32(_FIRST_ID))
+        named_barriers.arrive(_FIRST_ID, _PAIR_THREADS)
         scf.YieldOp([])
 
 
 @RULES.rule("tile.turn_wait", feature=Feature.WGMMA)
 def _wait(L: FuncLowering, op: ir.Operation) -> None:
     bar = arith.AddIOp(_warpgroup(L), L.const_i32(_FIRST_ID)).result
-    _named(f"bar.sync $0, {_PAIR_THREADS};", bar)
+    named_barriers.sync(bar, _PAIR_THREADS)
 
 
 @RULES.rule("tile.turn_pass", feature=Feature.WGMMA)
 def _pass(L: FuncLowering, op: ir.Operation) -> None:
     other = arith.SubIOp(L.const_i32(_FIRST_ID + 1), _warpgroup(L)).result
-    _named(f"bar.arrive $0, {_PAIR_THREADS};", other)
+    named_barriers.arrive(other, _PAIR_THREADS)
 
 
 def _find(op: ir.Operation, pred: Callable[[ir.Operation], bool]) -> list[ir.Operation]:
@@ -95,17 +90,16 @@ def _find(op: ir.Operation, pred: Callable[[ir.Operation], bool]) -> list[ir.Ope
 def _is_turn(op: ir.Operation) -> bool:
     """A lowered turn: the marked `scf.if` of `turn_init`, or a barrier with an id
     (only turns use named barriers)."""
-    if op.name == "llvm.inline_asm":
-        text = ir.StringAttr(op.attributes["asm_string"]).value
-        return text.startswith(("bar.sync $0", "bar.arrive $0"))
+    if named_barriers.kind(op) is not None:
+        return named_barriers.constant_id(op) != CONSUMER_BARRIER
     return _MARK in op.attributes
 
 
 def _is_cta_barrier(op: ir.Operation) -> bool:
     """A barrier of every computing thread: `gpu.barrier`, or the consumers'
     named barrier of a producer split (targets/nvidia/warp_specialize.py)."""
-    if op.name == "llvm.inline_asm":
-        return ir.StringAttr(op.attributes["asm_string"]).value.startswith("bar.sync 3,")
+    if named_barriers.kind(op) == "sync":
+        return named_barriers.constant_id(op) == CONSUMER_BARRIER
     return op.name == "gpu.barrier"
 
 

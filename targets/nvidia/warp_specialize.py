@@ -16,7 +16,8 @@ each role is one branch of one if/else, and every warp of a role takes it).
 Barriers: the producer warps never reach a CTA barrier after the split (they
 leave when their loop ends), so the consumers' barriers name their own
 threads: barrier 3 (barrier 0 is `gpu.barrier`'s, 1 and 2 are the warpgroup
-turns of targets/nvidia/pingpong.py) with the count of consumer threads.
+turns of targets/nvidia/pingpong.py) with the count of consumer threads,
+as a convergent intrinsic call (targets/nvidia/named_barriers.py says why).
 
 Nearest upstream analogue: `nvvm.setmaxregister` and CUTLASS's
 `cutlass::arch::warpgroup_reg_dealloc/alloc` + `NamedBarrier`; Triton's
@@ -28,10 +29,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mlir import ir
-from mlir.dialects import arith, llvm, scf
+from mlir.dialects import arith, scf
 
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
+from tilec.targets.nvidia import named_barriers
 
 if TYPE_CHECKING:
     from tilec.passes.gpu.context import FuncLowering, Rule
@@ -42,10 +44,6 @@ PRODUCER_REGS = 40
 CONSUMER_REGS = 232
 CONSUMER_BARRIER = 3
 _REGISTERS = 65536
-
-
-def _asm(text: str) -> None:
-    llvm.InlineAsmOp(None, [], text, "~{memory}", has_side_effects=True)
 
 
 def consumer_threads(L: FuncLowering) -> int:
@@ -77,7 +75,7 @@ def _named_barriers(block: ir.Block, count: int) -> None:
                 _named_barriers(inner, count)
         if o.name == "gpu.barrier":
             with ir.InsertionPoint(o), o.location:
-                _asm(f"bar.sync {CONSUMER_BARRIER}, {count};")
+                named_barriers.sync(CONSUMER_BARRIER, count)
             o.erase()
 
 
@@ -100,7 +98,7 @@ def _roles(L: FuncLowering, op: ir.Operation) -> None:
     new = scf.IfOp(L.get(op.operands[0]), [], has_else=True)
     tid = L.tid
     with ir.InsertionPoint(new.then_block):
-        _asm(f"setmaxnreg.dec.sync.aligned.u32 {producer_regs};")
+        named_barriers.set_max_registers("dec", producer_regs)
         L.tid = arith.SubIOp(tid, L.const_i32(consumer_threads(L))).result
         L.thread_offset = consumer_threads(L)
     try:
@@ -109,6 +107,6 @@ def _roles(L: FuncLowering, op: ir.Operation) -> None:
         L.tid = tid
         L.thread_offset = 0
     with ir.InsertionPoint(new.else_block):
-        _asm(f"setmaxnreg.inc.sync.aligned.u32 {consumer_regs};")
+        named_barriers.set_max_registers("inc", consumer_regs)
     L.lower_block(op.regions[1].blocks[0], new.else_block)
     _named_barriers(new.else_block, consumer_threads(L))

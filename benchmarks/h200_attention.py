@@ -28,7 +28,8 @@ from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, ROOT)
+if "tilec" not in sys.modules:   # an importer may have chosen another compiler tree
+    sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 
 import attention as tl_attn  # noqa: E402  (tilec's example)

@@ -12,8 +12,10 @@ turns it off.
 
     # here
     TILEC_CACHE_DIR=$PWD/.carry/av .venv/bin/python benchmarks/probe/attention_variants.py prepare
-    # a compiler experiment in another tree, beside main in the same cache and process:
-    PYTHONPATH=<tree> TILEC_CACHE_DIR=$PWD/.carry/av .venv/bin/python benchmarks/probe/attention_variants.py prepare --alt
+    # a compiler experiment in another tree, beside main in the same cache and process
+    # (TILEC_ALT_TREE goes first on sys.path; PYTHONPATH alone lost to this tree,
+    # which h200_attention puts first; prepare prints which compiler it used):
+    TILEC_ALT_TREE=<tree> TILEC_CACHE_DIR=$PWD/.carry/av .venv/bin/python benchmarks/probe/attention_variants.py prepare --alt
     # on the H200 (check: small ragged shapes against torch, for compute-sanitizer;
     # --alt on run / check adds the variants `prepare --alt` built)
     PYTHONPATH=$PWD TILEC_CACHE_DIR=$PWD/.carry/av python3 benchmarks/probe/attention_variants.py run
@@ -32,6 +34,9 @@ from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+if os.environ.get("TILEC_ALT_TREE"):   # the experiment's compiler: imported first
+    sys.path.insert(0, os.environ["TILEC_ALT_TREE"])
+    import tilec  # noqa: E402,F401
 import h200_attention as bench  # noqa: E402
 
 ROWS = [(4, 32, 4096, 128, False), (4, 32, 4096, 128, True), (4, 32, 4096, 64, False),
@@ -43,7 +48,7 @@ VARIANTS = [(128, 128, 8, 3, False, False), (128, 128, 8, 3, False, None),
 # Built by `prepare --alt` (another compiler tree) from a copy of the example
 # whose kernels differ by a comment (other cache keys), timed beside VARIANTS.
 ALT_VARIANTS: list[tuple[Any, ...]] = [(128, 128, 8, 3, True, None), (128, 128, 8, 3, True, False),
-                                       (128, 64, 8, 4, True, False)]
+                                       (128, 64, 8, 4, True, False), (128, 128, 8, 3, False, False)]
 TRITON = [(128, 64, 8, 3, True), (128, 128, 8, 3, False), (128, 64, 4, 3, False)]
 ROUNDS = int(os.environ.get("TILEC_PROBE_ROUNDS", "5"))
 # Small ragged shapes (N not a multiple of a block), checked against torch
@@ -92,6 +97,12 @@ def _name(mod: Any, var: tuple[Any, ...]) -> str:
 
 def prepare(alt: bool = False) -> None:
     import torch
+    import tilec
+    import tilec.passes
+    tree = os.path.dirname(os.path.dirname(os.path.abspath(tilec.passes.__file__)))
+    if alt and os.path.abspath(tree) != os.path.abspath(os.environ.get("TILEC_ALT_TREE", "")):
+        sys.exit(f"prepare --alt: the compiler imported is {tree}, not TILEC_ALT_TREE")
+    print(f"compiler: {tree} (tilec {tilec.__file__})")
     done = 0
     mod = _alt() if alt else bench.tl_attn
     for z, h, n, d, causal in ROWS + CHECKS:

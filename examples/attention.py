@@ -8,8 +8,10 @@ makes the key/value loop `tl.range(..., warp_specialize=True)`: on sm90 the
 compiler gives its TMA copies to a producer warpgroup
 (passes/tile_warp_specialize.py) and the num_warps warps only wait and
 compute.  OVERLAP is the loop's `overlap_dots` (tilec's hint; None lets the
-compiler decide whether S = Q @ K.T of the next key block is issued before
-this block's softmax, passes/tile_pipeline_early.py).  Blocks that need no
+compiler decide: with the producer warpgroup, P @ V of a key block runs
+during the next block's softmax where it applies, passes/tile_pipeline_defer.py;
+otherwise S = Q @ K.T of the next key block may be issued before this
+block's softmax, passes/tile_pipeline_early.py).  Blocks that need no
 mask run apart from the masked ones: the causal diagonal block, and the ragged
 tail when N is not a multiple of BLOCK_N.  The forward also writes the base-2
 log-sum-exp of every row, which the backward reuses:

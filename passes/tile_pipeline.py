@@ -86,7 +86,8 @@ from mlir.dialects import arith, scf
 from tilec.dialects import tile, tile_memory
 from tilec.options import CompileOptions
 from tilec.passes import pipeline_support as ps
-from tilec.passes import pipeline_tma, tile_pipeline_early, tile_pipeline_multi
+from tilec.passes import (pipeline_tma, tile_pipeline_defer, tile_pipeline_early,
+                          tile_pipeline_multi)
 from tilec.passes.analysis import axis_info
 from tilec.targets import Feature, Target
 
@@ -208,6 +209,10 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
         multi = tile_pipeline_multi.plan(for_op, info)
         if multi is None:
             return False
+        deferred = tile_pipeline_defer.deferred_dot(for_op, multi) if has_tma else None
+        if deferred is not None and \
+                tile_pipeline_defer.transform(for_op, multi, deferred, stages, shared_bytes):
+            return True
         early = tile_pipeline_early.early_dots(for_op, multi, num_warps) if has_tma else []
         if early and tile_pipeline_early.transform(for_op, multi, early, stages, shared_bytes):
             return True

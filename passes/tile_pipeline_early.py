@@ -22,7 +22,8 @@ ub = X with c <= step, nor ub = min(lb + c, ..)).  A dot is early when
     released when the early product is done; a tile another dot reads would
     hold its slot across two iterations, one more than the ring has).
 Which are rotated: `tl.range(..., overlap_dots=True)` (`tile.overlap_dots`)
-every early dot, `False` none; by default the body's first dot where it is
+every early dot, `False` none; by default (where passes/tile_pipeline_defer.py
+does not take the loop first: a loop hinted warp_specialize) the body's first dot where it is
 early (the product nothing overlaps otherwise: `tile_pipeline_multi` starts a
 later independent product next to an earlier one), at least 128 long in K and
 N (`MIN_EARLY_DIM`: smaller products measured slower), and the values live at

@@ -1,0 +1,333 @@
+"""`tile-pipeline`, a deferred product: acc += P @ V of key block j - 1 runs
+during the softmax of key block j (FlashAttention-3's intra-warpgroup order,
+without issuing S early).
+
+In the loop `tile_pipeline_multi` builds for attention, every product is
+waited for in its own iteration: the matrix units idle while the softmax runs.
+`tile_pipeline_early` overlaps them by issuing the next S = Q @ K.T early,
+which carries a copy of the in-flight S round the back edge.  This module
+rotates the loop the other way: the one product whose result only the yield
+reads (acc += P @ V) moves to the next iteration, where it is issued right
+after that iteration's S, so that the wait for S (`pending = 1`) leaves it in
+flight through the softmax; its wait comes before its first reader (the
+rescale acc * alpha).  The loop carries P (the product's register A operand,
+16-bit wgmma fragments) and its accumulator input, never an in-flight value.
+
+Input: a loop `tile_pipeline_multi.plan` accepted, with `tl.range(...,
+overlap_dots=False)` (`tile.overlap_dots` false), or without `overlap_dots`
+on a loop hinted `warp_specialize` (the default there: on the H200 the
+attention forward (4, 32, 4096, 128) fp16 with the producer warpgroup ran at
+579.3 TFLOP/s in this order against 537.6 with early S, the best before;
+causal equal, 470.3 vs 473.9; without a producer no faster: 529.0 vs 539.7;
+benchmarks/results/README.md), on a target with TMA (the
+wgmma dots make that sm90), every tile tagged by `tile-tma-descriptors`, no
+load-side iteration arguments, that may run more than once (not
+`at_most_one_trip`), and exactly one dot D whose result only the yield reads,
+whose A operand is in registers, whose B tile is loaded in the body and read
+by D only, with at least one other tile loaded in the body.
+Output: rings as `tile_pipeline_multi` allocates them (S slots per tile loaded
+in the body, one per tile loaded before the loop); full and empty (one arrival
+per warp) barriers per slot for the "prompt" tiles (read by the other dots)
+and for D's tile (the "deferred" group); a one-slot barrier for the tiles
+loaded before the loop.  Prologue: the copies of loads 0 .. S-1, the wait for
+the tiles before the loop, then iteration 0 without D (its dots waited for at
+once; its full waits flipped to a complete phase where the loop does not run
+at all), after which every warp arrives on prompt slot 0 and one thread
+refills it (load S).  The loop runs from lb + step (slot counter from 1);
+iteration j:
+  1. wait for the prompt tiles of j, issue the first prompt product (S_j);
+  2. wait for D's tile of j - 1 and issue D of j - 1 (P_{j-1} @ V_{j-1} into
+     the carried accumulator input);
+  3. the rest of the body, each prompt product waited for before its first
+     reader (`pending` = the products issued after it: S_j leaves D in
+     flight); every warp arrives on prompt slot j % S after the wait that
+     retires its readers, and one thread refills it (load j + S);
+  4. D waited for before its first reader (the rescale of the accumulator);
+     every warp then arrives on deferred slot (j - 1) % S and one thread
+     refills it (load j - 1 + S);
+  5. yield the other carried values, D's A operand and accumulator input.
+After the loop: the wait for D's tile of the last iteration (flipped where
+the loop does not run), D of the last iteration, waited for; where the loop
+does not run at all (lb >= ub) the results are its initial values (`select`).
+Then a barrier, the barriers invalidated and the rings released.  The loop
+gets `tile.deferred_dot`.
+
+Slot protocol: a slot's empty barrier completes a phase once every warp
+arrived after its readers completed; the refill of load i waits for the
+phase of load i - S.  Deferred slot (j - 1) % S is released only after D of
+j - 1 was waited for (step 4), so no copy overwrites V_{j-1} while D reads it.
+With a producer warpgroup (tile-warp-specialize moves the one-thread waits
+and copies of steps 3 and 4 to it), producer iteration j waits for consumer
+iteration j only, and consumer iteration j waits only for copies issued by
+producer iterations <= j - S + 1 or the prologue: no cycle.
+
+Nearest upstream analogue: FlashAttention-3's consumer main loop (Shah et al.,
+2024, Algorithm 2: S_next issued, then O += P_cur V, `warpgroup_wait<1>`
+before the softmax, `warpgroup_wait<0>` before the rescale).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from mlir import ir
+from mlir.dialects import arith, scf
+
+from tilec.dialects import tile, tile_memory
+from tilec.passes import pipeline_support as ps
+from tilec.passes import pipeline_tma
+from tilec.passes.tile_pipeline_early import (_fill, _Group, _release, _set_pending, _user_op,
+                                              _wait_first_use, _wait_if, at_most_one_trip)
+from tilec.passes.tile_pipeline_multi import _Plan, fit_stages
+from tilec.passes.tile_unroll import FACTOR
+from tilec.passes.tile_warp_specialize import _MIN_EARLY_COLUMNS
+
+MARK = "tile.deferred_dot"
+
+
+def deferred_dot(for_op: ir.Operation, p: _Plan) -> int | None:
+    """The index (into `p.uses`) of the dot to defer, or None."""
+    attr = for_op.attributes["tile.overlap_dots"] if "tile.overlap_dots" in \
+        for_op.attributes else None
+    # overlap_dots=False asks for this order; unset, a loop hinted
+    # warp_specialize takes it too (the default there, module docstring);
+    # True asks for early products.
+    if attr is None and "tile.warp_specialize" not in for_op.attributes:
+        return None
+    if (attr is not None and bool(ir.BoolAttr(attr).value)) or p.carried or \
+            at_most_one_trip(for_op):
+        return None
+    body = for_op.regions[0].blocks[0]
+    yld = ps.ops(body)[-1]
+    found = [ui for ui, u in enumerate(p.uses)
+             if u.a is None and p.tiles[u.b].inside and
+             [_user_op(x) for x in u.dot.results[0].uses] == [yld]]
+    if len(found) != 1:
+        return None
+    di = found[0]
+    b = p.uses[di].b
+    if any(ui != di and b in (u.a, u.b) for ui, u in enumerate(p.uses)):
+        return None
+    if not any(t.inside and i != b for i, t in enumerate(p.tiles)):
+        return None
+    # Two copy segments with products narrower than 128 columns get no
+    # producer warpgroup (tile_warp_specialize._reason): such a hinted loop
+    # keeps tile_pipeline_multi's one-segment schedule, which does.
+    if "tile.warp_specialize" in for_op.attributes and any(
+            ir.RankedTensorType(u.dot.results[0].type).shape[-1] < _MIN_EARLY_COLUMNS
+            for u in p.uses):
+        return None
+    return di
+
+
+def _iv_at(iv: ir.Value, step: ir.Value, k: int) -> ir.Value:
+    return arith.AddIOp(iv, arith.MulIOp(step, ps.i32(k)).result).result
+
+
+def _emit(p: _Plan, body: ir.Block, di: int, rings: list[ir.Value], mapping: ps.Mapping,
+          slot: ir.Value, full_wait: Callable[[], None],
+          issue_d: Callable[[], ir.Value] | None = None) -> list[ir.Value]:
+    """Clone `body` but its yield at the insertion point with `mapping`: D,
+    the ring loads, their transposes and coordinate hints left out, the other
+    dots as `tile.mma` on `slot` (`full_wait()` before the first), not waited
+    for.  With `issue_d`, D of the previous iteration (its result, in flight,
+    is what the accumulator argument maps to) is issued right after the first
+    product, or before the first reader of that argument if that comes first."""
+    acc_arg = body.arguments[1 + _yield_index(p, di)]
+    skip = set(p.trans) | {t.load for t in p.tiles}
+    started: list[ir.Value] = []
+    for op in ps.ops(body)[:-1]:
+        if op.name == "tile.tma_coords" or op in skip:
+            continue
+        if issue_d is not None and acc_arg not in mapping and \
+                any(v == acc_arg for v in op.operands):
+            mapping[acc_arg] = issue_d()
+        ui = next((i for i, u in enumerate(p.uses) if u.dot == op), None)
+        if ui == di:
+            continue
+        if ui is None:
+            new = op.clone(ip=ir.InsertionPoint.current)
+            ps.remap([new], mapping)
+            for old, res in zip(op.results, new.results):
+                mapping[old] = res
+            continue
+        if not started:
+            full_wait()
+        u = p.uses[ui]
+        d = u.dot
+        a_src = mapping.get(d.operands[0], d.operands[0]) if u.a is None else rings[u.a]
+        a_slot = slot if u.a is not None and p.tiles[u.a].inside else ps.i32(0)
+        b_slot = slot if p.tiles[u.b].inside else ps.i32(0)
+        m = tile_memory.mma(a_src, a_slot, rings[u.b], b_slot,
+                            mapping.get(d.operands[2], d.operands[2]), "wgmma", loc=d.location)
+        if u.kmajor:
+            m.owner.attributes["tile.b_kmajor"] = ir.UnitAttr.get()
+        mapping[d.results[0]] = m
+        started.append(m)
+        if issue_d is not None and acc_arg not in mapping:
+            mapping[acc_arg] = issue_d()
+    return started
+
+
+def _yield_index(p: _Plan, di: int) -> int:
+    use = next(iter(p.uses[di].dot.results[0].uses))
+    return use.operand_number
+
+
+def _conversion(a: ir.Value, body: ir.Block) -> ir.Operation | None:
+    """The `arith.truncf` in `body` that makes D's A operand `a`, when D is its
+    only reader."""
+    owner = a.owner
+    if not isinstance(owner, ir.OpView) or owner.operation.name != "arith.truncf" or \
+            owner.operation.block != body or len(list(a.uses)) != 1:
+        return None
+    return owner.operation
+
+
+def _issue_d(p: _Plan, di: int, rings: list[ir.Value], a: ir.Value, c: ir.Value,
+             slot: ir.Value) -> ir.Value:
+    """D (A `a` in registers, B from `slot` of its ring, accumulator `c`), started;
+    `a` narrowed first when D's A operand is a conversion (`_conversion`)."""
+    u = p.uses[di]
+    body = u.dot.block
+    m = tile_memory.mma(a, ps.i32(0), rings[u.b], slot, c, "wgmma", loc=u.dot.location)
+    if u.kmajor:
+        m.owner.attributes["tile.b_kmajor"] = ir.UnitAttr.get()
+    return m
+
+
+def _first_wait_after(waits: list[tuple[ir.Operation, int]], mmas: list[ir.Operation],
+                      rings: list[ir.Value]) -> ir.Operation:
+    """The first wait after which every product reading one of `rings` is done."""
+    last = max(i + 1 for i, op in enumerate(mmas)
+               if op.operands[0] in rings or op.operands[2] in rings)
+    return next(w for w, done in waits if done >= last)
+
+
+def transform(for_op: ir.Operation, p: _Plan, di: int, stages: int,
+              shared_bytes: int) -> bool:
+    """Pipeline `for_op` by plan `p` with dot `di` deferred to the next
+    iteration (see the module docstring)."""
+    if not pipeline_tma.all_tagged([t.load for t in p.tiles]):
+        return False
+    fitted = fit_stages(for_op, p, stages, shared_bytes)
+    if fitted is None:
+        return False
+    stages = fitted
+    body = for_op.regions[0].blocks[0]
+    args = list(body.arguments)
+    iv0 = args[0]
+    lb, ub, step = list(for_op.operands)[:3]
+    inits = list(for_op.operands)[3:]
+    r = _yield_index(p, di)
+    d_dot = p.uses[di].dot
+    d_a, d_c = d_dot.operands[0], d_dot.operands[2]
+    keep = [i for i in range(len(inits)) if i != r]
+    yld = ps.ops(body)[-1]
+    v_tiles = [p.uses[di].b]
+    k_tiles = [i for i, t in enumerate(p.tiles) if t.inside and i not in v_tiles]
+    once = [i for i, t in enumerate(p.tiles) if not t.inside]
+    loc = for_op.location
+    i1 = ir.IntegerType.get_signless(1)
+    rings: list[ir.Value] = []
+    with loc, ir.InsertionPoint(for_op):
+        for t in p.tiles:
+            rt = t.load.results[0].type
+            rings.append(tile_memory.local_alloc(
+                stages if t.inside else 1, rt.shape, rt.element_type, swizzle=ps.SWIZZLE,
+                row_permutation="wgmma" if t.role == "a" else "none", loc=loc))
+        kg, vg = (_Group(ts, tile_memory.mbarrier_alloc(stages, loc=loc),
+                         tile_memory.mbarrier_alloc(stages, loc=loc, per_warp=True))
+                  for ts in (k_tiles, v_tiles))
+        bars = [kg.full, kg.empty, vg.full, vg.empty]
+        if once:
+            bars.append(tile_memory.mbarrier_alloc(1, loc=loc))
+            pipeline_tma.issue([p.tiles[t].load for t in once], [rings[t] for t in once],
+                               bars[-1], ps.i32(0), arith.ConstantOp(i1, 1).result, {})
+        for s in range(stages):
+            iv = _iv_at(lb, step, s)
+            m = ps.clone_side(p.side, {iv0: iv})
+            _fill(p, kg, rings, ps.i32(s), iv, ub, m)
+            _fill(p, vg, rings, ps.i32(s), iv, ub, m)
+        if once:
+            tile_memory.mbarrier_wait(bars[-1], ps.i32(0), ps.i32(0), loc=loc)
+        runs = arith.CmpIOp(arith.CmpIPredicate.slt, lb, ub).result
+        # Iteration 0 without D, its products waited for at once.
+        m0: ps.Mapping = {iv0: lb, **{args[i + 1]: inits[i] for i in range(len(inits))}}
+        first = _emit(p, body, di, rings, m0, ps.i32(0),
+                      lambda: _wait_if(kg.full, ps.i32(0), runs, stages, loc))
+        for m in first:
+            if list(m.uses):
+                _wait_first_use(m, for_op.block)
+            else:
+                tile_memory.mma_wait(m, 0, loc=loc)
+        _release(p, kg, rings, ps.i32(stages), _iv_at(lb, step, stages), ub, stages, iv0, loc)
+        new_for = scf.ForOp(arith.AddIOp(lb, step).result, ub, step,
+                            [m0.get(yld.operands[i], yld.operands[i]) for i in keep] +
+                            [m0.get(d_a, d_a), m0.get(d_c, d_c), ps.i32(1)])
+        for name in ("tile.num_stages", "tile.num_stages_note", "tile.warp_specialize",
+                     FACTOR):
+            if name in for_op.attributes:
+                new_for.operation.attributes[name] = for_op.attributes[name]
+        new_for.operation.attributes[MARK] = ir.UnitAttr.get()
+    new_body = new_for.body
+    new_args = list(new_body.arguments)
+    iv, counter = new_args[0], new_args[-1]
+    a_prev, c_prev = new_args[len(keep) + 1], new_args[len(keep) + 2]
+    in_flight: list[ir.Value] = []
+
+    def issue_d() -> ir.Value:
+        prev = arith.AddIOp(counter, ps.i32(-1)).result
+        pipeline_tma.wait(vg.full, prev, stages, loc)
+        m = _issue_d(p, di, rings, a_prev, c_prev, arith.RemUIOp(prev, ps.i32(stages)).result)
+        in_flight.append(m)
+        return m
+
+    with loc, ir.InsertionPoint(new_body):
+        read = arith.RemUIOp(counter, ps.i32(stages)).result
+        m1: ps.Mapping = {iv0: iv, **{args[i + 1]: new_args[1 + k] for k, i in enumerate(keep)}}
+        started = _emit(p, body, di, rings, m1, read,
+                        lambda: pipeline_tma.wait(kg.full, counter, stages, loc), issue_d)
+        if not in_flight:   # no dot and no reader of the accumulator: issue it last
+            m1[args[r + 1]] = issue_d()
+        scf.YieldOp([m1.get(yld.operands[i], yld.operands[i]) for i in keep] +
+                    [m1.get(d_a, d_a), m1.get(d_c, d_c),
+                     arith.AddIOp(counter, ps.i32(1)).result])
+    for m in started + in_flight:
+        if list(m.uses):
+            _wait_first_use(m, new_body)
+    waits = _set_pending(new_body)
+    mmas = [op for op in ps.ops(new_body) if op.name == "tile.mma"]
+    w_k = _first_wait_after(waits, mmas, [rings[t] for t in k_tiles])
+    with loc, ir.InsertionPoint(ps.next_op(w_k)):
+        _release(p, kg, rings, arith.AddIOp(counter, ps.i32(stages)).result,
+                 _iv_at(iv, step, stages), ub, stages, iv0, loc)
+    w_v = _first_wait_after(waits, mmas, [rings[t] for t in v_tiles])
+    with loc, ir.InsertionPoint(ps.next_op(w_v)):
+        _release(p, vg, rings, arith.AddIOp(counter, ps.i32(stages - 1)).result,
+                 _iv_at(iv, step, stages - 1), ub, stages, iv0, loc)
+    ps.dce(new_body)
+    results = list(new_for.results)
+    with loc, ir.InsertionPoint(ps.next_op(new_for.operation)):
+        last = arith.AddIOp(results[-1], ps.i32(-1)).result
+        _wait_if(vg.full, last, runs, stages, loc)
+        acc = tile_memory.mma_wait(
+            _issue_d(p, di, rings, results[len(keep)], results[len(keep) + 1],
+                     arith.RemUIOp(last, ps.i32(stages)).result), 0, loc=loc)
+        outs = {i: results[k] for k, i in enumerate(keep)}
+        outs[r] = acc
+        final = [arith.SelectOp(runs, outs[i], inits[i]).result for i in range(len(inits))]
+        tile.barrier(loc=loc)
+        for b in reversed(bars):
+            tile_memory.mbarrier_inval(b, loc=loc)
+        for ring in reversed(rings):
+            tile_memory.local_dealloc(ring, loc=loc)
+    for old, new in zip(for_op.results, final):
+        old.replace_all_uses_with(new)
+    block = for_op.block
+    for_op.erase()
+    gone = [p.tiles[t].load for t in once if not list(p.tiles[t].load.results[0].uses)]
+    pipeline_tma.drop_hints(gone)
+    for load in gone:
+        load.erase()
+    ps.dce(block)
+    return True

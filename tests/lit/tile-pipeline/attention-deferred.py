@@ -1,8 +1,11 @@
 # RUN: %tilec ir %S/../../../examples/attention.py --kernel _attn_fwd --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32,i32,i32:16" --constexpr HEAD_DIM=128 BLOCK_M=128 BLOCK_N=128 CAUSAL=False OVERLAP=False --num-warps 8 --num-stages 3 --stage tiled | %FileCheck %s
 # RUN: %tilec ir %S/../../../examples/attention.py --kernel _attn_fwd --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32,i32,i32:16" --constexpr HEAD_DIM=128 BLOCK_M=128 BLOCK_N=128 CAUSAL=False WARP_SPECIALIZE=True OVERLAP=False --num-warps 8 --num-stages 3 --stage tiled | %FileCheck %s --check-prefix=WS
+# RUN: %tilec ir %S/../../../examples/attention.py --kernel _attn_fwd --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32,i32,i32:16" --constexpr HEAD_DIM=128 BLOCK_M=128 BLOCK_N=128 CAUSAL=False WARP_SPECIALIZE=True --num-warps 8 --num-stages 3 --stage tiled | %FileCheck %s --check-prefix=WS
+# RUN: %tilec ir %S/../../../examples/attention.py --kernel _attn_fwd --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,fp32,i32,i32,i32:16" --constexpr HEAD_DIM=128 BLOCK_M=128 BLOCK_N=128 CAUSAL=False WARP_SPECIALIZE=True --num-warps 8 --num-stages 3 --stage tiled | %FileCheck %s --check-prefix=DEF
 
 # passes/tile_pipeline_defer.py on the attention forward's first loop
-# (`overlap_dots=False`, 128 x 128 tiles, 8 warps, 2 slots): acc += P @ V of
+# (`overlap_dots=False`, or unset with warp_specialize=True: the default
+# there; 128 x 128 tiles, 8 warps, 2 slots): acc += P @ V of
 # key block j - 1 is issued in iteration j right after S_j = Q @ K_j.T, the
 # wait for S_j leaves it in flight (pending = 1) through the softmax, and it
 # is waited for before the rescale (pending = 0); then each warp releases V's
@@ -67,3 +70,7 @@
 # WS-NOT: "tile.
 # WS: "tile.mbarrier_arrive"(%[[EV]],
 # WS: } {tile.deferred_dot, {{.*}}tile.warp_specialized}
+
+# The default (no overlap_dots) on the loop hinted warp_specialize takes this
+# order, not early S (the consumers' loop keeps the marker).
+# DEF: tile.deferred_dot

@@ -221,7 +221,7 @@ if __name__ == "__main__":
     ap.add_argument("--variants", help="check only these indices into VARIANTS + ALT_VARIANTS "
                     "(e.g. 2,3)")
     ap.add_argument("--alt", action="store_true",
-                    help="prepare: build ALT_VARIANTS (run it with the other tree on PYTHONPATH); "
+                    help="prepare: build ALT_VARIANTS (with TILEC_ALT_TREE=<the other tree>); "
                     "run / check: time / check them too")
     ns = ap.parse_args()
     if ns.phase == "prepare":

@@ -75,8 +75,9 @@ from mlir.dialects import arith, scf
 from tilec.dialects import tile, tile_memory
 from tilec.passes import pipeline_support as ps
 from tilec.passes import pipeline_tma
-from tilec.passes.tile_pipeline_early import (_fill, _Group, _release, _set_pending, _user_op,
-                                              _wait_first_use, _wait_if, at_most_one_trip)
+from tilec.passes.tile_pipeline_early import (_fill, _Group, _iv_at, _release, _set_pending,
+                                              _user_op, _wait_first_use, _wait_if,
+                                              alloc_rings, at_most_one_trip)
 from tilec.passes.tile_pipeline_multi import _Plan, fit_stages
 from tilec.passes.tile_unroll import FACTOR
 from tilec.passes.tile_warp_specialize import _MIN_EARLY_COLUMNS
@@ -117,10 +118,6 @@ def deferred_dot(for_op: ir.Operation, p: _Plan) -> int | None:
             for u in p.uses):
         return None
     return di
-
-
-def _iv_at(iv: ir.Value, step: ir.Value, k: int) -> ir.Value:
-    return arith.AddIOp(iv, arith.MulIOp(step, ps.i32(k)).result).result
 
 
 def _emit(p: _Plan, body: ir.Block, di: int, rings: list[ir.Value], mapping: ps.Mapping,
@@ -228,13 +225,8 @@ def transform(for_op: ir.Operation, p: _Plan, di: int, stages: int,
     once = [i for i, t in enumerate(p.tiles) if not t.inside]
     loc = for_op.location
     i1 = ir.IntegerType.get_signless(1)
-    rings: list[ir.Value] = []
     with loc, ir.InsertionPoint(for_op):
-        for t in p.tiles:
-            rt = t.load.results[0].type
-            rings.append(tile_memory.local_alloc(
-                stages if t.inside else 1, rt.shape, rt.element_type, swizzle=ps.SWIZZLE,
-                row_permutation="wgmma" if t.role == "a" else "none", loc=loc))
+        rings = alloc_rings(p, stages, loc)
         kg, vg = (_Group(ts, tile_memory.mbarrier_alloc(stages, loc=loc),
                          tile_memory.mbarrier_alloc(stages, loc=loc, per_warp=True))
                   for ts in (k_tiles, v_tiles))

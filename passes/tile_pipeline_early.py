@@ -292,6 +292,18 @@ def _iv_at(iv: ir.Value, step: ir.Value, k: int) -> ir.Value:
     return arith.AddIOp(iv, arith.MulIOp(step, ps.i32(k)).result).result
 
 
+def alloc_rings(p: _Plan, stages: int, loc: ir.Location) -> list[ir.Value]:
+    """One shared buffer per tile of plan `p`, at the insertion point: S slots
+    for a tile loaded in the body, one for a tile loaded before the loop."""
+    rings = []
+    for t in p.tiles:
+        rt = t.load.results[0].type
+        rings.append(tile_memory.local_alloc(
+            stages if t.inside else 1, rt.shape, rt.element_type, swizzle=ps.SWIZZLE,
+            row_permutation="wgmma" if t.role == "a" else "none", loc=loc))
+    return rings
+
+
 def transform(for_op: ir.Operation, p: _Plan, early: list[int], stages: int,
               shared_bytes: int) -> bool:
     """Pipeline `for_op` by plan `p` with the dots `early` issued one iteration
@@ -313,13 +325,8 @@ def transform(for_op: ir.Operation, p: _Plan, early: list[int], stages: int,
     once = [i for i, t in enumerate(p.tiles) if not t.inside]
     loc = for_op.location
     i1 = ir.IntegerType.get_signless(1)
-    rings: list[ir.Value] = []
     with loc, ir.InsertionPoint(for_op):
-        for t in p.tiles:
-            rt = t.load.results[0].type
-            rings.append(tile_memory.local_alloc(
-                stages if t.inside else 1, rt.shape, rt.element_type, swizzle=ps.SWIZZLE,
-                row_permutation="wgmma" if t.role == "a" else "none", loc=loc))
+        rings = alloc_rings(p, stages, loc)
         groups = [_Group(ts, tile_memory.mbarrier_alloc(stages, loc=loc),
                          tile_memory.mbarrier_alloc(stages, loc=loc, per_warp=True))
                   for ts in (e_tiles, l_tiles) if ts]

@@ -77,8 +77,8 @@ from tilec.passes import pipeline_support as ps
 from tilec.passes import pipeline_tma
 from tilec.passes.tile_pipeline_early import (_fill, _Group, _iv_at, _release, _set_pending,
                                               _user_op, _wait_first_use, _wait_if,
-                                              alloc_rings, at_most_one_trip)
-from tilec.passes.tile_pipeline_multi import _Plan, fit_stages
+                                              alloc_rings, at_most_one_trip, tma_stages)
+from tilec.passes.tile_pipeline_multi import _Plan
 from tilec.passes.tile_unroll import FACTOR
 from tilec.passes.tile_warp_specialize import _MIN_EARLY_COLUMNS
 
@@ -204,9 +204,7 @@ def transform(for_op: ir.Operation, p: _Plan, di: int, stages: int,
               shared_bytes: int) -> bool:
     """Pipeline `for_op` by plan `p` with dot `di` deferred to the next
     iteration (see the module docstring)."""
-    if not pipeline_tma.all_tagged([t.load for t in p.tiles]):
-        return False
-    fitted = fit_stages(for_op, p, stages, shared_bytes)
+    fitted = tma_stages(for_op, p, stages, shared_bytes)
     if fitted is None:
         return False
     stages = fitted

@@ -292,6 +292,14 @@ def _iv_at(iv: ir.Value, step: ir.Value, k: int) -> ir.Value:
     return arith.AddIOp(iv, arith.MulIOp(step, ps.i32(k)).result).result
 
 
+def tma_stages(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int) -> int | None:
+    """The ring depth a TMA schedule of plan `p` gets (`fit_stages`), or None
+    where a tile is not a TMA copy or no depth fits."""
+    if not pipeline_tma.all_tagged([t.load for t in p.tiles]):
+        return None
+    return fit_stages(for_op, p, stages, shared_bytes)
+
+
 def alloc_rings(p: _Plan, stages: int, loc: ir.Location) -> list[ir.Value]:
     """One shared buffer per tile of plan `p`, at the insertion point: S slots
     for a tile loaded in the body, one for a tile loaded before the loop."""
@@ -308,9 +316,7 @@ def transform(for_op: ir.Operation, p: _Plan, early: list[int], stages: int,
               shared_bytes: int) -> bool:
     """Pipeline `for_op` by plan `p` with the dots `early` issued one iteration
     ahead (see the module docstring)."""
-    if not pipeline_tma.all_tagged([t.load for t in p.tiles]):
-        return False
-    fitted = fit_stages(for_op, p, stages, shared_bytes)
+    fitted = tma_stages(for_op, p, stages, shared_bytes)
     if fitted is None:
         return False
     stages = fitted

@@ -77,7 +77,8 @@ from tilec.passes import pipeline_support as ps
 from tilec.passes import pipeline_tma
 from tilec.passes.tile_pipeline_early import (_fill, _Group, _iv_at, _release, _set_pending,
                                               _user_op, _wait_first_use, _wait_if,
-                                              alloc_rings, at_most_one_trip, tma_stages)
+                                              alloc_rings, at_most_one_trip,
+                                              first_wait_after, tma_stages)
 from tilec.passes.tile_pipeline_multi import _Plan
 from tilec.passes.tile_unroll import FACTOR
 from tilec.passes.tile_warp_specialize import _MIN_EARLY_COLUMNS
@@ -170,34 +171,14 @@ def _yield_index(p: _Plan, di: int) -> int:
     return use.operand_number
 
 
-def _conversion(a: ir.Value, body: ir.Block) -> ir.Operation | None:
-    """The `arith.truncf` in `body` that makes D's A operand `a`, when D is its
-    only reader."""
-    owner = a.owner
-    if not isinstance(owner, ir.OpView) or owner.operation.name != "arith.truncf" or \
-            owner.operation.block != body or len(list(a.uses)) != 1:
-        return None
-    return owner.operation
-
-
 def _issue_d(p: _Plan, di: int, rings: list[ir.Value], a: ir.Value, c: ir.Value,
              slot: ir.Value) -> ir.Value:
-    """D (A `a` in registers, B from `slot` of its ring, accumulator `c`), started;
-    `a` narrowed first when D's A operand is a conversion (`_conversion`)."""
+    """D (A `a` in registers, B from `slot` of its ring, accumulator `c`), started."""
     u = p.uses[di]
-    body = u.dot.block
     m = tile_memory.mma(a, ps.i32(0), rings[u.b], slot, c, "wgmma", loc=u.dot.location)
     if u.kmajor:
         m.owner.attributes["tile.b_kmajor"] = ir.UnitAttr.get()
     return m
-
-
-def _first_wait_after(waits: list[tuple[ir.Operation, int]], mmas: list[ir.Operation],
-                      rings: list[ir.Value]) -> ir.Operation:
-    """The first wait after which every product reading one of `rings` is done."""
-    last = max(i + 1 for i, op in enumerate(mmas)
-               if op.operands[0] in rings or op.operands[2] in rings)
-    return next(w for w, done in waits if done >= last)
 
 
 def transform(for_op: ir.Operation, p: _Plan, di: int, stages: int,
@@ -287,11 +268,11 @@ def transform(for_op: ir.Operation, p: _Plan, di: int, stages: int,
             _wait_first_use(m, new_body)
     waits = _set_pending(new_body)
     mmas = [op for op in ps.ops(new_body) if op.name == "tile.mma"]
-    w_k = _first_wait_after(waits, mmas, [rings[t] for t in k_tiles])
+    w_k = first_wait_after(waits, mmas, [rings[t] for t in k_tiles])
     with loc, ir.InsertionPoint(ps.next_op(w_k)):
         _release(p, kg, rings, arith.AddIOp(counter, ps.i32(stages)).result,
                  _iv_at(iv, step, stages), ub, stages, iv0, loc)
-    w_v = _first_wait_after(waits, mmas, [rings[t] for t in v_tiles])
+    w_v = first_wait_after(waits, mmas, [rings[t] for t in v_tiles])
     with loc, ir.InsertionPoint(ps.next_op(w_v)):
         _release(p, vg, rings, arith.AddIOp(counter, ps.i32(stages - 1)).result,
                  _iv_at(iv, step, stages - 1), ub, stages, iv0, loc)

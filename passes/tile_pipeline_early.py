@@ -292,6 +292,15 @@ def _iv_at(iv: ir.Value, step: ir.Value, k: int) -> ir.Value:
     return arith.AddIOp(iv, arith.MulIOp(step, ps.i32(k)).result).result
 
 
+def first_wait_after(waits: list[tuple[ir.Operation, int]], mmas: list[ir.Operation],
+                     rings: list[ir.Value]) -> ir.Operation:
+    """The first of `waits` (`_set_pending`'s (wait, products done) pairs)
+    after which every product of `mmas` reading one of `rings` is done."""
+    last = max(i + 1 for i, op in enumerate(mmas)
+               if op.operands[0] in rings or op.operands[2] in rings)
+    return next(w for w, done in waits if done >= last)
+
+
 def tma_stages(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int) -> int | None:
     """The ring depth a TMA schedule of plan `p` gets (`fit_stages`), or None
     where a tile is not a TMA copy or no depth fits."""
@@ -413,11 +422,8 @@ def transform(for_op: ir.Operation, p: _Plan, early: list[int], stages: int,
         _release(p, eg, rings, arith.AddIOp(nxt, ps.i32(stages)).result,
                  _iv_at(iv0, step, stages + 1), ub, stages, iv0, loc)
     if lg is not None:
-        late = [rings[t] for t in l_tiles]
         mmas = [op for op in ps.ops(new_body) if op.name == "tile.mma"]
-        last = max(i + 1 for i, op in enumerate(mmas)
-                   if op.operands[0] in late or op.operands[2] in late)
-        w_late = next(w for w, done in waits if done >= last)
+        w_late = first_wait_after(waits, mmas, [rings[t] for t in l_tiles])
         with loc, ir.InsertionPoint(ps.next_op(w_late)):
             _release(p, lg, rings, arith.AddIOp(counter, ps.i32(stages)).result,
                      _iv_at(iv0, step, stages), ub, stages, iv0, loc)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from mlir import ir
-from mlir.dialects import arith, llvm, scf
+from mlir.dialects import arith, scf
 
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature

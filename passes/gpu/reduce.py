@@ -7,7 +7,8 @@ Input: `tile.reduce` at the tiled level: its operands share one
 names a `func.func private` of scalars made of arith/math ops (no regions).
 Output: upstream ops only, at the per-thread level: (a) the combine body
 cloned over the elements a thread holds along `axis`, in increasing
-coordinate order; (b) a butterfly of `gpu.shuffle xor` over the lane-id bits
+coordinate order (a chain; pairwise levels where the combine is one exactly
+associative op such as max/min, so the result bits do not change); (b) a butterfly of `gpu.shuffle xor` over the lane-id bits
 that tell threads apart along the axis (offsets largest first, width =
 `target.warp_size`; 16..1 for a full warp of 32, 32..1 for 64); each operand
 is shuffled (argmax: value and index); (c) when warps span the axis: one
@@ -65,6 +66,7 @@ class Combine:
                 raise TilecError(f"combine function @{name}: '{o.operation.name}' with regions "
                                  "is not supported on GPUs", source_loc(op.location))
         self.body = body
+        self.exact = _exactly_associative(body)
 
     def __call__(self, running: Sequence[ir.Value], new: Sequence[ir.Value]) -> Tup:
         env: dict[ir.Value, ir.Value] = dict(zip(self.body.arguments, list(running) + list(new)))
@@ -77,6 +79,41 @@ class Combine:
                 attributes={n: o.attributes[n] for n in o.attributes})
             env.update(zip(o.results, new_op.results))
         raise CompilerBugError("combine function without a return")
+
+
+# Ops whose combine gives the same bits in any order and grouping: a thread may
+# fold its elements as a balanced tree (depth log2 n instead of a chain of n
+# dependent ops, which the attention forward's row max waits on before its
+# first exp2).  Float add and mul are absent: regrouping them rounds otherwise.
+EXACT_ASSOCIATIVE = frozenset({
+    "arith.maxnumf", "arith.minnumf", "arith.maximumf", "arith.minimumf",
+    "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui",
+    "arith.andi", "arith.ori", "arith.xori", "arith.addi", "arith.muli"})
+
+
+def _exactly_associative(body: ir.Block) -> bool:
+    """The combine is `return op(a, b)` for one op of EXACT_ASSOCIATIVE over
+    the block's two arguments (either order)."""
+    ops = [o.operation for o in body.operations]
+    args = list(body.arguments)
+    if len(ops) != 2 or len(args) != 2 or ops[0].name not in EXACT_ASSOCIATIVE:
+        return False
+    return (set(ops[0].operands) == set(args) and len(ops[1].operands) == 1
+            and ops[1].operands[0] == ops[0].results[0])
+
+
+def fold_line(combine: Combine, values: list[Tup]) -> Tup:
+    """Fold a thread's elements along an axis, in increasing coordinate order:
+    a chain, or pairwise levels where the combine is exactly associative."""
+    if not combine.exact:
+        run = values[0]
+        for v in values[1:]:
+            run = combine(run, v)
+        return run
+    while len(values) > 1:
+        values = [combine(values[i], values[i + 1]) if i + 1 < len(values) else values[i]
+                  for i in range(0, len(values), 2)]
+    return values[0]
 
 
 # ---------------------------------------------------------------- small builders
@@ -305,10 +342,7 @@ def _reduce(L: FuncLowering, op: ir.Operation) -> None:
     # (a) in-thread
     acc: dict[Key, Tup] = {}
     for key, line in axis_lines(d, axis).items():
-        run = [e[line[0]] for e in ops_elems]
-        for local in line[1:]:
-            run = combine(run, [e[local] for e in ops_elems])
-        acc[key] = run
+        acc[key] = fold_line(combine, [[e[local] for e in ops_elems] for local in line])
     # (b) butterfly across the lanes that hold different elements along the axis
     span = axis_span(d, axis)
     for off in span.xor_offsets():

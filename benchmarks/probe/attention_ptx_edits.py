@@ -4,7 +4,8 @@ deferred P @ V), each written into a copy of an attention_ncu.py cache as
 updated, so the H200 launches the edited kernel through the normal runtime and
 Nsight Compute compares cycles at its locked clock.  A probe of what ptxas
 does with a schedule, not a compiler feature: the edits key on the labels of
-this one kernel's PTX (LLVM's `$L__BB0_31` loop header, `$L__BB0_37` exit).
+this kernel's PTX (the loop header is the label before the first run of P
+conversions, the exit the target of the header's branch).
 
     .venv/bin/python benchmarks/probe/attention_ptx_edits.py .carry/ncu cvt-after-k cvt-after-v nreg240
     # on the H200, per copy:
@@ -45,14 +46,18 @@ def _entry(cache: str) -> str:
 
 
 def _move_cvts(lines: list[str], after_wait: int) -> list[str]:
-    """The loop header's P conversions, moved after the `after_wait`-th
-    mbarrier wait loop of the body (0: K slot, 1: V slot) and repeated at
-    the loop exit, which uses P for the last P @ V."""
-    head = next(i for i, ln in enumerate(lines) if ln.startswith("$L__BB0_31:"))
+    """The loop header's P conversions (the first run of `cvt.rn.f16x2.f32`,
+    under a label), moved after the `after_wait`-th mbarrier wait loop of the
+    body (0: K slot, 1: V slot) and repeated at the loop exit (the target of
+    the header's branch), which uses P for the last P @ V."""
+    first = next(i for i, ln in enumerate(lines) if "cvt.rn.f16x2.f32" in ln)
+    head = max(i for i in range(first) if lines[i].startswith("$L__BB"))
     moved = [i for i in range(head + 1, head + 40) if "cvt.rn.f16x2.f32" in lines[i]]
+    branch = next(lines[i] for i in range(moved[-1], moved[-1] + 4) if " bra " in lines[i])
+    exit_label = branch.split()[-1].rstrip(";") + ":"
     dones = [i for i in range(head, head + 300) if lines[i].strip() == "DONE:"]
     target = dones[after_wait] + 1        # the wait loop's closing brace
-    exit_ = next(i for i, ln in enumerate(lines) if ln.startswith("$L__BB0_37:"))
+    exit_ = next(i for i, ln in enumerate(lines) if ln.startswith(exit_label))
     block = [lines[i] for i in moved]
     out: list[str] = []
     for i, ln in enumerate(lines):

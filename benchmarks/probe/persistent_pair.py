@@ -1,11 +1,13 @@
 """tilec's persistent matmul (examples/matmul_persistent.py) and Triton's twin
-(benchmarks/matmul_kernels.py) launched once each per dtype at 4096^3, and
-Triton's tutorial-03 kernel at 1024x8192x1024: for ncu side by side and for
-Triton's PTX/TTGIR (TRITON_CACHE_DIR).  Needs the tilec cache of
-`benchmarks/h200_matmul.py prepare` (TILEC_CACHE_DIR).
+(benchmarks/matmul_kernels.py) launched once each per dtype at 4096^3, and the
+tutorial-03 kernel of both at 1024x8192x1024 (the skinny row): for ncu side by
+side at its locked clock and for Triton's PTX/TTGIR (TRITON_CACHE_DIR).
+`prepare` compiles just these tilec specializations (sm90) into TILEC_CACHE_DIR.
 
+    TILEC_CACHE_DIR=$PWD/.carry/pair .venv/bin/python benchmarks/probe/persistent_pair.py prepare
+    # on the H200:
     ncu --section SpeedOfLight --section WarpStateStats --section SchedulerStats \\
-        -k regex:matmul_persistent -c 4 python3 benchmarks/probe/persistent_pair.py
+        -k regex:"matmul_persistent|mm_tutorial" python3 benchmarks/probe/persistent_pair.py
 """
 from __future__ import annotations
 
@@ -17,28 +19,59 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path[:0] = [os.path.join(ROOT, "benchmarks"), os.path.join(ROOT, "examples"), ROOT]
 
 import torch  # noqa: E402
-import triton  # noqa: E402
-from matmul_kernels import t_matmul_persistent, t_mm_tutorial  # noqa: E402
+from matmul_kernels import mm_tutorial  # noqa: E402
 from matmul_persistent import matmul_persistent  # noqa: E402
 
-triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
-                                                             device="cuda"))
-m = n = k = 4096
-for dt, (bm, bn, bk, w, s) in (("float16", (128, 256, 64, 8, 3)),
-                               ("float8_e4m3fn", (128, 256, 128, 8, 3))):
-    t = getattr(torch, dt)
-    a = torch.randn(m, k, device="cuda").to(t)
-    b = torch.randn(n, k, device="cuda").to(t)
-    c = torch.empty(m, n, device="cuda", dtype=torch.float16)
-    meta = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=132, num_warps=w,
+PERSISTENT = (("float16", (128, 256, 64, 8, 3)), ("float8_e4m3fn", (128, 256, 128, 8, 3)))
+SKINNY = (1024, 8192, 1024, (128, 128, 64, 8, 3))
+
+
+def _pmeta(cfg: tuple[int, ...]) -> dict[str, int]:
+    bm, bn, bk, w, s = cfg
+    return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=132, num_warps=w,
                 num_stages=s)
-    matmul_persistent[(132,)](a, b, c, m, n, k, **meta)
-    t_matmul_persistent[(132,)](a, b, c, m, n, k, **meta)
+
+
+def _tmeta(cfg: tuple[int, ...]) -> dict[str, int]:
+    bm, bn, bk, w, s = cfg
+    return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=w, num_stages=s)
+
+
+def prepare() -> None:
+    for dt, cfg in PERSISTENT:
+        a = torch.empty(16, 16, dtype=getattr(torch, dt))
+        c = torch.empty(16, 16, dtype=torch.float16)
+        matmul_persistent.warmup(a, a, c, 4096, 4096, 4096, target="sm90", **_pmeta(cfg))
+    m, n, k, cfg = SKINNY
+    a = torch.empty(16, 16, dtype=torch.float16)
+    mm_tutorial.warmup(a, a, a, m, n, k, k, 1, n, 1, n, 1, target="sm90", **_tmeta(cfg))
+    print("prepared")
+
+
+def run() -> None:
+    import triton
+    from matmul_kernels import t_matmul_persistent, t_mm_tutorial
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
+                                                                 device="cuda"))
+    m = n = k = 4096
+    for dt, cfg in PERSISTENT:
+        t = getattr(torch, dt)
+        a = torch.randn(m, k, device="cuda").to(t)
+        b = torch.randn(n, k, device="cuda").to(t)
+        c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        matmul_persistent[(132,)](a, b, c, m, n, k, **_pmeta(cfg))
+        t_matmul_persistent[(132,)](a, b, c, m, n, k, **_pmeta(cfg))
+        torch.cuda.synchronize()
+    m, n, k, cfg = SKINNY
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    grid = (triton.cdiv(m, cfg[0]) * triton.cdiv(n, cfg[1]),)
+    mm_tutorial[grid](a, b, c, m, n, k, k, 1, n, 1, n, 1, **_tmeta(cfg))
+    t_mm_tutorial[grid](a, b, c, m, n, k, k, 1, n, 1, n, 1, **_tmeta(cfg))
     torch.cuda.synchronize()
-a = torch.randn(1024, 1024, device="cuda", dtype=torch.float16)
-b = torch.randn(1024, 8192, device="cuda", dtype=torch.float16)
-c = torch.empty(1024, 8192, device="cuda", dtype=torch.float16)
-t_mm_tutorial[(8 * 64,)](a, b, c, 1024, 8192, 1024, 1024, 1, 8192, 1, 8192, 1, BLOCK_M=128,
-                         BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3)
-torch.cuda.synchronize()
-print("done")
+    print("done")
+
+
+if __name__ == "__main__":
+    prepare() if sys.argv[1:] == ["prepare"] else run()

@@ -8,8 +8,9 @@ names a `func.func private` of scalars made of arith/math ops (no regions).
 Output: upstream ops only, at the per-thread level: (a) the combine body
 cloned over the elements a thread holds along `axis`, in increasing
 coordinate order (a chain; pairwise levels where the combine is one exactly
-associative op such as max/min, so the result bits do not change); (b) a butterfly of `gpu.shuffle xor` over the lane-id bits
-that tell threads apart along the axis (offsets largest first, width =
+associative op such as max/min, so the result bits do not change); (b) a
+butterfly of `gpu.shuffle xor` over the lane-id bits that tell threads apart
+along the axis (offsets largest first, width =
 `target.warp_size`; 16..1 for a full warp of 32, 32..1 for 64); each operand
 is shuffled (argmax: value and index); (c) when warps span the axis: one
 `gpu.barrier`-separated round trip through workgroup memory

@@ -245,6 +245,15 @@ def load_side(body: ir.Block, loads: list[ir.Operation], forbidden: int | None =
     return [op for op in body_ops if op in side], sorted(carried)
 
 
+def loop_parts(for_op: ir.Operation
+               ) -> tuple[ir.Block, list[ir.Value], ir.Value, ir.Value, ir.Value, list[ir.Value]]:
+    """(body, body arguments, lower bound, upper bound, step, initial values)
+    of an `scf.for`."""
+    body = for_op.regions[0].blocks[0]
+    operands = list(for_op.operands)
+    return body, list(body.arguments), operands[0], operands[1], operands[2], operands[3:]
+
+
 def prologue_loop(for_op: ir.Operation, carried: list[int], ahead: int,
                   issue: Callable[[ir.Value, ir.Value, Mapping], Mapping]) -> scf.ForOp:
     """At the current insertion point (before `for_op`): iterations 0 .. ahead-1
@@ -252,10 +261,7 @@ def prologue_loop(for_op: ir.Operation, carried: list[int], ahead: int,
     starts its copies), then the new loop, whose iteration arguments are the
     old ones with the carried ones `ahead` iterations on, plus a slot counter
     from 0 (the last).  Returns the new `scf.for` (its body still empty)."""
-    body = for_op.regions[0].blocks[0]
-    args = list(body.arguments)
-    lb, ub, step = list(for_op.operands)[:3]
-    inits = list(for_op.operands)[3:]
+    body, args, lb, ub, step, inits = loop_parts(for_op)
     now = {args[i + 1]: inits[i] for i in carried}
     for s in range(ahead):
         iv = arith.AddIOp(lb, arith.MulIOp(step, i32(s)).result).result

@@ -189,11 +189,8 @@ def transform(for_op: ir.Operation, p: _Plan, di: int, stages: int,
     if fitted is None:
         return False
     stages = fitted
-    body = for_op.regions[0].blocks[0]
-    args = list(body.arguments)
+    body, args, lb, ub, step, inits = ps.loop_parts(for_op)
     iv0 = args[0]
-    lb, ub, step = list(for_op.operands)[:3]
-    inits = list(for_op.operands)[3:]
     r = _yield_index(p, di)
     d_dot = p.uses[di].dot
     d_a, d_c = d_dot.operands[0], d_dot.operands[2]

@@ -329,10 +329,7 @@ def transform(for_op: ir.Operation, p: _Plan, early: list[int], stages: int,
     if fitted is None:
         return False
     stages = fitted
-    body = for_op.regions[0].blocks[0]
-    args = list(body.arguments)
-    lb, ub, step = list(for_op.operands)[:3]
-    inits = list(for_op.operands)[3:]
+    body, args, lb, ub, step, inits = ps.loop_parts(for_op)
     yld = ps.ops(body)[-1]
     e_tiles = sorted({t for ui in early for t in (p.uses[ui].a, p.uses[ui].b)
                       if t is not None and p.tiles[t].inside})

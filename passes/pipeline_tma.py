@@ -128,6 +128,27 @@ def wait(bars: ir.Value, counter: ir.Value, stages: int, loc: ir.Location) -> ir
     return tile_memory.mbarrier_wait(bars, slot, phase, loc=loc)
 
 
+def wait_phased(bars: ir.Value, counter: ir.Value, slot: ir.Value, stages: int,
+                loc: ir.Location) -> ir.Operation:
+    """Wait for `slot` to be filled, where the counter wraps at 2S (0 <= counter
+    < 2S, slot = counter mod S): the phase is counter >= S."""
+    late = arith.CmpIOp(arith.CmpIPredicate.uge, counter, ps.i32(stages)).result
+    phase = arith.ExtUIOp(ir.IntegerType.get_signless(32), late).result
+    return tile_memory.mbarrier_wait(bars, slot, phase, loc=loc)
+
+
+def wait_if(full: ir.Value, index: ir.Value, live: ir.Value, stages: int,
+             loc: ir.Location) -> None:
+    """Wait for slot index % S to be filled where `live`; elsewhere for its
+    previous phase (complete, or the initial one), which returns at once."""
+    s = ps.i32(stages)
+    slot = arith.RemUIOp(index, s).result
+    phase = arith.AndIOp(arith.DivUIOp(index, s).result, ps.i32(1)).result
+    true = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
+    dead = arith.ExtUIOp(ir.IntegerType.get_signless(32), arith.XOrIOp(live, true).result).result
+    tile_memory.mbarrier_wait(full, slot, arith.XOrIOp(phase, dead).result, loc=loc)
+
+
 def wait_free(empty: ir.Value, index: ir.Value, stages: int, loc: ir.Location) -> ir.Operation:
     """The issuing thread waits until slot index % S is free for load `index`:
     every warp arrived on `empty` for the slot's previous use (index - S, phase

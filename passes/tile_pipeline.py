@@ -290,8 +290,14 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     # TMA waits and tcgen05's product barriers need the phase: there it counts
     # iterations.
     wraps = bars is None and kind != "tcgen05"
+    # A wgmma loop's TMA counter wraps at 2S: slot and phase by a compare and
+    # select (no multiply-high per division by S, three of them per iteration).
+    phased = bars is not None and kind == "wgmma"
     with loc, ir.InsertionPoint(new_body):
-        if bars is not None:
+        if phased:
+            slot = _wrap(counter, stages)
+            first = pipeline_tma.wait_phased(bars, counter, slot, stages, loc)
+        elif bars is not None:
             first = pipeline_tma.wait(bars, counter, stages, loc)
         else:
             tile_memory.async_wait(ahead - 1, loc=loc)
@@ -307,7 +313,7 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     dot = plan.dot
     with dot.location, ir.InsertionPoint(dot):
         s = ps.i32(stages)
-        read = counter if wraps else arith.RemUIOp(counter, s).result
+        read = counter if wraps else slot if phased else arith.RemUIOp(counter, s).result
         started = tile_memory.mma(rings[0], read, rings[1], read, dot.operands[2], kind,
                                   loc=dot.location)
         if plan.b_trans is not None:
@@ -324,6 +330,7 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
             if (num_warps > 4 or bars is not None) and kind == "wgmma":
                 tile.barrier(loc=dot.location)
         write = _wrap(arith.AddIOp(counter, ps.i32(ahead)).result, stages) if wraps \
+            else _wrap(arith.AddIOp(slot, ps.i32(ahead)).result, stages) if phased \
             else arith.RemUIOp(arith.AddIOp(counter, ps.i32(ahead)).result, s).result
         iv_w = arith.AddIOp(new_args[0], arith.MulIOp(step, ps.i32(ahead)).result).result
         m = _issue(plan, rings, write, iv_w, ub,
@@ -342,8 +349,8 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     outs = list(old_yield.operands)
     with loc, ir.InsertionPoint(old_yield):
         nxt = arith.AddIOp(counter, ps.i32(1)).result
-        if wraps:
-            nxt = _wrap(nxt, stages)
+        if wraps or phased:
+            nxt = _wrap(nxt, 2 * stages if phased else stages)
         scf.YieldOp([m.get(v, v) if i in plan.carried else v for i, v in enumerate(outs)] +
                     [nxt])
     old_yield.erase()

@@ -2,7 +2,10 @@
 (benchmarks/matmul_kernels.py) launched once each per dtype at 4096^3, and the
 tutorial-03 kernel of both at 1024x8192x1024 (the skinny row): for ncu side by
 side at its locked clock and for Triton's PTX/TTGIR (TRITON_CACHE_DIR).
-`prepare` compiles just these tilec specializations (sm90) into TILEC_CACHE_DIR.
+`prepare` compiles just these tilec specializations (sm90) into TILEC_CACHE_DIR;
+`check` compares tilec's persistent kernels with torch at 4096^3 and at a
+ragged 3968x4000x4032 (63 K steps per tile: the rings' slots and phases run
+across tiles out of step with the tile boundaries) and prints the worst error.
 
     TILEC_CACHE_DIR=$PWD/.carry/pair .venv/bin/python benchmarks/probe/persistent_pair.py prepare
     # on the H200:
@@ -41,11 +44,34 @@ def prepare() -> None:
     for dt, cfg in PERSISTENT:
         a = torch.empty(16, 16, dtype=getattr(torch, dt))
         c = torch.empty(16, 16, dtype=torch.float16)
-        matmul_persistent.warmup(a, a, c, 4096, 4096, 4096, target="sm90", **_pmeta(cfg))
+        for m, n, k in ((4096, 4096, 4096), (3968, 4000, 4032)):
+            matmul_persistent.warmup(a, a, c, m, n, k, target="sm90", **_pmeta(cfg))
     m, n, k, cfg = SKINNY
     a = torch.empty(16, 16, dtype=torch.float16)
     mm_tutorial.warmup(a, a, a, m, n, k, k, 1, n, 1, n, 1, target="sm90", **_tmeta(cfg))
     print("prepared")
+
+
+def check() -> None:
+    """tilec's persistent kernels against torch (fp32 reference of the same
+    inputs); prints one line per case and exits non-zero on a mismatch."""
+    bad = 0
+    for m, n, k in ((4096, 4096, 4096), (3968, 4000, 4032)):
+        for dt, cfg in PERSISTENT:
+            t = getattr(torch, dt)
+            a = torch.randn(m, k, device="cuda").to(t)
+            b = torch.randn(n, k, device="cuda").to(t)
+            c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+            matmul_persistent[(132,)](a, b, c, m, n, k, **_pmeta(cfg))
+            ref = a.float() @ b.float().T
+            # ||c - ref|| / ||ref|| as benchmarks/h200_matmul.py checks (fp8
+            # wgmma accumulates with fewer bits than fp32: no per-element bound)
+            err = ((c.float() - ref).norm() / ref.norm()).item()
+            ok = err < 2e-2
+            bad += not ok
+            print(f"check {dt} {m}x{n}x{k}: rel err {err:.2e} {'ok' if ok else 'FAIL'}")
+    if bad:
+        sys.exit(1)
 
 
 def run() -> None:
@@ -74,4 +100,4 @@ def run() -> None:
 
 
 if __name__ == "__main__":
-    prepare() if sys.argv[1:] == ["prepare"] else run()
+    {"prepare": prepare, "check": check}.get(sys.argv[1] if sys.argv[1:] else "", run)()

@@ -76,7 +76,7 @@ from tilec.dialects import tile, tile_memory
 from tilec.passes import pipeline_support as ps
 from tilec.passes import pipeline_tma
 from tilec.passes.tile_pipeline_early import (_fill, _Group, _iv_at, _release, _set_pending,
-                                              _user_op, _wait_first_use, _wait_if,
+                                              _user_op, _wait_first_use,
                                               alloc_rings, at_most_one_trip,
                                               first_wait_after, tma_stages)
 from tilec.passes.tile_pipeline_multi import _Plan
@@ -200,29 +200,28 @@ def transform(for_op: ir.Operation, p: _Plan, di: int, stages: int,
     k_tiles = [i for i, t in enumerate(p.tiles) if t.inside and i not in v_tiles]
     once = [i for i, t in enumerate(p.tiles) if not t.inside]
     loc = for_op.location
-    i1 = ir.IntegerType.get_signless(1)
     with loc, ir.InsertionPoint(for_op):
         rings = alloc_rings(p, stages, loc)
         kg, vg = (_Group(ts, tile_memory.mbarrier_alloc(stages, loc=loc),
                          tile_memory.mbarrier_alloc(stages, loc=loc, per_warp=True))
                   for ts in (k_tiles, v_tiles))
         bars = [kg.full, kg.empty, vg.full, vg.empty]
-        if once:
+        runs = arith.CmpIOp(arith.CmpIPredicate.slt, lb, ub).result
+        if once:   # copied where the loop runs (as in tile_pipeline_early)
             bars.append(tile_memory.mbarrier_alloc(1, loc=loc))
             pipeline_tma.issue([p.tiles[t].load for t in once], [rings[t] for t in once],
-                               bars[-1], ps.i32(0), arith.ConstantOp(i1, 1).result, {})
+                               bars[-1], ps.i32(0), runs, {})
         for s in range(stages):
             iv = _iv_at(lb, step, s)
             m = ps.clone_side(p.side, {iv0: iv})
             _fill(p, kg, rings, ps.i32(s), iv, ub, m)
             _fill(p, vg, rings, ps.i32(s), iv, ub, m)
         if once:
-            tile_memory.mbarrier_wait(bars[-1], ps.i32(0), ps.i32(0), loc=loc)
-        runs = arith.CmpIOp(arith.CmpIPredicate.slt, lb, ub).result
+            pipeline_tma.wait_if(bars[-1], ps.i32(0), runs, 1, loc)
         # Iteration 0 without D, its products waited for at once.
         m0: ps.Mapping = {iv0: lb, **{args[i + 1]: inits[i] for i in range(len(inits))}}
         first = _emit(p, body, di, rings, m0, ps.i32(0),
-                      lambda: _wait_if(kg.full, ps.i32(0), runs, stages, loc))
+                      lambda: pipeline_tma.wait_if(kg.full, ps.i32(0), runs, stages, loc))
         for m in first:
             if list(m.uses):
                 _wait_first_use(m, for_op.block)
@@ -277,7 +276,7 @@ def transform(for_op: ir.Operation, p: _Plan, di: int, stages: int,
     results = list(new_for.results)
     with loc, ir.InsertionPoint(ps.next_op(new_for.operation)):
         last = arith.AddIOp(results[-1], ps.i32(-1)).result
-        _wait_if(vg.full, last, runs, stages, loc)
+        pipeline_tma.wait_if(vg.full, last, runs, stages, loc)
         acc = tile_memory.mma_wait(
             _issue_d(p, di, rings, results[len(keep)], results[len(keep) + 1],
                      arith.RemUIOp(last, ps.i32(stages)).result), 0, loc=loc)

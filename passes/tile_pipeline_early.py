@@ -192,18 +192,6 @@ def early_dots(for_op: ir.Operation, p: _Plan, num_warps: int) -> list[int]:
     return [0] if regs <= REGISTER_BUDGET else []
 
 
-def _wait_if(full: ir.Value, index: ir.Value, live: ir.Value, stages: int,
-             loc: ir.Location) -> None:
-    """Wait for slot index % S to be filled where `live`; elsewhere for its
-    previous phase (complete, or the initial one), which returns at once."""
-    s = ps.i32(stages)
-    slot = arith.RemUIOp(index, s).result
-    phase = arith.AndIOp(arith.DivUIOp(index, s).result, ps.i32(1)).result
-    true = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
-    dead = arith.ExtUIOp(ir.IntegerType.get_signless(32), arith.XOrIOp(live, true).result).result
-    tile_memory.mbarrier_wait(full, slot, arith.XOrIOp(phase, dead).result, loc=loc)
-
-
 def _fill(p: _Plan, g: _Group, rings: list[ir.Value], slot: ir.Value, iv: ir.Value,
           ub: ir.Value, mapping: ps.Mapping) -> None:
     """Copies of group `g`'s tiles for the iteration at `iv` into `slot`."""
@@ -336,7 +324,6 @@ def transform(for_op: ir.Operation, p: _Plan, early: list[int], stages: int,
     l_tiles = [i for i, t in enumerate(p.tiles) if t.inside and i not in e_tiles]
     once = [i for i, t in enumerate(p.tiles) if not t.inside]
     loc = for_op.location
-    i1 = ir.IntegerType.get_signless(1)
     with loc, ir.InsertionPoint(for_op):
         rings = alloc_rings(p, stages, loc)
         groups = [_Group(ts, tile_memory.mbarrier_alloc(stages, loc=loc),
@@ -344,19 +331,21 @@ def transform(for_op: ir.Operation, p: _Plan, early: list[int], stages: int,
                   for ts in (e_tiles, l_tiles) if ts]
         eg, lg = groups[0], (groups[1] if len(groups) > 1 else None)
         bars = [b for g in groups for b in (g.full, g.empty)]
+        live = arith.CmpIOp(arith.CmpIPredicate.slt, lb, ub).result
         if once:
+            # Tiles loaded before the loop are copied only where it runs (a
+            # masked tail loop often does not); the wait then returns at once.
             bars.append(tile_memory.mbarrier_alloc(1, loc=loc))
             pipeline_tma.issue([p.tiles[t].load for t in once], [rings[t] for t in once],
-                               bars[-1], ps.i32(0), arith.ConstantOp(i1, 1).result, {})
+                               bars[-1], ps.i32(0), live, {})
         for s in range(stages):
             iv = _iv_at(lb, step, s)
             m = ps.clone_side(p.side, {args[0]: iv})
             for g in groups:
                 _fill(p, g, rings, ps.i32(s), iv, ub, m)
         if once:
-            tile_memory.mbarrier_wait(bars[-1], ps.i32(0), ps.i32(0), loc=loc)
-        live = arith.CmpIOp(arith.CmpIPredicate.slt, lb, ub).result
-        _wait_if(eg.full, ps.i32(0), live, stages, loc)
+            pipeline_tma.wait_if(bars[-1], ps.i32(0), live, 1, loc)
+        pipeline_tma.wait_if(eg.full, ps.i32(0), live, stages, loc)
         first = [tile_memory.mma_wait(r, 0, loc=loc)
                  for r in _issue(p, early, rings, ps.i32(0))]
         _release(p, eg, rings, ps.i32(stages), _iv_at(lb, step, stages), ub, stages,
@@ -375,7 +364,7 @@ def transform(for_op: ir.Operation, p: _Plan, early: list[int], stages: int,
         read = arith.RemUIOp(counter, ps.i32(stages)).result
         nxt = arith.AddIOp(counter, ps.i32(1)).result
         live = arith.CmpIOp(arith.CmpIPredicate.slt, arith.AddIOp(iv0, step).result, ub).result
-        _wait_if(eg.full, nxt, live, stages, loc)
+        pipeline_tma.wait_if(eg.full, nxt, live, stages, loc)
         ahead = _issue(p, early, rings, arith.RemUIOp(nxt, ps.i32(stages)).result)
         sentinel = scf.YieldOp([])
     for op in ps.ops(body):

@@ -40,7 +40,8 @@ in-flight product's wait in the next one), on which the one issuing thread
 waits before it refills the slot (`tile.mbarrier_wait {tile.one_thread}`),
 so no CTA barrier is left in the loop and the warpgroups run independently;
 tiles loaded before the loop get a one-slot barrier of their own, waited
-for before the loop.
+for before the loop (copied only where the loop runs: a masked tail loop often
+does not, and its wait then returns at once).
 
 Nearest upstream analogue: Triton's `tritongpu-pipeline` on the attention
 loop (its loads of K and V become multi-buffered async copies; Q is hoisted
@@ -280,9 +281,11 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
                          tile_memory.mbarrier_alloc(stages, loc=loc, per_warp=True),
                          tile_memory.mbarrier_alloc(1, loc=loc) if before else None)
             if bars.once is not None:
-                true = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
+                # Copied only where the loop runs (a masked tail loop often
+                # does not); the wait below then returns at once.
+                runs = arith.CmpIOp(arith.CmpIPredicate.slt, list(for_op.operands)[0], ub).result
                 pipeline_tma.issue([t.load for t in before], [_ring(t) for t in before],
-                                   bars.once, ps.i32(0), true, {})
+                                   bars.once, ps.i32(0), runs, {})
         for t in before if bars is None else []:   # copied once, in the first group
             ptr, mask, _ = ps.load_parts(t.load)
             tile_memory.async_copy(_ring(t), ps.i32(0), ptr, mask, loc=t.load.location)
@@ -290,7 +293,7 @@ def transform(for_op: ir.Operation, p: _Plan, stages: int, shared_bytes: int,
                                    lambda slot, iv, m: _copies(p, slot, iv, ub, m, bars))
     if bars is not None and bars.once is not None:
         with loc, ir.InsertionPoint(new_for.operation):
-            tile_memory.mbarrier_wait(bars.once, ps.i32(0), ps.i32(0), loc=loc)
+            pipeline_tma.wait_if(bars.once, ps.i32(0), runs, 1, loc)
     new_body = new_for.body
     new_args = list(new_body.arguments)
     counter = new_args[-1]

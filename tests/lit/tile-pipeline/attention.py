@@ -4,7 +4,9 @@
 # tile-pipeline on the attention forward's loop (two wgmma dots), whose Q, K
 # and V descriptors the host encodes (tile-tma-descriptors): TMA rings.  Q,
 # loaded before the loop, gets a one-slot ring (rows permuted: it is A) filled
-# once on its own barrier, waited for before the loop; K and V get
+# once on its own barrier, waited for before the loop (copied only where the
+# loop runs, lb < ub: a remainder loop often runs no iteration, and the wait's
+# parity is then flipped to the barrier's initial, complete phase); K and V get
 # num_stages-slot rings with a "full" barrier per slot (their copies landed)
 # and an "empty" one (every warp is done reading: arrival count = warps).
 # Each iteration waits for its slot (every thread), then one thread waits for
@@ -27,15 +29,19 @@
 # CHECK: %[[FULL:.*]] = "tile.mbarrier_alloc"() {slots = 4 : i32} : () -> memref<4xi64, 3>
 # CHECK: %[[EMPTY:.*]] = "tile.mbarrier_alloc"() {slots = 4 : i32, tile.arrivals = "warps"}
 # CHECK: %[[ONCE:.*]] = "tile.mbarrier_alloc"() {slots = 1 : i32}
-# CHECK: "tile.tma_expect"(%[[ONCE]], {{.*}}) {bytes = 32768 : i32}
+# CHECK-NEXT: %[[RUNS:.*]] = arith.cmpi slt, %[[LB:.*]], %[[UB:.*]] : i32
+# CHECK: "tile.tma_expect"(%[[ONCE]], %{{.*}}, %[[RUNS]]) {bytes = 32768 : i32}
 # CHECK: "tile.tma_copy"(%[[RQ]], {{.*}}, %[[ONCE]],
 # CHECK: "tile.tma_expect"(%[[FULL]], {{.*}}) {bytes = 32768 : i32}
 # CHECK: "tile.tma_copy"(%[[RK]], {{.*}}, %[[FULL]],
 # CHECK: "tile.tma_copy"(%[[RV]], {{.*}}, %[[FULL]],
 # CHECK: "tile.tma_expect"(%[[FULL]],
 # CHECK-NOT: "tile.tma_expect"(%[[FULL]],
-# CHECK: "tile.mbarrier_wait"(%[[ONCE]],
-# CHECK-NEXT: scf.for
+# CHECK: %[[DEAD:.*]] = arith.xori %[[RUNS]], %true{{.*}} : i1
+# CHECK: %[[IDLE:.*]] = arith.extui %[[DEAD]] : i1 to i32
+# CHECK: %[[PAR:.*]] = arith.xori %{{.*}}, %[[IDLE]] : i32
+# CHECK: "tile.mbarrier_wait"(%[[ONCE]], %{{.*}}, %[[PAR]])
+# CHECK-NEXT: scf.for %{{.*}} = %[[LB]] to %[[UB]]
 # CHECK-NOT: "tile.barrier"
 # CHECK: "tile.mbarrier_wait"(%[[FULL]],
 # CHECK-NOT: "tile.barrier"

@@ -201,12 +201,12 @@ def transform(for_op: ir.Operation, p: _Plan, di: int, stages: int,
     once = [i for i, t in enumerate(p.tiles) if not t.inside]
     loc = for_op.location
     with loc, ir.InsertionPoint(for_op):
+        runs = arith.CmpIOp(arith.CmpIPredicate.slt, lb, ub).result
         rings = alloc_rings(p, stages, loc)
         kg, vg = (_Group(ts, tile_memory.mbarrier_alloc(stages, loc=loc),
                          tile_memory.mbarrier_alloc(stages, loc=loc, per_warp=True))
                   for ts in (k_tiles, v_tiles))
         bars = [kg.full, kg.empty, vg.full, vg.empty]
-        runs = arith.CmpIOp(arith.CmpIPredicate.slt, lb, ub).result
         if once:   # copied where the loop runs (as in tile_pipeline_early)
             bars.append(tile_memory.mbarrier_alloc(1, loc=loc))
             pipeline_tma.issue([p.tiles[t].load for t in once], [rings[t] for t in once],

@@ -325,13 +325,13 @@ def transform(for_op: ir.Operation, p: _Plan, early: list[int], stages: int,
     once = [i for i, t in enumerate(p.tiles) if not t.inside]
     loc = for_op.location
     with loc, ir.InsertionPoint(for_op):
+        live = arith.CmpIOp(arith.CmpIPredicate.slt, lb, ub).result
         rings = alloc_rings(p, stages, loc)
         groups = [_Group(ts, tile_memory.mbarrier_alloc(stages, loc=loc),
                          tile_memory.mbarrier_alloc(stages, loc=loc, per_warp=True))
                   for ts in (e_tiles, l_tiles) if ts]
         eg, lg = groups[0], (groups[1] if len(groups) > 1 else None)
         bars = [b for g in groups for b in (g.full, g.empty)]
-        live = arith.CmpIOp(arith.CmpIPredicate.slt, lb, ub).result
         if once:
             # Tiles loaded before the loop are copied only where it runs (a
             # masked tail loop often does not); the wait then returns at once.

@@ -4,7 +4,7 @@ pipeliner's `tile.tma_*` and `tile.mbarrier_*` ops (dialects/memory_ops.py).
 | key | feature | lowering |
 |---|---|---|
 | `tile.tma_coords` | `TMA` | nothing (a hint for the pipeliner) |
-| `tile.mbarrier_alloc` | `TMA` | S x 8 bytes of workgroup memory; thread 0 `mbarrier.init` (count 1) each, `fence.mbarrier_init`, a barrier |
+| `tile.mbarrier_alloc` | `TMA` | S x 8 bytes of workgroup memory; thread 0 `mbarrier.init` (count 1) each, then `fence.mbarrier_init` and a barrier after the last of consecutive allocations |
 | `tile.mbarrier_inval` | `TMA` | thread 0 `mbarrier.inval` each; the bytes are released |
 | `tile.tma_expect` | `TMA` | `@p mbarrier.arrive.expect_tx.shared.b64 _, [bar], bytes`, p = the `elect.sync` lane of warp 0 and live |
 | `tile.tma_copy` | `TMA` | where live, the `elect.sync` lane of warp 0: one `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` per box (more than 4 boxes: lane q of warp 0 box q, q + 32, ...) |
@@ -121,8 +121,18 @@ def _alloc(L: FuncLowering, op: ir.Operation) -> None:
     count = L.num_warps if "tile.arrivals" in op.attributes else 1
     for i in range(slots):
         nvvm.MBarrierInitOp(byte_address(buf, _c(8 * i)), _c(count), predicate=t0)
-    nvvm.FenceMbarrierInitOp()
-    gpu.BarrierOp()
+    # One fence and CTA barrier after a run of allocations (a pipelined loop
+    # has two to five barrier arrays): nothing between them uses a barrier.
+    if not _next_is_alloc(op):
+        nvvm.FenceMbarrierInitOp()
+        gpu.BarrierOp()
+
+
+def _next_is_alloc(op: ir.Operation) -> bool:
+    """Whether the op right after `op` in its block is another `tile.mbarrier_alloc`."""
+    ops = list(op.operation.block.operations)
+    i = next(k for k, o in enumerate(ops) if o.operation == op.operation)
+    return i + 1 < len(ops) and ops[i + 1].operation.name == "tile.mbarrier_alloc"
 
 
 @RULES.rule("tile.mbarrier_inval", feature=Feature.TMA)

@@ -46,16 +46,20 @@ def prepare(alt: bool) -> None:
     print("prepared", ALT_VARIANTS if alt else VARIANTS, "with", mod.__file__)
 
 
-def run(alt: bool) -> None:
+def run(alt: bool, shape: tuple[int, ...] = SHAPE) -> None:
     """Each forward once, in the order: VARIANTS, ALT_VARIANTS (with alt),
-    Triton, cuDNN; the order is printed for reading the report."""
+    Triton, cuDNN; the order is printed for reading the report.  Another
+    `shape` of the same specialization (N a multiple of 16, D = 128) runs from
+    the same cache: (1, 32, 16384, 128) has the headline row's programs (4,096)
+    with four times the key blocks each, which separates a per-program cost
+    from a per-block one."""
     import torch
     import triton
     from torch.nn.attention import SDPBackend, sdpa_kernel
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
                                                                  device="cuda"))
-    q, k, v, _ = bench._inputs(torch, SHAPE, "float16", "cuda", True)
-    scale = 1.0 / math.sqrt(SHAPE[3])
+    q, k, v, _ = bench._inputs(torch, shape, "float16", "cuda", True)
+    scale = 1.0 / math.sqrt(shape[3])
     want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(),
                                                             scale=scale)
     order = []
@@ -77,5 +81,10 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("phase", choices=["prepare", "run"])
     ap.add_argument("--alt", action="store_true")
+    ap.add_argument("--shape", default=",".join(map(str, SHAPE)),
+                    help="Z,H,N,D for `run` (D = 128, N a multiple of 16)")
     a = ap.parse_args()
-    {"prepare": prepare, "run": run}[a.phase](a.alt)
+    if a.phase == "prepare":
+        prepare(a.alt)
+    else:
+        run(a.alt, tuple(int(x) for x in a.shape.split(",")))

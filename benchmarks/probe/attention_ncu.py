@@ -33,9 +33,9 @@ ALT_VARIANTS = [(128, 128, 8, 3, True, None)]
 TRITON = (128, 128, 8, 3, True)              # Triton's best in the session-16 run
 
 
-def prepare(alt: bool) -> None:
+def prepare(alt: bool, shape: tuple[int, ...] = SHAPE) -> None:
     import torch
-    z, h, n, d = SHAPE
+    z, h, n, d = shape
     mod = av._alt() if alt else bench.tl_attn
     q = torch.empty((1, 1, 16, d), dtype=torch.float16)
     lse = torch.empty(16, dtype=torch.float32)
@@ -49,10 +49,10 @@ def prepare(alt: bool) -> None:
 def run(alt: bool, shape: tuple[int, ...] = SHAPE) -> None:
     """Each forward once, in the order: VARIANTS, ALT_VARIANTS (with alt),
     Triton, cuDNN; the order is printed for reading the report.  Another
-    `shape` of the same specialization (N a multiple of 16, D = 128) runs from
-    the same cache: (1, 32, 16384, 128) has the headline row's programs (4,096)
-    with four times the key blocks each, which separates a per-program cost
-    from a per-block one."""
+    `shape` (N a multiple of 16, D = 128; prepared with the same --shape),
+    such as (1, 32, 16384, 128), has the headline row's programs (4,096) with
+    four times the key blocks each: it separates a per-program cost from a
+    per-block one."""
     import torch
     import triton
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -82,9 +82,8 @@ if __name__ == "__main__":
     ap.add_argument("phase", choices=["prepare", "run"])
     ap.add_argument("--alt", action="store_true")
     ap.add_argument("--shape", default=",".join(map(str, SHAPE)),
-                    help="Z,H,N,D for `run` (D = 128, N a multiple of 16)")
+                    help="Z,H,N,D (D = 128, N a multiple of 16; Z = 1 is a specialization "
+                    "of its own: prepare it too)")
     a = ap.parse_args()
-    if a.phase == "prepare":
-        prepare(a.alt)
-    else:
-        run(a.alt, tuple(int(x) for x in a.shape.split(",")))
+    shape = tuple(int(x) for x in a.shape.split(","))
+    prepare(a.alt, shape) if a.phase == "prepare" else run(a.alt, shape)

@@ -313,6 +313,22 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     dot = plan.dot
     with dot.location, ir.InsertionPoint(dot):
         s = ps.i32(stages)
+
+        def refill_at() -> tuple[ir.Value, ir.Value, ps.Mapping]:
+            """The slot, induction variable and mapping of iteration j + ahead."""
+            write = _wrap(arith.AddIOp(counter, ps.i32(ahead)).result, stages) if wraps \
+                else _wrap(arith.AddIOp(slot, ps.i32(ahead)).result, stages) if phased \
+                else arith.RemUIOp(arith.AddIOp(counter, ps.i32(ahead)).result, s).result
+            iv_w = arith.AddIOp(new_args[0], arith.MulIOp(step, ps.i32(ahead)).result).result
+            return write, iv_w, {new_args[0]: iv_w,
+                                 **{new_args[i + 1]: new_args[i + 1] for i in plan.carried}}
+        if bars is not None:
+            # The refill's coordinates and predicate (pure scalars) before the
+            # product: they compute while the tensor cores work, and only the
+            # expect and the copies follow the barrier (as Triton's loop does).
+            write, iv_w, m = refill_at()
+            ps.clone_side(plan.side, m)
+            live = arith.CmpIOp(arith.CmpIPredicate.slt, iv_w, ub).result
         read = counter if wraps else slot if phased else arith.RemUIOp(counter, s).result
         started = tile_memory.mma(rings[0], read, rings[1], read, dot.operands[2], kind,
                                   loc=dot.location)
@@ -329,13 +345,11 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
             # has, measured 3-8% slower on the H200 here: the results README.)
             if (num_warps > 4 or bars is not None) and kind == "wgmma":
                 tile.barrier(loc=dot.location)
-        write = _wrap(arith.AddIOp(counter, ps.i32(ahead)).result, stages) if wraps \
-            else _wrap(arith.AddIOp(slot, ps.i32(ahead)).result, stages) if phased \
-            else arith.RemUIOp(arith.AddIOp(counter, ps.i32(ahead)).result, s).result
-        iv_w = arith.AddIOp(new_args[0], arith.MulIOp(step, ps.i32(ahead)).result).result
-        m = _issue(plan, rings, write, iv_w, ub,
-                   {new_args[0]: iv_w, **{new_args[i + 1]: new_args[i + 1]
-                                         for i in plan.carried}}, bars)
+        if bars is not None:
+            pipeline_tma.issue(list(plan.loads), list(rings), bars, write, live, m)
+        else:
+            write, iv_w, m = refill_at()
+            m = _issue(plan, rings, write, iv_w, ub, m)
     dot.results[0].replace_all_uses_with(done)
     if plan.tail is not None:
         _finish_tile(plan.tail, done, kind, in_order, store, cbuf)

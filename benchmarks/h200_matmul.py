@@ -51,7 +51,8 @@ GROUP_M = 8
 # The descriptor + persistent example (B given as [N, K], used through b.T).
 PERSISTENT_CONFIGS = [(128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (128, 128, 64, 8, 4)]
 PERSISTENT = [(4096, 4096, 4096, "float16"), (8192, 8192, 8192, "float16"),
-              (4096, 4096, 4000, "float16")]
+              (4096, 4096, 4000, "float16"), (4096, 4096, 4096, "bfloat16"),
+              (8192, 8192, 8192, "bfloat16")]
 NUM_SMS = 132
 # fp8 e4m3 inputs, fp16 output: tilec's persistent example (B [N, K]); Triton's
 # tutorial-03 source on the same data (B as a [K, N] view of [N, K]); cuBLAS

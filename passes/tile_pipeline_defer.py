@@ -61,6 +61,59 @@ and copies of steps 3 and 4 to it), producer iteration j waits for consumer
 iteration j only, and consumer iteration j waits only for copies issued by
 producer iterations <= j - S + 1 or the prologue: no cycle.
 
+Persistent kernels: a loop hinted warp_specialize whose parent is an
+`scf.for` directly in the kernel's body (`persistent_outer`: the loop over a
+persistent kernel's tiles; examples/attention.py `_attn_fwd_persistent`).
+The rings and barriers are allocated once before the outer loop and
+invalidated and released once after it (after a barrier); the outer loop is
+rebuilt (`_extend`, marked `tile.persistent = 2`) to carry two indices from 0:
+`base`, the K/V load index of the tile's first key block, and `qc`, the
+number of earlier tiles whose loop ran (the Q ring's load index).  Where the
+loop of a tile runs T = ceil((ub - lb) / step) > 0 times (`runs`), its K/V
+loads are the global indices base .. base + T - 1 (load g in slot g % S,
+phase (g / S) & 1), and the next tile starts at base + T; where it runs no
+time nothing is loaded or released and the indices stay.  So the loads of
+all tiles form one sequence 0, 1, 2, ... with no gaps, and every slot
+protocol argument of one long loop holds:
+  * Q (a 1-slot ring, full barrier `Qf`, per-warp empty barrier `Qe`): where
+    runs, one thread waits for Qe phase parity (qc & 1) ^ 1 (the previous
+    tile's readers done; the first tile finds it complete) and copies Q on Qf;
+    every consumer waits for Qf parity qc & 1 (where not runs the flipped
+    parity, a complete phase: `wait_if`); after the tile's last P @ V is
+    waited for (every Q @ K.T before it was), every warp arrives on Qe where
+    runs.  One copy and one arrival per running tile: Qf and Qe complete
+    phase qc each.
+  * K/V prologue of a tile (s < S): where load base + s exists (lb + s step <
+    ub), one thread waits for its slot's empty phase of load base + s - S
+    (released by this or an earlier tile; before the first S loads the
+    "previous" phase counts as complete) and copies it.  The peeled
+    iteration reads K slot base % S (full wait `wait_if`), every warp arrives
+    on K empty for load base only where runs, and load base + S is refilled
+    where it exists, after its free-slot wait.  The loop's counter starts at
+    base + 1: its waits, arrivals and refills are the ones above with
+    absolute indices (in-loop arrivals are for loads base + 1 .. base + T - 1,
+    all of which exist).  After the loop the last V load (base + T - 1) is
+    released where runs (every warp arrives once the last P @ V is waited
+    for): each existing K and V load gets exactly one arrival of every warp,
+    and a load that does not exist gets no wait, no copy and no arrival (the
+    waits are inside `scf.if` on its existence, marked `tile.producer_issue`).
+  * No wait needs a later one of its own thread: a consumer's full wait for
+    load g needs the copy of g, which needs only the arrivals for load g - S
+    (done by the consumers before they reach g); a producer's free-slot wait
+    for g needs those arrivals only.  Every copy that is issued is waited for
+    by the consumers, so when they pass the barrier after the outer loop no
+    copy is in flight and the producer has passed all its waits (its last
+    wait precedes a copy the consumers waited for): invalidating the
+    barriers there is safe.  A program that gets no tile runs neither loop:
+    nothing is waited for, the barriers are initialized and invalidated.
+The rings live through every tile's epilogue, whose layout conversions or
+store buffer cannot reuse them: the largest of those comes out of the ring
+budget (`fit_stages`).  tile-warp-specialize moves the `tile.producer_issue`
+branches (with the scalar arithmetic they read) to a clone of the outer
+loop in the producer warpgroup (passes/tile_warp_specialize.py).  Without a
+split (e.g. num_warps not a multiple of 4) the consumers' elected thread runs
+them in place, which the same argument covers.
+
 Nearest upstream analogue: FlashAttention-3's consumer main loop (Shah et al.,
 2024, Algorithm 2: S_next issued, then O += P_cur V, `warpgroup_wait<1>`
 before the softmax, `warpgroup_wait<0>` before the rescale).

@@ -42,13 +42,33 @@ Output:
       [the rest of the kernel]
     }
     return
+A persistent kernel (a hinted loop nested in one outer `scf.for` of the
+kernel's body that tile-pipeline's deferred schedule rebuilt, `tile.persistent
+= n`: the outer loop carries n load indices last; passes/tile_pipeline_defer.py,
+"Persistent kernels") is split around the outer loop when the inner loop
+qualifies as above and what the producer needs in the outer body (the
+`tile.producer_issue` branches, the inner loop's bounds and counter, its
+copies' operands, the next values of the n indices) is pure scalar
+arithmetic of the outer index, the n indices and values from before it:
+    scf.if %p {
+      scf.for (the outer bounds, the n indices) {   // tile.producer
+        [that scalar arithmetic, the per-tile issues (Q, the prologue fills,
+         the peeled iteration's refill), each waiting for its free slot]
+        scf.for (the inner loop's bounds, its counter) { ...as above }
+        yield (the next indices)
+      }
+    } else { [the ops before], the outer loop without the per-tile issues,
+             [the rest] }
+Both sides compute the indices from the same scalar arithmetic, so the
+producer's tile t issues exactly the loads the consumers' tile t waits for.
 The kernel gets `tile.producer_warps = 4`: it runs with num_warps + 4 warps.
 At most one loop per kernel is split; other loops of the kernel drop the hint
 and get `tile.warp_specialize_note`.  A loop that does not qualify keeps its
 schedule (and may take warpgroup turns, passes/tile_pingpong.py) and gets the
 note with the reason.
 
-Deadlock freedom: the producer waits only on "empty" barriers, which the
+Deadlock freedom: the producer waits only on "empty" barriers (in a
+persistent kernel also the Q ring's), which the
 consumers complete after reading the slot's previous fill; the consumers wait
 only on "full" barriers the producer's copies complete, and on named barriers
 among themselves (targets/nvidia/warp_specialize.py): no wait of either side

@@ -85,8 +85,11 @@ protocol argument of one long loop holds:
     phase qc each.
   * K/V prologue of a tile (s < S): where load base + s exists (lb + s step <
     ub), one thread waits for its slot's empty phase of load base + s - S
-    (released by this or an earlier tile; before the first S loads the
-    "previous" phase counts as complete) and copies it.  The peeled
+    (released by an earlier tile; before the first S loads the "previous"
+    phase counts as complete) and copies it.  Order: the K fills and the V
+    fills but the last (their slots were released inside the previous
+    tile's loop: they run ahead during its last iterations), then Q and the
+    last V fill (released at the previous tile's end).  The peeled
     iteration reads K slot base % S (full wait `wait_if`), every warp arrives
     on K empty for load base only where runs, and load base + S is refilled
     where it exists, after its free-slot wait.  The loop's counter starts at
@@ -382,27 +385,39 @@ def transform(for_op: ir.Operation, p: _Plan, di: int, stages: int,
         (lambda: ps.i32(0))
     qc_at: Callable[[], ir.Value] = (lambda: qc) if outer is not None else (lambda: ps.i32(0))
     with loc, ir.InsertionPoint(for_op):
-        if once:   # copied where the loop runs (as in tile_pipeline_early)
+        def issue_once() -> None:   # copied where the loop runs (as in tile_pipeline_early)
             loads = [p.tiles[t].load for t in once]
             q_rings = [rings[t] for t in once]
             if q_empty is None:
                 pipeline_tma.issue(loads, q_rings, once_full, ps.i32(0), runs, {})
-            else:
-                empty = q_empty
+                return
+            empty = q_empty
 
-                def issue_q() -> None:
-                    pipeline_tma.wait_free(empty, qc_at(), 1, loc)
-                    pipeline_tma.issue(loads, q_rings, once_full, ps.i32(0), runs, {})
-                _guarded(runs, issue_q)
+            def issue_q() -> None:
+                pipeline_tma.wait_free(empty, qc_at(), 1, loc)
+                pipeline_tma.issue(loads, q_rings, once_full, ps.i32(0), runs, {})
+            _guarded(runs, issue_q)
+
+        if once and outer is None:
+            issue_once()
         for s in range(stages):
             iv = _iv_at(lb, step, s)
             if outer is None:
                 m = ps.clone_side(p.side, {iv0: iv})
                 _fill(p, kg, rings, ps.i32(s), iv, ub, m)
                 _fill(p, vg, rings, ps.i32(s), iv, ub, m)
+                continue
+            # Persistent: every K fill and the V fills but the last wait only
+            # for slots the previous tile released inside its loop; Q's and
+            # the last V fill's slots are released at its end.  Issued in
+            # that order, the first ones run ahead during the previous tile.
+            index = arith.AddIOp(base_at(), ps.i32(s)).result
+            _fill_free(p, kg, rings, index, iv, ub, stages, iv0, loc)
+            if s < stages - 1:
+                _fill_free(p, vg, rings, index, iv, ub, stages, iv0, loc)
             else:
-                index = arith.AddIOp(base_at(), ps.i32(s)).result
-                _fill_free(p, kg, rings, index, iv, ub, stages, iv0, loc)
+                if once:
+                    issue_once()
                 _fill_free(p, vg, rings, index, iv, ub, stages, iv0, loc)
         if once:
             pipeline_tma.wait_if(once_full, qc_at(), runs, 1, loc)

@@ -19,13 +19,26 @@
 # CHECK: %[[ROLE:.+]] = "tile.producer_role"() {warps = 4 : i32}
 # CHECK-NEXT: scf.if %[[ROLE]] {
 # CHECK-NEXT: scf.for {{.*}} iter_args(%[[BASE:.+]] = %{{.+}}, %[[QC:.+]] = %{{.+}}) -> (i32, i32)
-# Q: wait until the previous tile's consumers are done with it, then copy.
-# CHECK: scf.if
-# CHECK: "tile.mbarrier_wait"({{.*}}) {tile.one_thread}
-# CHECK: "tile.tma_expect"
-# CHECK-NEXT: "tile.tma_copy"
+# The per-tile issues, each waiting for its free slot where its load exists:
+# K and V of key block 0, K of block 1 (their slots were released inside the
+# previous tile's loop), then Q (released at the previous tile's end: its
+# one-slot empty barrier) and V of block 1, then the peeled iteration's refill
+# (K of block 2).
+# CHECK: "tile.mbarrier_wait"({{.*}}) {tile.one_thread} : (memref<2xi64, 3>
+# CHECK: "tile.tma_copy"({{.*}}) {tma = 1 : i32}
 # CHECK-NEXT: } {tile.producer_issue}
-# CHECK: } {tile.producer_issue}
+# CHECK: "tile.tma_copy"({{.*}}) {tma = 2 : i32}
+# CHECK-NEXT: } {tile.producer_issue}
+# CHECK: "tile.tma_copy"({{.*}}) {tma = 1 : i32}
+# CHECK-NEXT: } {tile.producer_issue}
+# CHECK: "tile.mbarrier_wait"({{.*}}) {tile.one_thread} : (memref<1xi64, 3>
+# CHECK: "tile.tma_expect"
+# CHECK-NEXT: "tile.tma_copy"({{.*}}) {tma = 0 : i32}
+# CHECK-NEXT: } {tile.producer_issue}
+# CHECK: "tile.tma_copy"({{.*}}) {tma = 2 : i32}
+# CHECK-NEXT: } {tile.producer_issue}
+# CHECK: "tile.tma_copy"({{.*}}) {tma = 1 : i32}
+# CHECK-NEXT: } {tile.producer_issue}
 # The inner producer loop, its copies only where the block exists.
 # CHECK: scf.for
 # CHECK: scf.if

@@ -66,9 +66,10 @@ Persistent kernels: a loop hinted warp_specialize whose parent is an
 persistent kernel's tiles; examples/attention.py `_attn_fwd_persistent`).
 The rings and barriers are allocated once before the outer loop and
 invalidated and released once after it (after a barrier); the outer loop is
-rebuilt (`_extend`, marked `tile.persistent = 2`) to carry two indices from 0:
-`base`, the K/V load index of the tile's first key block, and `qc`, the
-number of earlier tiles whose loop ran (the Q ring's load index).  Where the
+rebuilt (`pipeline_persistent.extend`, marked `tile.persistent = 2`) to
+carry two indices from 0: `base`, the K/V load index of the tile's first key
+block, and `qc`, the number of earlier tiles whose loop ran (the Q ring's
+load index).  Where the
 loop of a tile runs T = ceil((ub - lb) / step) > 0 times (`runs`), its K/V
 loads are the global indices base .. base + T - 1 (load g in slot g % S,
 phase (g / S) & 1), and the next tile starts at base + T; where it runs no
@@ -129,9 +130,8 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from tilec.dialects import tile, tile_memory
+from tilec.passes import pipeline_persistent, pipeline_tma
 from tilec.passes import pipeline_support as ps
-from tilec.passes.analysis import axis_info
-from tilec.passes import pipeline_tma
 from tilec.passes.tile_pipeline_early import (_fill, _Group, _iv_at, _release, _set_pending,
                                               _user_op, _wait_first_use,
                                               alloc_rings, at_most_one_trip,
@@ -238,59 +238,6 @@ def _issue_d(p: _Plan, di: int, rings: list[ir.Value], a: ir.Value, c: ir.Value,
     return m
 
 
-PERSISTENT = "tile.persistent"
-ISSUE = "tile.producer_issue"
-
-
-def persistent_outer(for_op: ir.Operation) -> ir.Operation | None:
-    """The outer loop of a persistent kernel around `for_op`: a loop hinted
-    warp_specialize whose parent is an `scf.for` directly in a kernel's body
-    (module docstring, "Persistent kernels"); else None."""
-    if "tile.warp_specialize" not in for_op.attributes:
-        return None
-    parent = for_op.parent
-    if parent is None or parent.name != "scf.for":
-        return None
-    outer = parent.operation if isinstance(parent, ir.OpView) else parent
-    func = outer.parent
-    if func is None or func.name != "func.func" or "tile.kernel" not in func.attributes:
-        return None
-    return outer
-
-
-def _extend(outer: ir.Operation, extra: list[ir.Value]) -> ir.Operation:
-    """`outer` rebuilt with the iteration arguments `extra` appended (yielded
-    unchanged until the caller sets their yield operands); `outer` is erased."""
-    body, args, lb, ub, step, inits = ps.loop_parts(outer)
-    with outer.location, ir.InsertionPoint(outer):
-        new = scf.ForOp(lb, ub, step, inits + extra)
-    for named in outer.attributes:
-        new.operation.attributes[named.name] = named.attr
-    nb = new.body
-    for op in ps.ops(body):
-        nb.append(op)
-    new_args = list(nb.arguments)
-    for old, arg in zip(args, new_args):
-        old.replace_all_uses_with(arg)
-    old_yield = ps.ops(nb)[-1]
-    with outer.location, ir.InsertionPoint(old_yield):
-        scf.YieldOp(list(old_yield.operands) + new_args[len(args):])
-    old_yield.erase()
-    for old, res in zip(outer.results, new.results):
-        old.replace_all_uses_with(res)
-    outer.erase()
-    return new.operation
-
-
-def _guarded(live: ir.Value, emit: Callable[[], None]) -> None:
-    """`emit()` inside `scf.if live` (marked as a producer issue)."""
-    branch = scf.IfOp(live)
-    branch.operation.attributes[ISSUE] = ir.UnitAttr.get()
-    with ir.InsertionPoint(branch.then_block):
-        emit()
-        scf.YieldOp([])
-
-
 def _fill_free(p: _Plan, g: _Group, rings: list[ir.Value], index: ir.Value, iv: ir.Value,
                ub: ir.Value, stages: int, iv0: ir.Value, loc: ir.Location) -> None:
     """Where load `index` (at `iv`) exists: wait until its slot is free, then
@@ -301,31 +248,7 @@ def _fill_free(p: _Plan, g: _Group, rings: list[ir.Value], index: ir.Value, iv: 
     def emit() -> None:
         pipeline_tma.wait_free(g.empty, index, stages, loc)
         _fill(p, g, rings, arith.RemUIOp(index, ps.i32(stages)).result, iv, ub, m)
-    _guarded(live, emit)
-
-
-def _teardown(bars: list[ir.Value], rings: list[ir.Value], loc: ir.Location) -> None:
-    """A barrier, the barriers invalidated and the rings released."""
-    tile.barrier(loc=loc)
-    for b in reversed(bars):
-        tile_memory.mbarrier_inval(b, loc=loc)
-    for ring in reversed(rings):
-        tile_memory.local_dealloc(ring, loc=loc)
-
-
-def _store_bytes(outer: ir.Operation) -> int:
-    """The workgroup memory of the TMA store buffers an epilogue in `outer`
-    may take (pipeline_tma.store_through_tma: the largest tagged tile store;
-    such a store replaces its layout conversion)."""
-    total = 0
-    for op in ps.region_ops(outer):
-        if op.name == "tile.store" and pipeline_tma.tma_id(op) is not None:
-            t = ir.RankedTensorType(op.operands[1].type)
-            n = 1
-            for d in t.shape:
-                n *= d
-            total = max(total, n * axis_info.type_bytes(t.element_type))
-    return total
+    pipeline_persistent.guarded(live, emit)
 
 
 def transform(for_op: ir.Operation, p: _Plan, di: int, stages: int,
@@ -333,11 +256,11 @@ def transform(for_op: ir.Operation, p: _Plan, di: int, stages: int,
     """Pipeline `for_op` by plan `p` with dot `di` deferred to the next
     iteration (see the module docstring; nested in a persistent kernel's
     outer loop, its "Persistent kernels" section)."""
-    outer = persistent_outer(for_op)
+    outer = pipeline_persistent.persistent_outer(for_op)
     if outer is not None:
         # The rings live through the epilogue of every tile: its layout
         # conversions and store buffer cannot reuse them.
-        shared_bytes -= max(ps.conversion_bytes(outer), _store_bytes(outer))
+        shared_bytes -= max(ps.conversion_bytes(outer), pipeline_persistent.store_bytes(outer))
     fitted = tma_stages(for_op, p, stages, shared_bytes)
     if fitted is None:
         return False
@@ -374,8 +297,9 @@ def transform(for_op: ir.Operation, p: _Plan, di: int, stages: int,
         # Q ring's load index).
         with loc, ir.InsertionPoint(outer):
             zeros = [ps.i32(0), ps.i32(0)]
-        outer = _extend(outer, zeros)
-        outer.attributes[PERSISTENT] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 2)
+        outer = pipeline_persistent.extend(outer, zeros)
+        outer.attributes[pipeline_persistent.PERSISTENT] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(32), 2)
         ob = outer.regions[0].blocks[0]
         base, qc = list(ob.arguments)[-2:]
         with loc, ir.InsertionPoint(for_op):
@@ -396,7 +320,7 @@ def transform(for_op: ir.Operation, p: _Plan, di: int, stages: int,
             def issue_q() -> None:
                 pipeline_tma.wait_free(empty, qc_at(), 1, loc)
                 pipeline_tma.issue(loads, q_rings, once_full, ps.i32(0), runs, {})
-            _guarded(runs, issue_q)
+            pipeline_persistent.guarded(runs, issue_q)
 
         if once and outer is None:
             issue_once()
@@ -513,10 +437,10 @@ def transform(for_op: ir.Operation, p: _Plan, di: int, stages: int,
                                                                    ).result).result
             oy.operands[n - 1] = arith.AddIOp(qc, ran).result
         else:
-            _teardown(bars, rings, loc)
+            pipeline_persistent.teardown(bars, rings, loc)
     if outer is not None:   # once, after the last tile
         with loc, ir.InsertionPoint(ps.next_op(outer)):
-            _teardown(bars, rings, loc)
+            pipeline_persistent.teardown(bars, rings, loc)
     for old, new in zip(for_op.results, final):
         old.replace_all_uses_with(new)
     block = for_op.block

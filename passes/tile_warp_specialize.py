@@ -86,10 +86,8 @@ from mlir.dialects import arith, scf
 from tilec.dialects import tile_memory
 from tilec.options import CompileOptions
 from tilec.passes import pipeline_support as ps
+from tilec.passes.pipeline_persistent import ISSUE, PERSISTENT
 from tilec.passes.tile_pipeline_early import at_most_one_trip
-
-PERSISTENT = "tile.persistent"        # tile_pipeline_defer.PERSISTENT
-ISSUE = "tile.producer_issue"         # tile_pipeline_defer.ISSUE
 from tilec.targets import Feature, Target
 
 NAME = "tile-warp-specialize"

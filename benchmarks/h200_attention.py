@@ -39,9 +39,11 @@ DTYPES = ("float16", "bfloat16")
 # Forward (BLOCK_M, BLOCK_N, warps, stages) per head dimension, the same for both compilers.
 # The fifth entry: the key/value loop's `warp_specialize` (tilec: warpgroup
 # turns, passes/tile_pingpong.py; Triton: its own warp specialization).
+# A seventh entry True: `_attn_fwd_persistent` where the row allows it (not
+# causal, N a multiple of both blocks; elsewhere the same config without it).
 FWD_CONFIGS = {128: [(128, 64, 8, 2, True), (128, 64, 8, 3, True), (128, 64, 8, 4, True),
                      (128, 128, 8, 3, True), (128, 64, 8, 3, False), (128, 64, 8, 4, False),
-                     (128, 128, 8, 3, False)],
+                     (128, 128, 8, 3, False), (128, 128, 8, 3, True, None, True)],
                64: [(128, 64, 4, 3, False), (128, 64, 8, 3, True), (128, 64, 8, 4, True),
                     (128, 128, 8, 3, True), (128, 64, 8, 3, False), (128, 64, 8, 4, False),
                     (128, 128, 8, 3, False)]}
@@ -69,7 +71,14 @@ def prepare() -> None:
             q, k, v, o = _inputs(torch, (z, h, n, d), dt, "cpu", False)
             lse = torch.empty(16, dtype=torch.float32)
             for causal in (False, True):
-                for bm, bn, w, s, ws in FWD_CONFIGS[d]:
+                for bm, bn, w, s, ws, *rest in FWD_CONFIGS[d]:
+                    if rest and rest[-1]:   # persistent: where `_launch_fwd` takes it
+                        if not causal and n % bm == 0 and n % bn == 0:
+                            tl_attn._attn_fwd_persistent.warmup(
+                                q, k, v, o, lse, 0.1, z, h, n, HEAD_DIM=d, BLOCK_M=bm,
+                                BLOCK_N=bn, num_warps=w, num_stages=s, target="sm90")
+                            done += 1
+                        continue
                     tl_attn._attn_fwd.warmup(q, k, v, o, lse, 0.1, z, h, n, HEAD_DIM=d,
                                              BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal,
                                              WARP_SPECIALIZE=ws, num_warps=w, num_stages=s,

@@ -109,6 +109,56 @@ def _attn_fwd(Q, K, V, O, LSE, sm_scale, Z, H, N_CTX, HEAD_DIM: tl.constexpr,
 
 
 @tilec.kernel
+def _attn_fwd_persistent(Q, K, V, O, LSE, sm_scale, Z, H, N_CTX, HEAD_DIM: tl.constexpr,
+                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """The non-causal forward as a persistent kernel: each program walks the
+    (head, query block) tiles pid, pid + P, ... (P = the programs launched,
+    one per SM), so that on sm90 the rings, barriers and the producer
+    warpgroup's setup are paid once per program (passes/tile_pipeline_defer.py,
+    passes/tile_warp_specialize.py: a key/value loop nested in one outer
+    loop).  N_CTX must be a multiple of BLOCK_M and of BLOCK_N (`_launch_fwd`
+    checks): one unmasked key/value loop per tile, and O is stored through
+    one [Z * H * N, D] descriptor."""
+    y_dim = Z * H * N_CTX
+    q_d = tl.make_tensor_descriptor(Q, shape=[y_dim, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                    block_shape=[BLOCK_M, HEAD_DIM])
+    k_d = tl.make_tensor_descriptor(K, shape=[y_dim, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                    block_shape=[BLOCK_N, HEAD_DIM])
+    v_d = tl.make_tensor_descriptor(V, shape=[y_dim, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                    block_shape=[BLOCK_N, HEAD_DIM])
+    o_d = tl.make_tensor_descriptor(O, shape=[y_dim, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                    block_shape=[BLOCK_M, HEAD_DIM])
+    qk_scale = sm_scale * 1.44269504
+    n_m = N_CTX // BLOCK_M
+    n_tiles = n_m * Z * H
+    for tile_id in tl.range(tl.program_id(0), n_tiles, tl.num_programs(0)):
+        off_hz = tile_id // n_m
+        start_m = tile_id % n_m
+        rows = off_hz * N_CTX
+        q_row = rows + start_m * BLOCK_M
+        m_i = tl.full([BLOCK_M], -float("inf"), tl.float32)
+        l_i = tl.zeros([BLOCK_M], tl.float32) + 1.0
+        acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+        q = q_d.load([q_row, 0])
+        for start_n in tl.range(0, N_CTX, BLOCK_N, warp_specialize=True):
+            k = k_d.load([rows + start_n, 0])
+            qk = tl.dot(q, k.T)
+            m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+            qk = qk * qk_scale - m_ij[:, None]
+            p = tl.math.exp2(qk)
+            alpha = tl.math.exp2(m_i - m_ij)
+            l_i = l_i * alpha + tl.sum(p, 1)
+            acc = acc * alpha[:, None]
+            v = v_d.load([rows + start_n, 0])
+            acc = tl.dot(p.to(v.dtype), v, acc)
+            m_i = m_ij
+        m_i += tl.math.log2(l_i)
+        acc = acc / l_i[:, None]
+        tl.store(LSE + q_row + tl.arange(0, BLOCK_M), m_i)
+        o_d.store([q_row, 0], acc.to(O.dtype.element_ty))
+
+
+@tilec.kernel
 def _attn_bwd_preprocess(O, DO, DELTA, N_ROWS, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, HEAD_DIM)
@@ -216,7 +266,9 @@ def _attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA, sm_scale, Y_DIM, N_CTX, HEAD_DIM: 
 
 # Configurations: forward (BLOCK_M, BLOCK_N, num_warps, num_stages[,
 # warp_specialize of the key/value loop, default False[, overlap_dots, default
-# None: the compiler decides]]) per head dimension (on the H200 the producer
+# None: the compiler decides[, persistent: `_attn_fwd_persistent` where the
+# shape allows it (not causal, N a multiple of both blocks), default False]]])
+# per head dimension (on the H200 the producer
 # warpgroup with 128 x 128 blocks was the fastest for both head dimensions:
 # benchmarks/results/README.md); backward ((dk/dv kernel's BLOCK_M, BLOCK_N, warps), (dq kernel's
 # BLOCK_M, BLOCK_N, warps), num_stages).  A wgmma tile of 8 warps is 128 rows:
@@ -228,13 +280,25 @@ CPU_FWD = (32, 32, 4, 1)
 CPU_BWD = ((32, 32, 4), (32, 32, 4), 1)
 
 
-def _launch_fwd(q, k, v, causal, sm_scale, config=None):
+def _num_sms(device: torch.device) -> int:
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).multi_processor_count
+    return 4
+
+
+def _launch_fwd(q, k, v, causal, sm_scale, config=None, num_programs=None):
     z, h, n, d = q.shape
     o = torch.empty_like(q)
     lse = torch.empty((z, h, n), dtype=torch.float32, device=q.device)
     bm, bn, warps, stages, *hints = config or (CPU_FWD if q.device.type == "cpu"
                                                else FWD_CONFIG[d])
-    ws, overlap = (list(hints) + [False, None][len(hints):])[:2]
+    ws, overlap, persistent = (list(hints) + [False, None, False][len(hints):])[:3]
+    if persistent and not causal and n % bm == 0 and n % bn == 0:
+        programs = num_programs or _num_sms(q.device)
+        _attn_fwd_persistent[(min(programs, n // bm * z * h),)](
+            q, k, v, o, lse, sm_scale, z, h, n, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn,
+            num_warps=warps, num_stages=stages)
+        return o, lse
     grid = (tilec.cdiv(n, bm), z * h)
     _attn_fwd[grid](q, k, v, o, lse, sm_scale, z, h, n, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn,
                     CAUSAL=causal, WARP_SPECIALIZE=ws, OVERLAP=overlap, num_warps=warps,

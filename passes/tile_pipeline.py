@@ -86,8 +86,8 @@ from mlir.dialects import arith, scf
 from tilec.dialects import tile, tile_memory
 from tilec.options import CompileOptions
 from tilec.passes import pipeline_support as ps
-from tilec.passes import (pipeline_tma, tile_pipeline_defer, tile_pipeline_early,
-                          tile_pipeline_multi)
+from tilec.passes import (pipeline_persistent, pipeline_tma, tile_pipeline_defer,
+                          tile_pipeline_early, tile_pipeline_multi)
 from tilec.passes.analysis import axis_info
 from tilec.targets import Feature, Target
 
@@ -481,7 +481,15 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
         # One analysis per kernel: a loop that qualifies holds no region, so
         # pipelining it adds no value a later (enclosing) candidate inspects.
         infos: dict[ir.Operation, axis_info.AxisInfoMap] = {}
-        for func, op, stages in ps.staged_loops(module, options.num_stages):
+        staged = ps.staged_loops(module, options.num_stages)
+        # A persistent kernel's outer loop may be rebuilt by the schedule of
+        # the loop inside it (pipeline_persistent.persistent_outer): it is
+        # left out (it holds a loop: no schedule takes it).
+        outers = [o for _, op, _ in staged if (o := pipeline_persistent.persistent_outer(op))
+                  is not None]
+        for func, op, stages in staged:
+            if any(op == o for o in outers):
+                continue
             if func not in infos:
                 infos[func] = axis_info.analyze(func)
             _pipeline(op, stages, options.num_warps, target.shared_bytes, infos[func],

@@ -61,6 +61,63 @@ and copies of steps 3 and 4 to it), producer iteration j waits for consumer
 iteration j only, and consumer iteration j waits only for copies issued by
 producer iterations <= j - S + 1 or the prologue: no cycle.
 
+Persistent kernels: a loop hinted warp_specialize whose parent is an
+`scf.for` directly in the kernel's body (`persistent_outer`: the loop over a
+persistent kernel's tiles; examples/attention.py `_attn_fwd_persistent`).
+The rings and barriers are allocated once before the outer loop and
+invalidated and released once after it (after a barrier); the outer loop is
+rebuilt (`pipeline_persistent.extend`, marked `tile.persistent = 2`) to
+carry two indices from 0: `base`, the K/V load index of the tile's first key
+block, and `qc`, the number of earlier tiles whose loop ran (the Q ring's
+load index).  Where the
+loop of a tile runs T = ceil((ub - lb) / step) > 0 times (`runs`), its K/V
+loads are the global indices base .. base + T - 1 (load g in slot g % S,
+phase (g / S) & 1), and the next tile starts at base + T; where it runs no
+time nothing is loaded or released and the indices stay.  So the loads of
+all tiles form one sequence 0, 1, 2, ... with no gaps, and every slot
+protocol argument of one long loop holds:
+  * Q (a 1-slot ring, full barrier `Qf`, per-warp empty barrier `Qe`): where
+    runs, one thread waits for Qe phase parity (qc & 1) ^ 1 (the previous
+    tile's readers done; the first tile finds it complete) and copies Q on Qf;
+    every consumer waits for Qf parity qc & 1 (where not runs the flipped
+    parity, a complete phase: `wait_if`); after the tile's last P @ V is
+    waited for (every Q @ K.T before it was), every warp arrives on Qe where
+    runs.  One copy and one arrival per running tile: Qf and Qe complete
+    phase qc each.
+  * K/V prologue of a tile (s < S): where load base + s exists (lb + s step <
+    ub), one thread waits for its slot's empty phase of load base + s - S
+    (released by an earlier tile; before the first S loads the "previous"
+    phase counts as complete) and copies it.  Order: the K fills and the V
+    fills but the last (their slots were released inside the previous
+    tile's loop: they run ahead during its last iterations), then Q and the
+    last V fill (released at the previous tile's end).  The peeled
+    iteration reads K slot base % S (full wait `wait_if`), every warp arrives
+    on K empty for load base only where runs, and load base + S is refilled
+    where it exists, after its free-slot wait.  The loop's counter starts at
+    base + 1: its waits, arrivals and refills are the ones above with
+    absolute indices (in-loop arrivals are for loads base + 1 .. base + T - 1,
+    all of which exist).  After the loop the last V load (base + T - 1) is
+    released where runs (every warp arrives once the last P @ V is waited
+    for): each existing K and V load gets exactly one arrival of every warp,
+    and a load that does not exist gets no wait, no copy and no arrival (the
+    waits are inside `scf.if` on its existence, marked `tile.producer_issue`).
+  * No wait needs a later one of its own thread: a consumer's full wait for
+    load g needs the copy of g, which needs only the arrivals for load g - S
+    (done by the consumers before they reach g); a producer's free-slot wait
+    for g needs those arrivals only.  Every copy that is issued is waited for
+    by the consumers, so when they pass the barrier after the outer loop no
+    copy is in flight and the producer has passed all its waits (its last
+    wait precedes a copy the consumers waited for): invalidating the
+    barriers there is safe.  A program that gets no tile runs neither loop:
+    nothing is waited for, the barriers are initialized and invalidated.
+The rings live through every tile's epilogue, whose layout conversions or
+store buffer cannot reuse them: the largest of those comes out of the ring
+budget (`fit_stages`).  tile-warp-specialize moves the `tile.producer_issue`
+branches (with the scalar arithmetic they read) to a clone of the outer
+loop in the producer warpgroup (passes/tile_warp_specialize.py).  Without a
+split (e.g. num_warps not a multiple of 4) the consumers' elected thread runs
+them in place, which the same argument covers.
+
 Nearest upstream analogue: FlashAttention-3's consumer main loop (Shah et al.,
 2024, Algorithm 2: S_next issued, then O += P_cur V, `warpgroup_wait<1>`
 before the softmax, `warpgroup_wait<0>` before the rescale).
@@ -73,8 +130,8 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from tilec.dialects import tile, tile_memory
+from tilec.passes import pipeline_persistent, pipeline_tma
 from tilec.passes import pipeline_support as ps
-from tilec.passes import pipeline_tma
 from tilec.passes.tile_pipeline_early import (_fill, _Group, _iv_at, _release, _set_pending,
                                               _user_op, _wait_first_use,
                                               alloc_rings, at_most_one_trip,
@@ -181,10 +238,29 @@ def _issue_d(p: _Plan, di: int, rings: list[ir.Value], a: ir.Value, c: ir.Value,
     return m
 
 
+def _fill_free(p: _Plan, g: _Group, rings: list[ir.Value], index: ir.Value, iv: ir.Value,
+               ub: ir.Value, stages: int, iv0: ir.Value, loc: ir.Location) -> None:
+    """Where load `index` (at `iv`) exists: wait until its slot is free, then
+    copy it (the persistent schedule's prologue fills and peeled refill)."""
+    m = ps.clone_side(p.side, {iv0: iv})
+    live = arith.CmpIOp(arith.CmpIPredicate.slt, iv, ub).result
+
+    def emit() -> None:
+        pipeline_tma.wait_free(g.empty, index, stages, loc)
+        _fill(p, g, rings, arith.RemUIOp(index, ps.i32(stages)).result, iv, ub, m)
+    pipeline_persistent.guarded(live, emit)
+
+
 def transform(for_op: ir.Operation, p: _Plan, di: int, stages: int,
               shared_bytes: int) -> bool:
     """Pipeline `for_op` by plan `p` with dot `di` deferred to the next
-    iteration (see the module docstring)."""
+    iteration (see the module docstring; nested in a persistent kernel's
+    outer loop, its "Persistent kernels" section)."""
+    outer = pipeline_persistent.persistent_outer(for_op)
+    if outer is not None:
+        # The rings live through the epilogue of every tile: its layout
+        # conversions and store buffer cannot reuse them.
+        shared_bytes -= max(ps.conversion_bytes(outer), pipeline_persistent.store_bytes(outer))
     fitted = tma_stages(for_op, p, stages, shared_bytes)
     if fitted is None:
         return False
@@ -200,37 +276,98 @@ def transform(for_op: ir.Operation, p: _Plan, di: int, stages: int,
     k_tiles = [i for i, t in enumerate(p.tiles) if t.inside and i not in v_tiles]
     once = [i for i, t in enumerate(p.tiles) if not t.inside]
     loc = for_op.location
-    with loc, ir.InsertionPoint(for_op):
-        runs = arith.CmpIOp(arith.CmpIPredicate.slt, lb, ub).result
+    q_empty = None
+    with loc, ir.InsertionPoint(outer if outer is not None else for_op):
+        if outer is None:
+            runs = arith.CmpIOp(arith.CmpIPredicate.slt, lb, ub).result
         rings = alloc_rings(p, stages, loc)
         kg, vg = (_Group(ts, tile_memory.mbarrier_alloc(stages, loc=loc),
                          tile_memory.mbarrier_alloc(stages, loc=loc, per_warp=True))
                   for ts in (k_tiles, v_tiles))
         bars = [kg.full, kg.empty, vg.full, vg.empty]
-        if once:   # copied where the loop runs (as in tile_pipeline_early)
+        if once:
             bars.append(tile_memory.mbarrier_alloc(1, loc=loc))
-            pipeline_tma.issue([p.tiles[t].load for t in once], [rings[t] for t in once],
-                               bars[-1], ps.i32(0), runs, {})
+            if outer is not None:
+                q_empty = tile_memory.mbarrier_alloc(1, loc=loc, per_warp=True)
+                bars.append(q_empty)
+        once_full = bars[4] if once else None
+    if outer is not None:
+        # Carried through the tiles: the K/V load index of the tile's first
+        # key block (`base`) and the number of tiles whose loop ran (`qc`, the
+        # Q ring's load index).
+        with loc, ir.InsertionPoint(outer):
+            zeros = [ps.i32(0), ps.i32(0)]
+        outer = pipeline_persistent.extend(outer, zeros)
+        outer.attributes[pipeline_persistent.PERSISTENT] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(32), 2)
+        ob = outer.regions[0].blocks[0]
+        base, qc = list(ob.arguments)[-2:]
+        with loc, ir.InsertionPoint(for_op):
+            runs = arith.CmpIOp(arith.CmpIPredicate.slt, lb, ub).result
+    # (Without an outer loop the indices start at constant 0, created where used.)
+    base_at: Callable[[], ir.Value] = (lambda: base) if outer is not None else \
+        (lambda: ps.i32(0))
+    qc_at: Callable[[], ir.Value] = (lambda: qc) if outer is not None else (lambda: ps.i32(0))
+    with loc, ir.InsertionPoint(for_op):
+        def issue_once() -> None:   # copied where the loop runs (as in tile_pipeline_early)
+            loads = [p.tiles[t].load for t in once]
+            q_rings = [rings[t] for t in once]
+            if q_empty is None:
+                pipeline_tma.issue(loads, q_rings, once_full, ps.i32(0), runs, {})
+                return
+            empty = q_empty
+
+            def issue_q() -> None:
+                pipeline_tma.wait_free(empty, qc_at(), 1, loc)
+                pipeline_tma.issue(loads, q_rings, once_full, ps.i32(0), runs, {})
+            pipeline_persistent.guarded(runs, issue_q)
+
+        if once and outer is None:
+            issue_once()
         for s in range(stages):
             iv = _iv_at(lb, step, s)
-            m = ps.clone_side(p.side, {iv0: iv})
-            _fill(p, kg, rings, ps.i32(s), iv, ub, m)
-            _fill(p, vg, rings, ps.i32(s), iv, ub, m)
+            if outer is None:
+                m = ps.clone_side(p.side, {iv0: iv})
+                _fill(p, kg, rings, ps.i32(s), iv, ub, m)
+                _fill(p, vg, rings, ps.i32(s), iv, ub, m)
+                continue
+            # Persistent: every K fill and the V fills but the last wait only
+            # for slots the previous tile released inside its loop; Q's and
+            # the last V fill's slots are released at its end.  Issued in
+            # that order, the first ones run ahead during the previous tile.
+            index = arith.AddIOp(base_at(), ps.i32(s)).result
+            _fill_free(p, kg, rings, index, iv, ub, stages, iv0, loc)
+            if s < stages - 1:
+                _fill_free(p, vg, rings, index, iv, ub, stages, iv0, loc)
+            else:
+                if once:
+                    issue_once()
+                _fill_free(p, vg, rings, index, iv, ub, stages, iv0, loc)
         if once:
-            pipeline_tma.wait_if(bars[-1], ps.i32(0), runs, 1, loc)
+            pipeline_tma.wait_if(once_full, qc_at(), runs, 1, loc)
         # Iteration 0 without D, its products waited for at once.
         m0: ps.Mapping = {iv0: lb, **{args[i + 1]: inits[i] for i in range(len(inits))}}
-        first = _emit(p, body, di, rings, m0, ps.i32(0),
-                      lambda: pipeline_tma.wait_if(kg.full, ps.i32(0), runs, stages, loc))
+        slot0 = arith.RemUIOp(base_at(), ps.i32(stages)).result if outer is not None \
+            else ps.i32(0)
+        first = _emit(p, body, di, rings, m0, slot0,
+                      lambda: pipeline_tma.wait_if(kg.full, base_at(), runs, stages, loc))
         for m in first:
             if list(m.uses):
                 _wait_first_use(m, for_op.block)
             else:
                 tile_memory.mma_wait(m, 0, loc=loc)
-        _release(p, kg, rings, ps.i32(stages), _iv_at(lb, step, stages), ub, stages, iv0, loc)
+        if outer is None:
+            _release(p, kg, rings, ps.i32(stages), _iv_at(lb, step, stages), ub, stages, iv0,
+                     loc)
+        else:   # every warp arrives for K load `base` only where it exists
+            tile_memory.mbarrier_arrive(kg.empty, slot0, runs, loc=loc)
+            _fill_free(p, kg, rings, arith.AddIOp(base_at(), ps.i32(stages)).result,
+                       _iv_at(lb, step, stages), ub, stages, iv0, loc)
         new_for = scf.ForOp(arith.AddIOp(lb, step).result, ub, step,
                             [m0.get(yld.operands[i], yld.operands[i]) for i in keep] +
-                            [m0.get(d_a, d_a), m0.get(d_c, d_c), ps.i32(1)])
+                            [m0.get(d_a, d_a), m0.get(d_c, d_c),
+                             arith.AddIOp(base_at(), ps.i32(1)).result if outer is not None
+                             else ps.i32(1)])
         for name in ("tile.num_stages", "tile.num_stages_note", "tile.warp_specialize",
                      FACTOR):
             if name in for_op.attributes:
@@ -283,11 +420,27 @@ def transform(for_op: ir.Operation, p: _Plan, di: int, stages: int,
         outs = {i: results[k] for k, i in enumerate(keep)}
         outs[r] = acc
         final = [arith.SelectOp(runs, outs[i], inits[i]).result for i in range(len(inits))]
-        tile.barrier(loc=loc)
-        for b in reversed(bars):
-            tile_memory.mbarrier_inval(b, loc=loc)
-        for ring in reversed(rings):
-            tile_memory.local_dealloc(ring, loc=loc)
+        if outer is not None:
+            # The slots of V's last load and of Q are free once D is done;
+            # the next tile's loads (other slots) continue the load indices.
+            tile_memory.mbarrier_arrive(vg.empty, arith.RemUIOp(last, ps.i32(stages)).result,
+                                        runs, loc=loc)
+            if q_empty is not None:
+                tile_memory.mbarrier_arrive(q_empty, ps.i32(0), runs, loc=loc)
+            span = arith.SubIOp(ub, lb).result
+            trips = arith.DivSIOp(arith.AddIOp(span, arith.AddIOp(step, ps.i32(-1)).result
+                                               ).result, step).result
+            ran = arith.ExtUIOp(ir.IntegerType.get_signless(32), runs).result
+            oy = ps.ops(outer.regions[0].blocks[0])[-1]
+            n = len(list(oy.operands))
+            oy.operands[n - 2] = arith.AddIOp(base, arith.SelectOp(runs, trips, ps.i32(0)
+                                                                   ).result).result
+            oy.operands[n - 1] = arith.AddIOp(qc, ran).result
+        else:
+            pipeline_persistent.teardown(bars, rings, loc)
+    if outer is not None:   # once, after the last tile
+        with loc, ir.InsertionPoint(ps.next_op(outer)):
+            pipeline_persistent.teardown(bars, rings, loc)
     for old, new in zip(for_op.results, final):
         old.replace_all_uses_with(new)
     block = for_op.block

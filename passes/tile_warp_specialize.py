@@ -42,13 +42,33 @@ Output:
       [the rest of the kernel]
     }
     return
+A persistent kernel (a hinted loop nested in one outer `scf.for` of the
+kernel's body that tile-pipeline's deferred schedule rebuilt, `tile.persistent
+= n`: the outer loop carries n load indices last; passes/tile_pipeline_defer.py,
+"Persistent kernels") is split around the outer loop when the inner loop
+qualifies as above and what the producer needs in the outer body (the
+`tile.producer_issue` branches, the inner loop's bounds and counter, its
+copies' operands, the next values of the n indices) is pure scalar
+arithmetic of the outer index, the n indices and values from before it:
+    scf.if %p {
+      scf.for (the outer bounds, the n indices) {   // tile.producer
+        [that scalar arithmetic, the per-tile issues (Q, the prologue fills,
+         the peeled iteration's refill), each waiting for its free slot]
+        scf.for (the inner loop's bounds, its counter) { ...as above }
+        yield (the next indices)
+      }
+    } else { [the ops before], the outer loop without the per-tile issues,
+             [the rest] }
+Both sides compute the indices from the same scalar arithmetic, so the
+producer's tile t issues exactly the loads the consumers' tile t waits for.
 The kernel gets `tile.producer_warps = 4`: it runs with num_warps + 4 warps.
 At most one loop per kernel is split; other loops of the kernel drop the hint
 and get `tile.warp_specialize_note`.  A loop that does not qualify keeps its
 schedule (and may take warpgroup turns, passes/tile_pingpong.py) and gets the
 note with the reason.
 
-Deadlock freedom: the producer waits only on "empty" barriers, which the
+Deadlock freedom: the producer waits only on "empty" barriers (in a
+persistent kernel also the Q ring's), which the
 consumers complete after reading the slot's previous fill; the consumers wait
 only on "full" barriers the producer's copies complete, and on named barriers
 among themselves (targets/nvidia/warp_specialize.py): no wait of either side
@@ -66,6 +86,7 @@ from mlir.dialects import arith, scf
 from tilec.dialects import tile_memory
 from tilec.options import CompileOptions
 from tilec.passes import pipeline_support as ps
+from tilec.passes.pipeline_persistent import ISSUE, PERSISTENT
 from tilec.passes.tile_pipeline_early import at_most_one_trip
 from tilec.targets import Feature, Target
 
@@ -170,8 +191,8 @@ def _reason(loop: ir.Operation, num_warps: int) -> tuple[str | None, list[ir.Ope
     return None, group
 
 
-def _moving(entry: ir.Block, loop: ir.Operation, group: list[ir.Operation]
-            ) -> list[ir.Operation] | None:
+def _moving(entry: ir.Block, loop: ir.Operation, group: list[ir.Operation],
+            needed: list[ir.Value] | None = None) -> list[ir.Operation] | None:
     """The ops before `loop` that move to the consumers (the others stay where
     every warp runs them); None when the loop's bounds or the producer's ops
     use a moving one."""
@@ -192,14 +213,15 @@ def _moving(entry: ir.Block, loop: ir.Operation, group: list[ir.Operation]
             # (a copy issued after a moved op with effects keeps its place after it)
             move.append(op)
             effects = effects or not ps.pure(op)
-    needed = list(loop.operands)[:3] + [list(loop.operands)[-1]]
-    needed += [v for op in group for v in op.operands]
+    if needed is None:
+        needed = list(loop.operands)[:3] + [list(loop.operands)[-1]]
+        needed += [v for op in group for v in op.operands]
     if any(moved(v) for v in needed):
         return None
     return move
 
 
-def _producer_loop(loop: ir.Operation, group: list[ir.Operation]) -> None:
+def _producer_loop(loop: ir.Operation, group: list[ir.Operation]) -> ir.Operation:
     """At the current insertion point: a loop over `loop`'s bounds that
     carries only the slot counter and runs `group` (cloned)."""
     lb, ub, step = list(loop.operands)[:3]
@@ -224,6 +246,7 @@ def _producer_loop(loop: ir.Operation, group: list[ir.Operation]) -> None:
                     scf.YieldOp([])
             nxt = arith.AddIOp(new.inner_iter_args[0], ps.i32(1)).result
             scf.YieldOp([nxt])
+    return new.operation
 
 
 def _split(func: ir.Operation, loop: ir.Operation, group: list[ir.Operation],
@@ -254,6 +277,124 @@ def _split(func: ir.Operation, loop: ir.Operation, group: list[ir.Operation],
         ir.IntegerType.get_signless(32), PRODUCER_WARPS)
 
 
+def _persistent_slice(outer: ir.Operation, inner: ir.Operation, group: list[ir.Operation]
+                      ) -> tuple[list[ir.Operation], list[ir.Value]] | None:
+    """For a loop nested in a persistent kernel's outer loop: the ops of the
+    outer body the producer runs (the per-tile issues `tile.producer_issue`
+    and the pure scalar arithmetic they, the inner loop's bounds and copies,
+    and the carried load indices' next values compute from), in body order,
+    and the values from before the outer loop they read; None when one of
+    them is not pure scalar arithmetic or reads another carried value."""
+    body = outer.regions[0].blocks[0]
+    order = ps.ops(body)
+    n = int(ir.IntegerAttr(outer.attributes[PERSISTENT]).value)
+    args = list(body.arguments)
+    allowed = {args[0], *args[-n:]}
+    issues = [op for op in order if ISSUE in op.attributes]
+    wanted = [v for op in issues for v in ps.outer_operands(op)]
+    wanted += list(inner.operands)[:3] + [list(inner.operands)[-1]]
+    wanted += [v for op in group for v in op.operands]
+    wanted += list(order[-1].operands)[-n:]
+    keep = set(issues)
+    outside: list[ir.Value] = []
+    work = list(wanted)
+    while work:
+        v = work.pop()
+        if isinstance(v.owner, ir.Block):
+            if v.owner == body:
+                if v not in allowed:
+                    return None
+            elif v.owner == inner.regions[0].blocks[0]:
+                continue
+            else:
+                outside.append(v)
+            continue
+        d = v.owner.operation
+        if d.block != body:
+            if d.parent is not None and d.block != inner.regions[0].blocks[0]:
+                outside.append(v)
+            continue
+        if d in keep:
+            continue
+        if not _scalar_pure(d):
+            return None
+        keep.add(d)
+        work.extend(d.operands)
+    return [op for op in order if op in keep], outside
+
+
+def _split_persistent(func: ir.Operation, outer: ir.Operation, inner: ir.Operation,
+                      group: list[ir.Operation], producer: list[ir.Operation],
+                      move: list[ir.Operation]) -> None:
+    """`_split` for a loop nested in a persistent kernel's outer loop: the
+    producer branch runs a clone of the outer loop (carrying the load
+    indices only) with `producer` (the per-tile issues and their scalar
+    arithmetic) and, where the inner loop was, the producer loop; the
+    consumers keep the outer loop without the per-tile issues."""
+    entry = func.regions[0].blocks[0]
+    ret = ps.ops(entry)[-1]
+    after = [op for op in ps.ops(entry)[ps.ops(entry).index(outer) + 1:] if op != ret]
+    body = outer.regions[0].blocks[0]
+    n = int(ir.IntegerAttr(outer.attributes[PERSISTENT]).value)
+    args = list(body.arguments)
+    lb, ub, step = list(outer.operands)[:3]
+    inits = list(outer.operands)[3:]
+    loc = outer.location
+    with loc, ir.InsertionPoint(outer):
+        role = tile_memory.producer_role(PRODUCER_WARPS, loc=loc)
+        split = scf.IfOp(role, [], has_else=True)
+    split.operation.attributes["tile.warp_roles"] = ir.UnitAttr.get()
+    with loc, ir.InsertionPoint(split.then_block):
+        clone = scf.ForOp(lb, ub, step, inits[-n:])
+        clone.operation.attributes["tile.producer"] = ir.UnitAttr.get()
+        mapping: ps.Mapping = {args[0]: clone.induction_variable,
+                               **{a: c for a, c in zip(args[-n:], clone.inner_iter_args)}}
+        with ir.InsertionPoint(clone.body):
+            for op in ps.ops(body):
+                if op == inner:
+                    ps.remap([_producer_loop(inner, group)], mapping)
+                elif any(op == x for x in producer):
+                    ps.clone_side([op], mapping)
+            scf.YieldOp([mapping.get(v, v) for v in list(ps.ops(body)[-1].operands)[-n:]])
+        scf.YieldOp([])
+    with ir.InsertionPoint(split.else_block):
+        sentinel = scf.YieldOp([])
+    for op in move + [outer] + after:
+        op.move_before(sentinel.operation)
+    for op in ps.ops(body):
+        if ISSUE in op.attributes:
+            op.erase()
+    for op in reversed(group):
+        if op.name in _ROOTS:
+            op.erase()
+    ps.dce(inner.regions[0].blocks[0])
+    ps.dce(body)
+    del inner.attributes["tile.warp_specialize"]
+    inner.attributes["tile.warp_specialized"] = ir.UnitAttr.get()
+    func.attributes["tile.producer_warps"] = ir.IntegerAttr.get(
+        ir.IntegerType.get_signless(32), PRODUCER_WARPS)
+
+
+def _try_persistent(func: ir.Operation, inner: ir.Operation, num_warps: int) -> str | None:
+    """Split a hinted loop nested in a persistent outer loop; the reason when not."""
+    outer_op = inner.parent
+    outer = outer_op.operation if isinstance(outer_op, ir.OpView) else outer_op
+    why, group = _reason(inner, num_warps)
+    if why is not None:
+        return why
+    found = _persistent_slice(outer, inner, group)
+    if found is None:
+        return ("the per-tile copies of the persistent loop use a value that is not scalar "
+                "arithmetic of its index and load indices")
+    producer, outside = found
+    needed = list(outer.operands)[:3] + list(outer.operands)[3:] + outside
+    move = _moving(func.regions[0].blocks[0], outer, group, needed)
+    if move is None:
+        return "the persistent loop's bounds or copies use a value computed only by the consumers"
+    _split_persistent(func, outer, inner, group, producer, move)
+    return None
+
+
 def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
     if not target.has(Feature.WARP_SPECIALIZE):
         return
@@ -273,6 +414,18 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
                     continue
                 _split(f, op, group, move)
                 done = True
+            if not done:   # a persistent kernel's loop (tile_pipeline_defer.persistent_outer)
+                for outer in [op for op in ps.ops(entry)
+                              if op.name == "scf.for" and PERSISTENT in op.attributes]:
+                    inner = [op for op in ps.ops(outer.regions[0].blocks[0])
+                             if op.name == "scf.for" and "tile.warp_specialize" in op.attributes]
+                    if done or len(inner) != 1:
+                        continue
+                    why = _try_persistent(f, inner[0], options.num_warps)
+                    if why is not None:
+                        inner[0].attributes["tile.warp_specialize_note"] = ir.StringAttr.get(why)
+                    else:
+                        done = True
             if done:
                 for loop in ps.loops(f):
                     if "tile.warp_specialize" in loop.attributes:

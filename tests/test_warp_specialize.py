@@ -82,3 +82,28 @@ def test_cpu_ignores_the_hint() -> None:
     assert torch.equal(outs[0], outs[1])
     want = attention.reference(q, k, v, True, 0.2)
     assert torch.allclose(outs[1], want, atol=2e-5, rtol=2e-5)
+
+
+def test_persistent_forward_splits_with_rings_once() -> None:
+    """`_attn_fwd_persistent` (the key/value loop nested in the tile loop):
+    a producer warpgroup, the barriers initialized once before the split
+    (one fence and one CTA barrier), the consumers' barriers named, no
+    spills (passes/tile_pipeline_defer.py, "Persistent kernels").  D = 64
+    takes tile_pipeline_multi's schedule (no deferred product: P @ V is
+    narrower than 128 columns), which has no persistent form: rings per tile,
+    no producer."""
+    k = attention._attn_fwd_persistent.compile(
+        target="sm90", signature=SIG, num_warps=8, num_stages=3,
+        constexprs={"HEAD_DIM": 128, "BLOCK_M": 128, "BLOCK_N": 128})
+    ptx = k.asm["ptx"]
+    assert ".maxntid 384, 1, 1" in ptx and k.metadata["block_threads"] == 384
+    assert len(re.findall(r"setmaxnreg\.dec\.sync\.aligned\.u32\s+40;", ptx)) == 1
+    assert len(re.findall(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+232;", ptx)) == 1
+    assert ptx.count("fence.mbarrier_init") == 1 and ptx.count("bar.sync \t0;") == 1
+    first_init = ptx.index("mbarrier.init")
+    assert ptx.rindex("mbarrier.init") < ptx.index("setmaxnreg") and first_init < ptx.index(
+        "fence.mbarrier_init")
+    if not k.asm.get("cubin"):
+        pytest.skip("no ptxas here")
+    md = k.metadata
+    assert md["spill_stores"] == 0 and md["stack_bytes"] == 0, md

@@ -140,18 +140,9 @@ def _attn_fwd_persistent(Q, K, V, O, LSE, sm_scale, Z, H, N_CTX, HEAD_DIM: tl.co
         l_i = tl.zeros([BLOCK_M], tl.float32) + 1.0
         acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
         q = q_d.load([q_row, 0])
-        for start_n in tl.range(0, N_CTX, BLOCK_N, warp_specialize=True):
-            k = k_d.load([rows + start_n, 0])
-            qk = tl.dot(q, k.T)
-            m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-            qk = qk * qk_scale - m_ij[:, None]
-            p = tl.math.exp2(qk)
-            alpha = tl.math.exp2(m_i - m_ij)
-            l_i = l_i * alpha + tl.sum(p, 1)
-            acc = acc * alpha[:, None]
-            v = v_d.load([rows + start_n, 0])
-            acc = tl.dot(p.to(v.dtype), v, acc)
-            m_i = m_ij
+        offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        acc, l_i, m_i = _fwd_blocks(acc, l_i, m_i, q, k_d, v_d, offs_m, 0, N_CTX, rows, N_CTX,
+                                    qk_scale, BLOCK_N, False, False, True, None)
         m_i += tl.math.log2(l_i)
         acc = acc / l_i[:, None]
         tl.store(LSE + q_row + tl.arange(0, BLOCK_M), m_i)

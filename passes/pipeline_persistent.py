@@ -6,6 +6,7 @@ Not a pass; tile-warp-specialize reads the marks (`PERSISTENT`, `ISSUE`).
 """
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 from mlir import ir
@@ -86,8 +87,5 @@ def store_bytes(outer: ir.Operation) -> int:
     for op in ps.region_ops(outer):
         if op.name == "tile.store" and pipeline_tma.tma_id(op) is not None:
             t = ir.RankedTensorType(op.operands[1].type)
-            n = 1
-            for d in t.shape:
-                n *= d
-            total = max(total, n * axis_info.type_bytes(t.element_type))
+            total = max(total, math.prod(t.shape) * axis_info.type_bytes(t.element_type))
     return total

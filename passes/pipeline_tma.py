@@ -120,11 +120,17 @@ def issue(loads: list[ir.Operation], rings: list[ir.Value], bars: ir.Value, slot
         tile_memory.tma_copy(ring, slot, bars, live, coords, tma, loc=load.location)
 
 
+def _slot_phase(index: ir.Value, stages: int) -> tuple[ir.Value, ir.Value]:
+    """(index % S, (index / S) & 1): the slot of load `index` and the phase
+    its fill completes."""
+    s = ps.i32(stages)
+    slot = arith.RemUIOp(index, s).result
+    return slot, arith.AndIOp(arith.DivUIOp(index, s).result, ps.i32(1)).result
+
+
 def wait(bars: ir.Value, counter: ir.Value, stages: int, loc: ir.Location) -> ir.Operation:
     """Wait for slot counter % S to be filled (phase (counter / S) & 1)."""
-    s = ps.i32(stages)
-    slot = arith.RemUIOp(counter, s).result
-    phase = arith.AndIOp(arith.DivUIOp(counter, s).result, ps.i32(1)).result
+    slot, phase = _slot_phase(counter, stages)
     return tile_memory.mbarrier_wait(bars, slot, phase, loc=loc)
 
 
@@ -138,12 +144,10 @@ def wait_phased(bars: ir.Value, counter: ir.Value, slot: ir.Value, stages: int,
 
 
 def wait_if(full: ir.Value, index: ir.Value, live: ir.Value, stages: int,
-             loc: ir.Location) -> None:
+            loc: ir.Location) -> None:
     """Wait for slot index % S to be filled where `live`; elsewhere for its
     previous phase (complete, or the initial one), which returns at once."""
-    s = ps.i32(stages)
-    slot = arith.RemUIOp(index, s).result
-    phase = arith.AndIOp(arith.DivUIOp(index, s).result, ps.i32(1)).result
+    slot, phase = _slot_phase(index, stages)
     true = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
     dead = arith.ExtUIOp(ir.IntegerType.get_signless(32), arith.XOrIOp(live, true).result).result
     tile_memory.mbarrier_wait(full, slot, arith.XOrIOp(phase, dead).result, loc=loc)
@@ -153,10 +157,8 @@ def wait_free(empty: ir.Value, index: ir.Value, stages: int, loc: ir.Location) -
     """The issuing thread waits until slot index % S is free for load `index`:
     every warp arrived on `empty` for the slot's previous use (index - S, phase
     (index / S - 1) & 1); the first S loads find that "previous" phase complete."""
-    s = ps.i32(stages)
-    slot = arith.RemUIOp(index, s).result
-    parity = arith.XOrIOp(arith.AndIOp(arith.DivUIOp(index, s).result, ps.i32(1)).result,
-                          ps.i32(1)).result
+    slot, phase = _slot_phase(index, stages)
+    parity = arith.XOrIOp(phase, ps.i32(1)).result
     return tile_memory.mbarrier_wait(empty, slot, parity, loc=loc, one_thread=True)
 
 

@@ -69,8 +69,8 @@ invalidated and released once after it (after a barrier); the outer loop is
 rebuilt (`pipeline_persistent.extend`, marked `tile.persistent = 2`) to
 carry two indices from 0: `base`, the K/V load index of the tile's first key
 block, and `qc`, the number of earlier tiles whose loop ran (the Q ring's
-load index).  Where the
-loop of a tile runs T = ceil((ub - lb) / step) > 0 times (`runs`), its K/V
+load index).  Where the loop of a tile runs T = ceil((ub - lb) / step) > 0
+times (`runs`), its K/V
 loads are the global indices base .. base + T - 1 (load g in slot g % S,
 phase (g / S) & 1), and the next tile starts at base + T; where it runs no
 time nothing is loaded or released and the indices stay.  So the loads of

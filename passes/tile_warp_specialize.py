@@ -80,6 +80,8 @@ CUTLASS's `PipelineTmaAsync` producer/consumer warpgroups.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from mlir import ir
 from mlir.dialects import arith, scf
 
@@ -249,24 +251,31 @@ def _producer_loop(loop: ir.Operation, group: list[ir.Operation]) -> ir.Operatio
     return new.operation
 
 
-def _split(func: ir.Operation, loop: ir.Operation, group: list[ir.Operation],
+def _roles(func: ir.Operation, at: ir.Operation, producer: Callable[[], None],
            move: list[ir.Operation]) -> None:
+    """At `at` (an op of the kernel's body): `%p = tile.producer_role`, and
+    `scf.if %p` whose then block `producer()` fills and whose else block (the
+    consumers) takes `move`, `at` and the rest of the body before its return."""
     entry = func.regions[0].blocks[0]
     ret = ps.ops(entry)[-1]
-    after = [op for op in ps.ops(entry)[ps.ops(entry).index(loop) + 1:] if op != ret]
-    loc = loop.location
-    with loc, ir.InsertionPoint(loop):
+    after = [op for op in ps.ops(entry)[ps.ops(entry).index(at) + 1:] if op != ret]
+    loc = at.location
+    with loc, ir.InsertionPoint(at):
         role = tile_memory.producer_role(PRODUCER_WARPS, loc=loc)
         split = scf.IfOp(role, [], has_else=True)
     split.operation.attributes["tile.warp_roles"] = ir.UnitAttr.get()
-    with ir.InsertionPoint(split.then_block):
-        _producer_loop(loop, group)
+    with loc, ir.InsertionPoint(split.then_block):
+        producer()
         scf.YieldOp([])
     with ir.InsertionPoint(split.else_block):
         sentinel = scf.YieldOp([])
-    for op in move + [loop] + after:
+    for op in move + [at] + after:
         op.move_before(sentinel.operation)
-    # The consumers' loop no longer waits for free slots nor issues copies.
+
+
+def _consumers_only(func: ir.Operation, loop: ir.Operation, group: list[ir.Operation]) -> None:
+    """The consumers' `loop` no longer waits for free slots nor issues copies;
+    the loop and the kernel are marked split."""
     for op in reversed(group):
         if op.name in _ROOTS:
             op.erase()
@@ -275,6 +284,14 @@ def _split(func: ir.Operation, loop: ir.Operation, group: list[ir.Operation],
     loop.attributes["tile.warp_specialized"] = ir.UnitAttr.get()
     func.attributes["tile.producer_warps"] = ir.IntegerAttr.get(
         ir.IntegerType.get_signless(32), PRODUCER_WARPS)
+
+
+def _split(func: ir.Operation, loop: ir.Operation, group: list[ir.Operation],
+           move: list[ir.Operation]) -> None:
+    def producer() -> None:
+        _producer_loop(loop, group)
+    _roles(func, loop, producer, move)
+    _consumers_only(func, loop, group)
 
 
 def _persistent_slice(outer: ir.Operation, inner: ir.Operation, group: list[ir.Operation]
@@ -331,20 +348,10 @@ def _split_persistent(func: ir.Operation, outer: ir.Operation, inner: ir.Operati
     indices only) with `producer` (the per-tile issues and their scalar
     arithmetic) and, where the inner loop was, the producer loop; the
     consumers keep the outer loop without the per-tile issues."""
-    entry = func.regions[0].blocks[0]
-    ret = ps.ops(entry)[-1]
-    after = [op for op in ps.ops(entry)[ps.ops(entry).index(outer) + 1:] if op != ret]
-    body = outer.regions[0].blocks[0]
+    body, args, lb, ub, step, inits = ps.loop_parts(outer)
     n = int(ir.IntegerAttr(outer.attributes[PERSISTENT]).value)
-    args = list(body.arguments)
-    lb, ub, step = list(outer.operands)[:3]
-    inits = list(outer.operands)[3:]
-    loc = outer.location
-    with loc, ir.InsertionPoint(outer):
-        role = tile_memory.producer_role(PRODUCER_WARPS, loc=loc)
-        split = scf.IfOp(role, [], has_else=True)
-    split.operation.attributes["tile.warp_roles"] = ir.UnitAttr.get()
-    with loc, ir.InsertionPoint(split.then_block):
+
+    def clone_outer() -> None:
         clone = scf.ForOp(lb, ub, step, inits[-n:])
         clone.operation.attributes["tile.producer"] = ir.UnitAttr.get()
         mapping: ps.Mapping = {args[0]: clone.induction_variable,
@@ -356,23 +363,12 @@ def _split_persistent(func: ir.Operation, outer: ir.Operation, inner: ir.Operati
                 elif any(op == x for x in producer):
                     ps.clone_side([op], mapping)
             scf.YieldOp([mapping.get(v, v) for v in list(ps.ops(body)[-1].operands)[-n:]])
-        scf.YieldOp([])
-    with ir.InsertionPoint(split.else_block):
-        sentinel = scf.YieldOp([])
-    for op in move + [outer] + after:
-        op.move_before(sentinel.operation)
+    _roles(func, outer, clone_outer, move)
     for op in ps.ops(body):
         if ISSUE in op.attributes:
             op.erase()
-    for op in reversed(group):
-        if op.name in _ROOTS:
-            op.erase()
-    ps.dce(inner.regions[0].blocks[0])
+    _consumers_only(func, inner, group)
     ps.dce(body)
-    del inner.attributes["tile.warp_specialize"]
-    inner.attributes["tile.warp_specialized"] = ir.UnitAttr.get()
-    func.attributes["tile.producer_warps"] = ir.IntegerAttr.get(
-        ir.IntegerType.get_signless(32), PRODUCER_WARPS)
 
 
 def _try_persistent(func: ir.Operation, inner: ir.Operation, num_warps: int) -> str | None:
@@ -387,7 +383,7 @@ def _try_persistent(func: ir.Operation, inner: ir.Operation, num_warps: int) -> 
         return ("the per-tile copies of the persistent loop use a value that is not scalar "
                 "arithmetic of its index and load indices")
     producer, outside = found
-    needed = list(outer.operands)[:3] + list(outer.operands)[3:] + outside
+    needed = list(outer.operands) + outside
     move = _moving(func.regions[0].blocks[0], outer, group, needed)
     if move is None:
         return "the persistent loop's bounds or copies use a value computed only by the consumers"
@@ -414,7 +410,7 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
                     continue
                 _split(f, op, group, move)
                 done = True
-            if not done:   # a persistent kernel's loop (tile_pipeline_defer.persistent_outer)
+            if not done:   # a persistent kernel's loop (pipeline_persistent.persistent_outer)
                 for outer in [op for op in ps.ops(entry)
                               if op.name == "scf.for" and PERSISTENT in op.attributes]:
                     inner = [op for op in ps.ops(outer.regions[0].blocks[0])

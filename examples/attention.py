@@ -264,9 +264,9 @@ def _attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA, sm_scale, Y_DIM, N_CTX, HEAD_DIM: 
 # benchmarks/results/README.md); backward ((dk/dv kernel's BLOCK_M, BLOCK_N, warps), (dq kernel's
 # BLOCK_M, BLOCK_N, warps), num_stages).  A wgmma tile of 8 warps is 128 rows:
 # the key block of the dk/dv kernel and the query block of the dq kernel.  For
-# D = 128 the backward takes 2 stages: with 3 the dk/dv kernel spills 64-180
-# bytes at 255 registers (ptxas), and 2 was the faster in 15 of the 16 rows of
-# both session-18 H200 runs (benchmarks/results/README.md).
+# D = 128 the backward takes 2 stages: both depths compile without spills
+# (238-246 registers), and at Nsight Compute's locked clock 2 stages take 9.50
+# million cycles for (4,32,4096,128), 3 stages 10.52 (benchmarks/results/README.md).
 # The CPU takes small blocks (its programs run on worker threads).
 FWD_CONFIG = {64: (128, 128, 8, 3, True), 128: (128, 128, 8, 3, True)}
 BWD_CONFIG = {64: ((64, 128, 8), (128, 64, 8), 3), 128: ((64, 128, 8), (128, 64, 8), 2)}

@@ -57,11 +57,49 @@ def test_run_key_shares_the_b_operands_k_runs() -> None:
                 itertools.product(range(8), range(8))}) == 8
 
 
-def test_run_key_sliced_shares_nothing() -> None:
+def test_run_key_sliced_shares_nothing_without_its_runs() -> None:
     from tilec.dialects.tile import Slice
     d = Distribution.of(Slice(1, Blocked((1, 8), (8, 4), (8, 1), (1, 0))), (64,))
     locals_ = [(r, 0) for r in range(d.local[0])]
+    # constancy of another rank than the sliced tile's: nothing is shared
     assert len({d.run_key((64, 64), loc) for loc in locals_}) == len(locals_)
+
+
+# A wgmma accumulator-like parent (2 columns per thread, 4 lanes across, 8 down)
+# and the tutorial's A operand layout; the 1-D tiles sliced from them.
+SLICED = [(Blocked((1, 2), (8, 4), (4, 1), (1, 0)), 0, 64),
+          (Blocked((1, 2), (8, 4), (4, 1), (1, 0)), 0, 128),
+          (Blocked((1, 2), (8, 4), (4, 1), (1, 0)), 1, 64),
+          (Blocked((1, 8), (8, 4), (8, 1), (1, 0)), 1, 128),
+          (Blocked((1, 8), (8, 4), (8, 1), (1, 0)), 0, 16)]   # 32 columns cover 16: wraps
+
+
+@pytest.mark.parametrize("parent,dim,size", SLICED)
+@pytest.mark.parametrize("run", [1, 2, 4, 8, 16, 64, 4096])
+def test_run_key_sliced_is_sound(parent: Blocked, dim: int, size: int, run: int) -> None:
+    """A 1-D tile (`offs < n`: runs of `run` equal values) in a slice layout:
+    two local elements with one key hold equal values in every thread."""
+    from tilec.dialects.tile import Slice
+    d = Distribution.of(Slice(dim, parent), (size,))
+    kept = 1 - dim
+    threads = 32 * parent.warps[0] * parent.warps[1]
+    for tid in range(threads):
+        seen: dict[tuple[int, ...], int] = {}
+        for local, coord in d.thread_coords(tid, 32).items():
+            v = coord[kept] // run
+            key = d.run_key((run,), local)
+            assert seen.setdefault(key, v) == v, (tid, local, key)
+
+
+def test_run_key_sliced_shares_the_mask_runs() -> None:
+    """The column mask of a wgmma accumulator row (16 columns of a 64-column
+    tile per thread, n a multiple of 16): one comparison per 16 columns."""
+    from tilec.dialects.tile import Slice
+    d = Distribution.of(Slice(0, Blocked((1, 2), (8, 4), (4, 1), (1, 0))), (64,))
+    locals_ = [(0, c) for c in range(d.local[1])]
+    assert len(locals_) == 16
+    assert len({d.run_key((16,), loc) for loc in locals_}) == 4
+    assert len({d.run_key((1,), loc) for loc in locals_}) == 16
 
 
 @pytest.mark.parametrize("tile", [SwizzledTile(64, 256, 2), SwizzledTile(128, 64, 2),

@@ -40,8 +40,11 @@ def test_pipelined_loop_carries_scalar_bases(cfg: tuple[int, ...], tmp_path: Pat
     copies = body.count("cp.async.cg")
     assert copies == (bm * bk + bk * bn) * 2 // 16 // (32 * w)
     # Per copy at most a few 64-bit adds (its source and destination), and no
-    # carried pointer copied at the back edge.
+    # carried pointer copied at the back edge (the wgmma descriptor bases are
+    # re-read by an inline-asm `mov.b64` where each product is issued,
+    # targets/nvidia/wgmma.py `_here`: not counted).
     assert len(re.findall(r"add\.s64", body)) <= 3 * copies
-    assert "mov.b64" not in body
+    outside_asm = re.sub(r"// begin inline asm.*?// end inline asm", "", body, flags=re.S)
+    assert "mov.b64" not in outside_asm
     if ck.metadata.get("spill_stores") is not None:
         assert ck.metadata["spill_stores"] == 0

@@ -294,11 +294,16 @@ class Distribution:
         (j < per_thread).  With a power-of-two run length c and power-of-two
         sizes, floor((b + s) / c) = floor(b / c) + floor(s / c) (the low bits
         of b and s do not overlap below c), so `s // c` is the key; a run as long
-        as the tile covers all of it; other run lengths and sliced
-        distributions share nothing."""
+        as the tile covers all of it; other run lengths share nothing.  A slice
+        distribution takes the runs of the tile it distributes (one rank less:
+        the sliced dimension, of size 1, is one run)."""
+        if self.sliced_dim is not None:
+            if len(constancy) != self.rank - 1:
+                return tuple(local)
+            constancy = (*constancy[:self.sliced_dim], 1, *constancy[self.sliced_dim:])
         out = []
         for k in range(self.rank):
-            c = constancy[k] if self.sliced_dim is None else 1
+            c = constancy[k]
             if c >= self.shape[k]:
                 out.append(0)
             elif c > 1 and c & (c - 1) == 0:

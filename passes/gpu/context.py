@@ -99,19 +99,19 @@ class FuncLowering:
         self.shared_align = 16
         self.shared_peak = 0
         self.shared_regions: dict[ir.Value, tuple[int, int]] = {}
-        # Bytes below this were released while threads may still read them
-        # (`release_shared(synced=False)`): an allocation reaching below it
-        # starts with a barrier.
+        # Bytes below this were released while threads may still read them (`release_shared(
+        # synced=False)`): an allocation reaching below it starts with a barrier.
         self.shared_unsynced = 0
         self.shared_reused = False      # such a barrier was emitted
         # Results of asynchronous matrix products (`tile.mma`): the scalars
         # their wait must pass through before anything reads them.
         self.pending: dict[ir.Value, list[ir.Value]] = {}
-        # Tensor maps the kernel's `tile.tma_copy`s / `tile.tma_store`s use (`tile.tensormaps` id
-        # -> the generic pointer to its 128-byte grid-constant parameter, which
-        # follows the kernel's own) and the box each copy issues.
+        # Tensor maps of the kernel's `tile.tma_copy`/`tma_store`s (`tile.tensormaps` id -> the
+        # generic pointer to its 128-byte grid-constant parameter, after the kernel's own), boxes.
         self.tensormaps: dict[int, ir.Value] = {}
         self.tensormap_boxes: dict[int, list[int]] = {}
+        # targets/nvidia/tma.py `_issuer`: (block, live predicate) -> the elected lane's predicate
+        self.issuers: dict[tuple[ir.Block, ir.Value], ir.Value] = {}
 
     # -- types
     def scalar_type(self, t: ir.Type) -> ir.Type:

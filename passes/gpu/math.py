@@ -12,6 +12,10 @@ copied chunk by chunk with vector types (once for scalars), through `emit`:
   crashed).
 * `fp_contract`: float add/sub/mul may fuse into FMA (Triton's default
   `enable_fp_fusion`).
+* masks (i1 tile results): a chunk whose elements lie in one run of equal
+  values (the axis analysis' constancy, `Distribution.run_key`) is computed
+  once, on its first element, and a run an earlier chunk computed is reused
+  (`offs < n`, n % 16 == 0: one comparison per 8-16 columns).
 * target hooks:
   - `hook.math-fn` (exp2/log2/exp/log/sin/cos/floor/ceil on one value): the
     generic rule here is for targets without a device math library (AMD in
@@ -38,7 +42,8 @@ from mlir import ir
 from mlir.dialects import arith
 
 from tilec.errors import TilecError, source_loc
-from tilec.passes.gpu.context import FuncLowering, Rule, is_tile
+from tilec.passes.analysis.layouts import Distribution
+from tilec.passes.gpu.context import FuncLowering, Rule, is_i1, is_tile
 from tilec.passes.rules import RuleSet
 from tilec.targets import Feature
 
@@ -236,9 +241,43 @@ def elementwise(L: FuncLowering, op: ir.Operation) -> None:
     frags = [L.frag(o) if is_tile(o.type) else [L.get(o)] * d.num_chunks for o in op.operands]
     rtypes = [L.frag_types(r.type)[0] for r in op.results]
     outs: list[list[ir.Value]] = [[] for _ in op.results]
+    runs = _mask_runs(L, op, d)
+    done: dict[tuple[int, ...], list[ir.Value]] = {}
     for ci in range(d.num_chunks):
-        results = emit(L, op.name, rtypes, [f[ci] for f in frags], attrs)
+        run = runs[ci]
+        if run is not None and run in done:
+            results = done[run]
+        elif run is not None:
+            one = emit(L, op.name, [L.scalar_type(r.type.element_type) for r in op.results],
+                       [L.extract(f[ci], 0) if is_tile(o.type) else f[ci]
+                        for f, o in zip(frags, op.operands)], attrs)
+            results = done[run] = [L.splat(v, d.vec_len) for v in one]
+        else:
+            results = emit(L, op.name, rtypes, [f[ci] for f in frags], attrs)
         for k, r in enumerate(results):
             outs[k].append(r)
     for old, vals in zip(op.results, outs):
         L.values[old] = vals
+
+
+def _mask_runs(L: FuncLowering, op: ir.Operation, d: Distribution) -> list[tuple[int, ...] | None]:
+    """Per chunk of a mask (an i1 tile result), the key of the run of equal
+    values its elements all lie in (`Distribution.run_key` on the axis
+    analysis' constancy), else None; for other ops all None.  A chunk whose
+    run an earlier chunk computed takes that chunk's value, and a run is
+    computed once on its first element: `offs < n` with n a multiple of 16 is
+    one comparison per 8 or 16 columns a thread holds, not one per element
+    (16 per row of a wgmma accumulator tile: ptxas kept the predicates
+    of the attention backward's masks packed in a register, two LOP3s each)."""
+    res = op.results[0]
+    if len(op.results) != 1 or not is_i1(ir.RankedTensorType(res.type).element_type):
+        return [None] * d.num_chunks
+    constancy = L.axis.get(res).constancy
+    out: list[tuple[int, ...] | None] = []
+    for key in d.chunk_keys:
+        keys = {d.run_key(constancy, tuple(k + (i if dim == d.fast else 0)
+                                           for dim, k in enumerate(key)))
+                for i in range(d.vec_len)}
+        out.append(keys.pop() if len(keys) == 1 else None)
+    return out
+

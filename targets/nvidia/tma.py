@@ -7,7 +7,7 @@ pipeliner's `tile.tma_*` and `tile.mbarrier_*` ops (dialects/memory_ops.py).
 | `tile.mbarrier_alloc` | `TMA` | S x 8 bytes of workgroup memory; thread 0 `mbarrier.init` (count 1) each, then `fence.mbarrier_init` and a barrier after the last of consecutive allocations |
 | `tile.mbarrier_inval` | `TMA` | thread 0 `mbarrier.inval` each; the bytes are released |
 | `tile.tma_expect` | `TMA` | `@p mbarrier.arrive.expect_tx.shared.b64 _, [bar], bytes`, p = the `elect.sync` lane of warp 0 and live |
-| `tile.tma_copy` | `TMA` | where live, the `elect.sync` lane of warp 0: one `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` per box (more than 4 boxes: lane q of warp 0 box q, q + 32, ...) |
+| `tile.tma_copy` | `TMA` | where live, the `elect.sync` lane of warp 0: one `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` per box (more than 4 boxes: lane q of warp 0 box q, q + 32, ...); the expect and copies of one refill share one `elect.sync`, consecutive copies one branch |
 | `tile.mbarrier_wait` | `TMA` | `mbarrier.try_wait.parity` in a loop (every thread; with `tile.one_thread` the first warp, whose lanes issue the copies) |
 | `tile.mbarrier_arrive` | `TMA` | where live, lane 0 of every warp `mbarrier.arrive` (count: the warps) |
 
@@ -91,8 +91,32 @@ def elected(L: FuncLowering) -> ir.Value:
 
 
 def _issuer(L: FuncLowering, live: ir.Value) -> ir.Value:
-    """The elected lane of the first warp, where the copy is live."""
-    return arith.AndIOp(elected(L), L.get(live)).result
+    """The elected lane of the first warp, where the copy is live: one
+    `elect.sync` for the expect and the copies of one refill (issued in one
+    block under one live predicate), not one each (a dQ kernel's K and V
+    refill elected three times: 2 ELECT, 3 VOTEU and their predicate
+    arithmetic per iteration in SASS)."""
+    key = (ir.InsertionPoint.current.block, L.get(live))
+    if key not in L.issuers:
+        L.issuers[key] = arith.AndIOp(elected(L), L.get(live)).result
+    return L.issuers[key]
+
+
+def _issue_block(L: FuncLowering, live: ir.Value) -> ir.InsertionPoint:
+    """Where a copy's issue goes: inside the `scf.if` of the copy just before
+    it in this block when that one has the same issuer (one branch around a
+    refill's copies), else in a new one."""
+    pred = _issuer(L, live)
+    ops = ir.InsertionPoint.current.block.operations
+    last = ops[len(ops) - 1] if len(ops) else None
+    if last is not None and last.operation.name == "scf.if" and \
+            last.operation.operands[0] == pred and not last.operation.results:
+        then = last.operation.regions[0].blocks[0]
+        return ir.InsertionPoint.at_block_terminator(then)
+    if_op = scf.IfOp(pred)
+    with ir.InsertionPoint(if_op.then_block):
+        scf.YieldOp([])
+    return ir.InsertionPoint.at_block_terminator(if_op.then_block)
 
 
 def _bar(L: FuncLowering, bars: ir.Value, slot: ir.Value | int) -> ir.Value:
@@ -167,18 +191,17 @@ def _copy(L: FuncLowering, op: ir.Operation) -> None:
         raise CompilerBugError(f"tensor map {tma} is copied with two box shapes")
     tmap = L.tensormaps[tma]
     ring = L.get(ring_v)
-    base = arith.MulIOp(L.get(slot), _c(t.nbytes)).result
     row0, col0 = (L.get(c) for c in coords)
     n = (t.rows // rows) * (t.cols // t.atom_cols)
     if n > _ELECTED_BOXES:   # (an A ring's 8-row blocks: one lane each)
+        base = arith.MulIOp(L.get(slot), _c(t.nbytes)).result
         for first in range(0, n, L.target.warp_size):
             _copy_lanes(L, t, ring, tmap, bars, slot, live, base, row0, col0, rows, n, first)
         return
-    if_op = scf.IfOp(_issuer(L, live))
-    with ir.InsertionPoint(if_op.then_block):
+    with _issue_block(L, live):
+        base = arith.MulIOp(L.get(slot), _c(t.nbytes)).result
         for q in range(n):
             _copy_box(L, t, ring, tmap, bars, slot, base, row0, col0, rows, q)
-        scf.YieldOp([])
 
 
 def _copy_lanes(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value,

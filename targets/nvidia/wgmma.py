@@ -171,6 +171,22 @@ def _descriptor_base(L: FuncLowering, buf: ir.Value, lbo: int, sbo: int) -> ir.V
                        arith.ConstantOp(_i64(), bits).result).result
 
 
+def _here(L: FuncLowering, desc: ir.Value) -> ir.Value:
+    """`desc`, read again where the product is issued (a side-effecting move
+    LLVM does not hoist): the descriptors of its k-steps are then computed
+    from it there, in uniform registers, where those of an operand the loop
+    does not change (the attention backward's Q, dO, K, V) were hoisted out of
+    the loop, kept in 16 vector registers and moved to uniform ones (R2UR)
+    before every product (dQ kernel: 24 R2UR per iteration, 2 with the move;
+    dK/dV: 255 registers, 240).  Not in a kernel with a producer warpgroup:
+    there ptxas computed the moved bases in vector registers (the forward's
+    consumer loop: 22 R2UR per iteration, 36 with the move)."""
+    if "tile.producer_warps" in L.func.attributes:
+        return desc
+    return llvm.InlineAsmOp(_i64(), [desc], "mov.b64 $0, $1;", "=l,l",
+                            has_side_effects=True).result
+
+
 def _plus(base: ir.Value, byte_off: ir.Value | int) -> ir.Value:
     """A descriptor moved by `byte_off` bytes (a multiple of 16)."""
     if isinstance(byte_off, int):
@@ -296,8 +312,8 @@ def issue(L: FuncLowering, elem: ir.Type, a_buf: ir.Value | None, a_off: ir.Valu
         wg = arith.ShRUIOp(L.warp_first_thread(), _c(L, 7)).result
         wg_off = arith.MulIOp(wg, _c(L, (m // groups) * 128)).result
     a_start = _offset_sum(L, wg_off, a_off)
-    da0 = None if a_buf is None else _plus(_descriptor_base(L, a_buf, 16, 1024), a_start)
-    db0 = _plus(_descriptor_base(L, b_buf, 16 if b_kmajor else tb.atom_bytes, 1024), b_off)
+    da0 = None if a_buf is None else _plus(_here(L, _descriptor_base(L, a_buf, 16, 1024)), a_start)
+    db0 = _plus(_here(L, _descriptor_base(L, b_buf, 16 if b_kmajor else tb.atom_bytes, 1024)), b_off)
     kind = fp8 or ("bf16" if isinstance(elem, ir.BF16Type) else "f16")
     attr = ir.Attribute.parse
     keys = _acc_keys(m, n, L.num_warps)

@@ -4,7 +4,8 @@
 
 // fp32 vector add per thread: 8 elements as two vector<4xf32> chunks 512
 // apart, 128-bit accesses aligned to 16 bytes, one mask bit per chunk
-// (n % 16 == 0 makes the mask constant over 16 elements); on sm90 a masked
+// (n % 16 == 0 makes the mask constant over 16 elements: one scalar compare
+// per chunk, on the chunk's first element, broadcast); on sm90 a masked
 // access is one predicated PTX ld/st.global.v4.b32 (inline asm), on AMD a
 // uniform-mask llvm.intr.masked.load.  Every op keeps the
 // location of the tile op it came from.  On CDNA (gfx942, `buffer_ops`) the
@@ -18,7 +19,10 @@
 // CHECK: gpu.block_id x loc("add.py":5:10)
 // CHECK: arith.constant dense<[0, 1, 2, 3]> : vector<4xi32>
 // CHECK: arith.constant dense<[512, 513, 514, 515]> : vector<4xi32>
-// CHECK: arith.cmpi slt, {{.*}} : vector<4xi32> loc("add.py":7:11)
+// CHECK: arith.cmpi slt, {{.*}} : i32 loc("add.py":7:11)
+// CHECK: vector.broadcast {{.*}} : i1 to vector<4xi1> loc("add.py":7:11)
+// CHECK: arith.cmpi slt, {{.*}} : i32 loc("add.py":7:11)
+// CHECK-NOT: arith.cmpi
 // CHECK: llvm.getelementptr {{.*}} : (vector<4x!llvm.ptr<1>>, vector<4xi32>) -> vector<4x!llvm.ptr<1>>, f32
 // CHECK: llvm.inline_asm has_side_effects {{.*}}@$4 ld.global.v4.b32 { $0, $1, $2, $3 }, [ $5 + 0 ];", "=r,=r,=r,=r,b,l" {{.*}} : (i1, !llvm.ptr<1>) -> !llvm.struct<(i32, i32, i32, i32)> loc("add.py":8:8)
 // CHECK: llvm.bitcast {{.*}} : vector<4xi32> to vector<4xf32>

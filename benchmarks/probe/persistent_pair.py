@@ -27,6 +27,7 @@ from matmul_persistent import matmul_persistent  # noqa: E402
 
 PERSISTENT = (("float16", (128, 256, 64, 8, 3)), ("float8_e4m3fn", (128, 256, 128, 8, 3)))
 SKINNY = (1024, 8192, 1024, (128, 128, 64, 8, 3))
+CLOCK_DTYPES = ("float16", "bfloat16")
 
 
 def _pmeta(cfg: tuple[int, ...]) -> dict[str, int]:
@@ -46,6 +47,11 @@ def prepare() -> None:
         c = torch.empty(16, 16, dtype=torch.float16)
         for m, n, k in ((4096, 4096, 4096), (3968, 4000, 4032)):
             matmul_persistent.warmup(a, a, c, m, n, k, target="sm90", **_pmeta(cfg))
+    for dt in CLOCK_DTYPES:
+        a = torch.empty(16, 16, dtype=getattr(torch, dt))
+        c = torch.empty(16, 16, dtype=torch.float16)
+        matmul_persistent.warmup(a, a, c, 4096, 4096, 4096, target="sm90",
+                                 **_pmeta(PERSISTENT[0][1]))
     m, n, k, cfg = SKINNY
     a = torch.empty(16, 16, dtype=torch.float16)
     mm_tutorial.warmup(a, a, a, m, n, k, k, 1, n, 1, n, 1, target="sm90", **_tmeta(cfg))
@@ -99,5 +105,77 @@ def run() -> None:
     print("done")
 
 
+def clocks() -> None:
+    import subprocess
+    import time
+    import triton
+    from matmul_kernels import t_matmul_persistent
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
+                                                                 device="cuda"))
+    m = n = k = 4096
+    cfg = PERSISTENT[0][1]
+    log = "/tmp/smi-clocks.csv"
+    smi = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,power.draw,"
+                            "temperature.gpu", "--format=csv,noheader,nounits", "-lms", "50",
+                            "-f", log])
+    windows = []
+    try:
+        for rnd in range(2):
+            for dt in CLOCK_DTYPES:
+                t = getattr(torch, dt)
+                a = torch.randn(m, k, device="cuda").to(t)
+                b = torch.randn(n, k, device="cuda").to(t)
+                c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+                fns = {"tilec": lambda: matmul_persistent[(132,)](a, b, c, m, n, k, **_pmeta(cfg)),
+                       "triton": lambda: t_matmul_persistent[(132,)](a, b, c, m, n, k,
+                                                                     **_pmeta(cfg)),
+                       "cublas": lambda: torch.matmul(a, b.T)}
+                for name, fn in fns.items():
+                    for _ in range(20):
+                        fn()
+                    torch.cuda.synchronize()
+                    time.sleep(0.5)          # a pause between windows, as between rows
+                    s0, e0 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(
+                        enable_timing=True)
+                    t0 = time.time()
+                    s0.record()
+                    reps = 0
+                    while time.time() - t0 < 2.0:
+                        for _ in range(10):
+                            fn()
+                        reps += 10
+                        torch.cuda.synchronize()
+                    e0.record()
+                    torch.cuda.synchronize()
+                    ms = s0.elapsed_time(e0) / reps
+                    windows.append((rnd, dt, name, t0 + 0.3, time.time(),
+                                    2 * m * n * k / ms * 1e-9))
+    finally:
+        time.sleep(0.2)
+        smi.terminate()
+        smi.wait()
+    import datetime
+    samples = []
+    for line in open(log):
+        f = [x.strip() for x in line.split(",")]
+        try:
+            ts = datetime.datetime.strptime(f[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
+            samples.append((ts, float(f[1]), float(f[2]), float(f[3])))
+        except (ValueError, IndexError):
+            continue
+    # nvidia-smi's timestamps are this host's local time, as strptime's reading
+    for rnd, dt, name, t0, t1, tf in windows:
+        got = [s for s in samples if t0 <= s[0] <= t1]
+        if got:
+            mhz = sum(s[1] for s in got) / len(got)
+            watts = sum(s[2] for s in got) / len(got)
+            temp = max(s[3] for s in got)
+            print(f"round {rnd} {dt:9s} {name:7s} {tf:7.1f} TFLOP/s  SM {mhz:6.0f} MHz  "
+                  f"{watts:5.0f} W  {temp:.0f} C  ({len(got)} samples)  "
+                  f"TFLOP/s per GHz {tf / mhz * 1000:6.1f}", flush=True)
+        else:
+            print(f"round {rnd} {dt:9s} {name:7s} {tf:7.1f} TFLOP/s  (no samples)", flush=True)
+
+
 if __name__ == "__main__":
-    {"prepare": prepare, "check": check}.get(sys.argv[1] if sys.argv[1:] else "", run)()
+    {"prepare": prepare, "check": check, "clocks": clocks}.get(sys.argv[1] if sys.argv[1:] else "", run)()

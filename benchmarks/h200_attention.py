@@ -62,11 +62,13 @@ def _inputs(torch: Any, shape: tuple[int, ...], dt: str, dev: str, real: bool) -
             .to(getattr(torch, dt)) for _ in range(4)]
 
 
-def prepare() -> None:
-    """Compile every tilec specialization the run needs (sm90) into the cache."""
+def prepare(checks_only: bool = False) -> None:
+    """Compile every tilec specialization the run needs (sm90) into the cache
+    (with `checks_only`, those of `check`: scripts/gpu_suite.py)."""
     import torch
     done = 0
-    for z, h, n, d in SHAPES + [(c[0], c[1], c[2], c[3]) for c in CHECKS]:
+    for z, h, n, d in ([] if checks_only else SHAPES) + [(c[0], c[1], c[2], c[3])
+                                                         for c in CHECKS]:
         for dt in DTYPES:
             q, k, v, o = _inputs(torch, (z, h, n, d), dt, "cpu", False)
             lse = torch.empty(16, dtype=torch.float32)
@@ -160,7 +162,7 @@ def check() -> None:
                 print(f"check {(z, h, n, d, dt, causal)} fwd {fc} bwd {bc}: "
                       f"{'FAIL ' + str(bad) if bad else 'ok'} (max rel err {max(e.values()):.2e})")
                 if bad:
-                    raise SystemExit(1)
+                    raise AssertionError(f"attention {(z, h, n, d, dt, causal)} {fc} {bc}: {bad}")
     print(f"attention check: all passed, worst relative error {worst:.2e}")
 
 

@@ -545,6 +545,32 @@ def _more_examples(torch: Any, device: str, launch: bool) -> None:
     torch.testing.assert_close(ob, torch.relu(xa))
 
 
+def _attention(torch: Any, device: str, launch: bool) -> None:
+    """examples/attention.py: forward and backward in every configuration of
+    the H200 benchmark on four ragged shapes (N = 77, 200, 256, 333; D 64 and
+    128; fp16 and bf16; causal and not) against SDPA in float32
+    (`h200_attention.check`), then the example's `torch.autograd` wrapper with
+    its default configurations against float64."""
+    import math
+    import h200_attention as bench
+    if not launch:
+        bench.prepare(checks_only=True)
+        return
+    bench.check()
+    for z, h, n, d, dt, causal in bench.CHECKS:
+        q, k, v, do = (torch.randn(z, h, n, d, device=device).to(getattr(torch, dt))
+                       for _ in range(4))
+        qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
+        bench.tl_attn.attention(qg, kg, vg, causal, 1 / math.sqrt(d)).backward(do)
+        q64, k64, v64 = (t.double().requires_grad_() for t in (q, k, v))
+        o64 = torch.nn.functional.scaled_dot_product_attention(q64, k64, v64, is_causal=causal)
+        o64.backward(do.double())
+        for got, want in ((qg.grad, q64.grad), (kg.grad, k64.grad), (vg.grad, v64.grad)):
+            assert got is not None and want is not None
+            err = float((got.double() - want).abs().max() / want.abs().max())
+            assert err < 2e-2, (z, h, n, d, dt, causal, err)
+
+
 CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
          Case("examples: vector_add, saxpy, elementwise_2d (strided view)", _examples),
          Case("softmax, layernorm, rmsnorm, cross-entropy", _norms),
@@ -562,7 +588,9 @@ CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
          Case("TMA store epilogue: ragged M and N, 128x256 / 128x128 / fp8, buffer reuse",
               _tma_store_matmul),
          Case("examples: softmax (+persistent), layernorm (+looped), rmsnorm, cross-entropy, "
-              "histogram, prefix sum, annotated kernels", _more_examples)]
+              "histogram, prefix sum, annotated kernels", _more_examples),
+         Case("attention forward and backward: every benchmark configuration on ragged N, "
+              "causal or not, D 64 / 128, fp16 / bf16; the autograd wrapper", _attention)]
 
 
 def main() -> int:

@@ -312,8 +312,10 @@ def issue(L: FuncLowering, elem: ir.Type, a_buf: ir.Value | None, a_off: ir.Valu
         wg = arith.ShRUIOp(L.warp_first_thread(), _c(L, 7)).result
         wg_off = arith.MulIOp(wg, _c(L, (m // groups) * 128)).result
     a_start = _offset_sum(L, wg_off, a_off)
-    da0 = None if a_buf is None else _plus(_here(L, _descriptor_base(L, a_buf, 16, 1024)), a_start)
-    db0 = _plus(_here(L, _descriptor_base(L, b_buf, 16 if b_kmajor else tb.atom_bytes, 1024)), b_off)
+    da0 = None if a_buf is None else _plus(_here(L, _descriptor_base(L, a_buf, 16, 1024)),
+                                           a_start)
+    db_base = _descriptor_base(L, b_buf, 16 if b_kmajor else tb.atom_bytes, 1024)
+    db0 = _plus(_here(L, db_base), b_off)
     kind = fp8 or ("bf16" if isinstance(elem, ir.BF16Type) else "f16")
     attr = ir.Attribute.parse
     keys = _acc_keys(m, n, L.num_warps)

@@ -33,8 +33,14 @@ filled), the original ops with the dot replaced by `tile.mma` on slot j % S and
 `tile.mma_wait {pending = 1}` (one product stays in flight), a `tile.barrier`
 when several warpgroups share the slots, then the load side of iteration
 j + S - 1 into slot (j + S - 1) % S (the slot the product of iteration j - 1
-read, now finished) and a commit.  After the loop: `tile.mma_wait {pending =
-0}` on the result, `tile.async_wait {pending = 0}`, a barrier and
+read, now finished) and a commit.  A cp.async ring of S >= `LAG_MIN_STAGES`
+slots read by several warpgroups' wgmma products of >= `LAG_MIN_MACS`
+multiply-adds per iteration is refilled one iteration later, without the
+second barrier: a prologue of iterations 0 .. S-3, the wait `{pending = S-3}`,
+and iteration j refills slot (j - 2) % S with iteration j + S - 2 (each
+warpgroup waited for its product of j - 2 before the barrier at the top of
+j).  After the loop: `tile.mma_wait {pending = 0}` on the result,
+`tile.async_wait {pending = 0}`, a barrier and
 `tile.local_dealloc` of both rings (the epilogue may reuse their memory).
 On targets with TMA, a wgmma or tcgen05 loop whose two loads `tile-tma-descriptors`
 tagged copies them with the tensor memory accelerator (passes/pipeline_tma.py):
@@ -95,6 +101,13 @@ NAME = "tile-pipeline"
 # Families whose product reads swizzled rings asynchronously and is waited for
 # (`tile.mma_wait`); tcgen05's A rows are not permuted (TMEM lane = row).
 _ASYNC = ("wgmma", "tcgen05")
+# `_lagged`; H200, tutorial-03 fp16 4096^3, 8 warps, ncu's locked clock
+# (benchmarks/results/README.md, session 20): 128x256x64, 4 slots: lagged
+# 297,943 cycles, unlagged 301,305 (3 slots: 301,870); 128x128x64, 4 slots:
+# lagged 346,500, unlagged 340,668 (the shorter iteration hides less of the
+# copies' latency); 3 slots lagged (one iteration in flight): 416,500.
+LAG_MIN_STAGES = 4
+LAG_MIN_MACS = 128 * 256 * 64
 
 
 @dataclass
@@ -202,6 +215,13 @@ def _issue(plan: _Plan, rings: tuple[ir.Value, ir.Value], slot: ir.Value, iv: ir
     return mapping
 
 
+def _lagged(kind: str, num_warps: int, stages: int, tma: bool, macs: int) -> bool:
+    """Whether a cp.async ring read by several warpgroups' wgmma refills the
+    slot of iteration j - 2 rather than j - 1 (`LAG_MIN_STAGES`)."""
+    return kind == "wgmma" and num_warps > 4 and not tma and stages >= LAG_MIN_STAGES \
+        and macs >= LAG_MIN_MACS
+
+
 def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: int,
               info: axis_info.AxisInfoMap, has_tma: bool = False) -> bool:
     plan = _plan(for_op, info)
@@ -236,10 +256,12 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     body = for_op.regions[0].blocks[0]
     args = list(body.arguments)
     ub, step = list(for_op.operands)[1:3]
-    ahead = stages - 1
-    loc = for_op.location
     a_t, b_t = (ld.results[0].type for ld in plan.loads)
     use_tma = has_tma and kind in _ASYNC and pipeline_tma.all_tagged(list(plan.loads))
+    macs = a_t.shape[0] * b_t.shape[0] * b_t.shape[1]   # BM x (BK x BN)
+    lag = _lagged(kind, num_warps, stages, use_tma, macs)
+    ahead = stages - 2 if lag else stages - 1
+    loc = for_op.location
     # A tagged store of the accumulator (or its cast) goes through a swizzled
     # buffer and TMA (pipeline_tma.store_plan); a flattened loop's buffer sits
     # beside the rings and replaces the store's layout conversion.
@@ -343,7 +365,7 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
             # copies for all of them: every warp must be done with the slot.
             # (Per-warp "empty" barriers instead, as the multi-dot pipeliner
             # has, measured 3-8% slower on the H200 here: the results README.)
-            if (num_warps > 4 or bars is not None) and kind == "wgmma":
+            if (num_warps > 4 or bars is not None) and kind == "wgmma" and not lag:
                 tile.barrier(loc=dot.location)
         if bars is not None:
             pipeline_tma.issue(list(plan.loads), list(rings), bars, write, live, m)

@@ -28,6 +28,8 @@ CONFIGS = [(128, 128, 64, 8, 1), (128, 256, 64, 8, 1), (64, 128, 64, 4, 1),
            (128, 128, 64, 8, 3), (128, 256, 64, 8, 3), (128, 256, 64, 8, 4),
            (128, 128, 64, 4, 4), (64, 128, 64, 4, 2), (128, 128, 128, 8, 3),
            (128, 256, 64, 8, 5),
+           # 8 warps and >= 4 slots: the lagged refill (passes/tile_pipeline.py)
+           (128, 128, 64, 8, 4), (128, 128, 64, 8, 5),
            # BLOCK_K=32 is no whole 128-byte swizzle atom: mma.sync, pipelined
            # through padded cp.async rings (the sm80 path, run on the H200)
            (128, 128, 32, 4, 3), (64, 64, 32, 4, 3), (128, 256, 32, 8, 4)]

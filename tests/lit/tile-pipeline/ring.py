@@ -3,11 +3,17 @@
 # RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=256 BK=64 --num-warps 8 --num-stages 1 --stage tiled | %FileCheck %s --check-prefix=ONE
 # RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=256 BK=64 --num-warps 8 --num-stages 6 --stage tiled | %FileCheck %s --check-prefix=CLAMP
 # RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=256 BK=64 --num-warps 8 --num-stages 3 --stage ptx | %FileCheck %s --check-prefix=PTX
+# RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=256 BK=64 --num-warps 8 --num-stages 3 --stage tiled | %FileCheck %s --check-prefix=S3
+# RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=256 BK=64 --num-warps 8 --num-stages 4 --stage ptx | %FileCheck %s --check-prefix=LAGPTX
+# RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=128 BK=64 --num-warps 8 --num-stages 4 --stage tiled | %FileCheck %s --check-prefix=SMALL
 
 # tile-pipeline on a tutorial-03 style K loop (loop-carried pointer tiles, a
 # mask on K): rings of num_stages slots, a prologue of num_stages - 1 copies,
 # the dot as an asynchronous tile.mma with one group in flight, the copies of
-# iteration j + S - 1 issued after it, drained after the loop.
+# iteration j + S - 1 issued after it, drained after the loop.  With two
+# warpgroups and S >= 4 slots the refill lags one iteration (prologue of
+# S - 2, copies of iteration j + S - 2 into the slot of j - 2) and the barrier
+# between the product's wait and the copies goes (tile_pipeline.LAG_MIN_STAGES).
 import tilec
 import tilec.language as tl
 
@@ -32,13 +38,14 @@ def mm(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.
 
 # CHECK: "tile.local_alloc"() {row_permutation = "wgmma", swizzle = 128 : i32} : () -> memref<4x128x64xf16, 3>
 # CHECK: "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<4x64x256xf16, 3>
-# CHECK-COUNT-3: "tile.async_commit"
+# CHECK-COUNT-2: "tile.async_commit"
+# CHECK-NOT: "tile.async_commit"
 # CHECK: scf.for
-# CHECK-NEXT: "tile.async_wait"() {pending = 2 : i32}
+# CHECK-NEXT: "tile.async_wait"() {pending = 1 : i32}
 # CHECK-NEXT: "tile.barrier"
 # CHECK: "tile.mma"({{.*}}) {kind = "wgmma"}
 # CHECK-NEXT: "tile.mma_wait"({{.*}}) {pending = 1 : i32}
-# CHECK-NEXT: "tile.barrier"
+# CHECK-NOT: "tile.barrier"
 # CHECK: "tile.async_copy"
 # CHECK: "tile.async_copy"
 # CHECK: "tile.async_commit"
@@ -50,6 +57,36 @@ def mm(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.
 # CHECK-NEXT: "tile.local_dealloc"
 # CHECK: "tile.convert_layout"({{.*}}) : (tensor<128x256xf16, #tile.blocked<array<i32: 1, 2>, array<i32: 8, 4>, array<i32: 8, 1>, array<i32: 1, 0>>>) -> tensor<128x256xf16, #tile.blocked<array<i32: 1, 8>
 # CHECK: "tile.store"
+
+# Three slots, two warpgroups: S - 1 = 2 iterations in flight and a barrier
+# after the product's wait (every warpgroup done with slot j - 1).
+# S3: memref<3x128x64xf16, 3>
+# S3-COUNT-2: "tile.async_commit"
+# S3: scf.for
+# S3-NEXT: "tile.async_wait"() {pending = 1 : i32}
+# S3-NEXT: "tile.barrier"
+# S3: "tile.mma_wait"({{.*}}) {pending = 1 : i32}
+# S3-NEXT: "tile.barrier"
+# S3: "tile.async_copy"
+
+# 128x128x64 per iteration is under LAG_MIN_MACS: not lagged at four slots.
+# SMALL: scf.for
+# SMALL-NEXT: "tile.async_wait"() {pending = 2 : i32}
+# SMALL: "tile.mma_wait"({{.*}}) {pending = 1 : i32}
+# SMALL-NEXT: "tile.barrier"
+
+# Four slots, lagged: one bar.sync per iteration in the loop's PTX.
+# LAGPTX: cp.async.wait_group 1;
+# LAGPTX-NEXT: // begin inline asm
+# LAGPTX-NEXT: fence.proxy.async.shared::cta;
+# LAGPTX-NEXT: // end inline asm
+# LAGPTX-NEXT: bar.sync 0;
+# LAGPTX-NOT: bar.sync
+# LAGPTX: wgmma.wait_group.sync.aligned 1;
+# LAGPTX-NOT: bar.sync
+# LAGPTX: cp.async.commit_group;
+# LAGPTX-NOT: bar.sync
+# LAGPTX: bra $L__BB0_2;
 
 # One warpgroup: no barrier between the product and the next copies.
 # WG1: "tile.mma_wait"({{.*}}) {pending = 1 : i32}

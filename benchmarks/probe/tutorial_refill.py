@@ -31,6 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path[:0] = [os.path.join(ROOT, "benchmarks"), ROOT]
 
 import torch  # noqa: E402
+from h200_matmul import _args as _bench_args, _grid, _meta  # noqa: E402
 from matmul_kernels import mm_tutorial  # noqa: E402
 
 CONFIGS = [(128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (128, 128, 64, 8, 3),
@@ -43,24 +44,9 @@ ROUNDS = 5
 
 
 def _args(m: int, n: int, k: int, dt: str, dev: str | None) -> tuple[Any, ...]:
-    t = getattr(torch, dt)
-    if dev is None:   # stand-ins of the same dtypes and alignment for `prepare`
-        a = b = c = torch.empty(16, 16, dtype=t)
-        c = torch.empty(16, 16, dtype=torch.float16)
-    else:
-        a = torch.randn(m, k, device=dev).to(t)
-        b = torch.randn(k, n, device=dev).to(t)
-        c = torch.full((m, n), float("nan"), device=dev, dtype=torch.float16)
-    return (a, b, c, m, n, k, k, 1, n, 1, n, 1)
-
-
-def _meta(cfg: tuple[int, ...]) -> dict[str, int]:
-    bm, bn, bk, w, s = cfg
-    return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=w, num_stages=s)
-
-
-def _grid(m: int, n: int, cfg: tuple[int, ...]) -> tuple[int]:
-    return (-(-m // cfg[0]) * -(-n // cfg[1]),)
+    """The benchmark's arguments (stand-ins of the same dtypes and ints for
+    `prepare` where `dev` is None)."""
+    return _bench_args(torch, dev or "cpu", m, n, k, dt, dev is not None)
 
 
 def prepare() -> None:
@@ -128,7 +114,7 @@ def once() -> None:
                 try:
                     kern[_grid(m, n, cfg)](*args, **_meta(cfg))
                 except Exception as e:  # noqa: BLE001 - a config not prepared / not fitting
-                    print(f"{kern.__name__ if hasattr(kern, '__name__') else kern} {cfg}: "
+                    print(f"{'tilec' if kern is mm_tutorial else 'triton'} {cfg}: "
                           f"{type(e).__name__}")
     torch.cuda.synchronize()
     print("launched")

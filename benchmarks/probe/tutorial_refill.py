@@ -160,7 +160,14 @@ if __name__ == "__main__":
     ap.add_argument("--label", default="tilec")
     ap.add_argument("--json", nargs="*")
     ap.add_argument("--out")
+    ap.add_argument("--configs", help="BM,BN,BK,W,S;... instead of CONFIGS (prepare, run, once)")
+    ap.add_argument("--shapes", help="M,N,K,dtype;... instead of SHAPES (prepare, run)")
     ns = ap.parse_args()
+    if ns.configs:
+        CONFIGS[:] = [tuple(int(v) for v in c.split(",")) for c in ns.configs.split(";")]
+    if ns.shapes:
+        SHAPES[:] = [(*(int(v) for v in s.split(",")[:3]), s.split(",")[3])
+                     for s in ns.shapes.split(";")]
     if ns.phase == "prepare":
         prepare()
     elif ns.phase == "run":

@@ -25,6 +25,7 @@ from tilec.dialects import tile
 from tilec.errors import CompilerBugError, TilecError, source_loc
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import Distribution, log2
+from tilec.passes.gpu.barriers import drop_repeated, drop_trailing
 from tilec.passes.rules import RuleTable
 from tilec.targets import Feature, Target
 
@@ -187,8 +188,8 @@ class FuncLowering:
             self.tid = arith.IndexCastOp(i32(), tid).result
         self._entry = block
         self.lower_block(entry, block)
-        if self.shared_reused:
-            _drop_repeated_barriers(gf.operation)
+        drop_repeated(gf.operation)
+        drop_trailing(gf.operation)
         self.finish_shared()
         if maps:
             self._record_tensormaps(maps)
@@ -433,32 +434,6 @@ class FuncLowering:
         if dynamic:
             self.gfunc.attributes["tilec.dynamic_shared"] = ir.IntegerAttr.get(
                 i32(), self.shared_peak)
-
-
-# Ops that touch no memory: a barrier with only these before the next one is redundant.
-_NO_MEMORY = ("llvm.mlir.addressof", "llvm.getelementptr", "vector.broadcast",
-              "vector.extract", "vector.from_elements")
-
-
-def _drop_repeated_barriers(op: ir.Operation) -> None:
-    """Erase each `gpu.barrier` followed by another with no memory access in
-    between (a reuse barrier of `shared_buffer` meeting the one its caller
-    emits before its first write)."""
-    for region in op.regions:
-        for block in region.blocks:
-            ops = [o.operation for o in block.operations]
-            for i, a in enumerate(ops):
-                if a.name != "gpu.barrier":
-                    continue
-                for b in ops[i + 1:]:
-                    if b.name == "gpu.barrier":
-                        a.erase()
-                        break
-                    if b.regions or not (b.name in _NO_MEMORY or b.name.startswith("arith.")):
-                        break
-            for o in block.operations:
-                if o.operation.regions:
-                    _drop_repeated_barriers(o.operation)
 
 
 def linear_index(L: FuncLowering, d: Distribution,

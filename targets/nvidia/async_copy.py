@@ -5,7 +5,7 @@ the pipeliner's `tile.async_copy` / `tile.async_commit` / `tile.async_wait`.
 |---|---|---|
 | `tile.async_copy` | `CP_ASYNC` | per access of the pointer tile: `cp.async.{cg,ca}.shared.global [dst], [src], w, src_size` |
 | `tile.async_commit` | `CP_ASYNC` | `cp.async.commit_group` |
-| `tile.async_wait` | `CP_ASYNC` | `cp.async.wait_group N`, then `fence.proxy.async.shared::cta` where `WGMMA` holds or the kernel has tcgen05 dots |
+| `tile.async_wait` | `CP_ASYNC` | `cp.async.wait_group N`, then `fence.proxy.async.shared::cta` in kernels with tcgen05 dots |
 
 Each thread copies its own elements of the tile: for every access of its
 fragment (w elements along the tile's contiguous dimension, as wide as the
@@ -20,11 +20,23 @@ the source size of every access in one run of equal mask bits
 16 rows where K is 16-divisible, gives one predicate per 16 rows, not one per
 row), and the destination of every access a constant number of bytes from an
 earlier one (`SwizzledTile.delta` / `PaddedTile.delta`: rows 8 apart in the
-128-byte swizzle), which becomes the copy's immediate offset.  The fence after the wait makes the copied data
-visible to the async proxy that `wgmma` / `tcgen05.mma` read shared memory
-through (only on targets with `WGMMA` and in kernels with tcgen05 dots: the
-instruction needs sm_90, and `ldmatrix` reads through
-the generic proxy, which `cp.async.wait_group` already covers).  The
+128-byte swizzle), which becomes the copy's immediate offset.
+
+No proxy fence follows a wait whose ring feeds `wgmma`: the wait and the
+CTA barrier after it order the copies before the product, as in NVIDIA's
+own cp.async + GMMA mainloops (CUTLASS `MainloopSm90CpAsyncGmma*`: a
+`cp.async.wait_group` or the cp.async mbarrier arrive, then the GMMA) and
+Triton's (whose fence pass fences register -> shared writes only).  The
+fence (`fence.proxy.async.shared::cta`, which ptxas emits as `MEMBAR.ALL.CTA`
+plus `FENCE.VIEW.ASYNC.S`) cost up to 8% of a kernel's cycles: H200, tutorial-03 fp16 4096^3 at ncu's locked clock, 128x128x128
+on 8 warps with 3 slots (one CTA per SM) took 405,569 cycles with it and
+371,926 without; 128x256x64 300,040 and 298,330; 128x128x64 (two CTAs per
+SM) 315,582 and 314,699 (benchmarks/results/README.md, session 21).  Shared
+memory written by `st.shared` / `stmatrix` before a product (wgmma.py's
+staged operands, the TMA store's buffer) keeps its fence.  Kernels with
+tcgen05 dots keep the fence after the wait: no sm_100 GPU is at hand to
+measure them.  `ldmatrix` reads through the generic proxy, which
+`cp.async.wait_group` covers.  The
 upstream ops are `nvvm.cp.async.shared.global`, `nvvm.cp.async.commit.group`
 and `nvvm.cp.async.wait.group`.
 
@@ -107,8 +119,7 @@ def _commit(L: FuncLowering, op: ir.Operation) -> None:
 def _wait(L: FuncLowering, op: ir.Operation) -> None:
     pending = int(ir.IntegerAttr(op.attributes["pending"]).value)
     nvvm.CpAsyncWaitGroupOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(32), pending))
-    if L.target.has(Feature.WGMMA) or (L.target.has(Feature.TCGEN05) and
-                                       tcgen05.kernel_columns(L)):
+    if L.target.has(Feature.TCGEN05) and tcgen05.kernel_columns(L):
         fence_async_shared()
 
 

@@ -36,8 +36,11 @@ def mm(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.
              mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
+# One barrier between the loop's last product and the buffer's first write
+# (the pipeline's and the conversion's met).
 # CHECK: wgmma.wait_group.sync.aligned 0;
 # CHECK: bar.sync 0;
+# CHECK-NOT: bar.sync
 # CHECK-NOT: st.shared
 # CHECK: stmatrix.sync.aligned.m8n8.x4.shared.b16 [%rd[[B:[0-9]+]]], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
 # CHECK-NEXT: stmatrix.sync.aligned.m8n8.x4.shared.b16 [%rd[[B]]+64],
@@ -52,7 +55,8 @@ def mm(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.
 # CHECK: ld.shared.v4.b32 {{.*}}, [%rd[[R:[0-9]+]]];
 # CHECK-NEXT: ld.shared.v4.b32 {{.*}}, [%rd[[R]]+4352];
 # CHECK-COUNT-6: ld.shared.v4.b32
-# CHECK-NEXT: bar.sync 0;
+# No barrier after the reads: nothing writes shared memory after them.
+# CHECK-NOT: bar.sync
 # CHECK: st.global.v4.b32
 # CHECK-NOT: stmatrix
 

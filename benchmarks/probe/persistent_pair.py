@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Callable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -105,32 +106,25 @@ def run() -> None:
     print("done")
 
 
-def clocks() -> None:
+def clock_windows(cases: Callable[[str], dict[str, tuple[Callable[[], None], float]]],
+                  dtypes: tuple[str, ...], rounds: int = 2) -> None:
+    """Run each case of `cases(dtype)` (name -> (launch, flops per launch))
+    back to back for 2 s per window while nvidia-smi samples the SM clock,
+    power and temperature every 50 ms; print per window TFLOP/s, mean MHz and
+    W, and TFLOP/s per GHz (the work per clock: what the kernel's cycles give
+    once the power cap has chosen the clock)."""
+    import datetime
     import subprocess
     import time
-    import triton
-    from matmul_kernels import t_matmul_persistent
-    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
-                                                                 device="cuda"))
-    m = n = k = 4096
-    cfg = PERSISTENT[0][1]
     log = "/tmp/smi-clocks.csv"
     smi = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,power.draw,"
                             "temperature.gpu", "--format=csv,noheader,nounits", "-lms", "50",
                             "-f", log])
     windows = []
     try:
-        for rnd in range(2):
-            for dt in CLOCK_DTYPES:
-                t = getattr(torch, dt)
-                a = torch.randn(m, k, device="cuda").to(t)
-                b = torch.randn(n, k, device="cuda").to(t)
-                c = torch.empty(m, n, device="cuda", dtype=torch.float16)
-                fns = {"tilec": lambda: matmul_persistent[(132,)](a, b, c, m, n, k, **_pmeta(cfg)),
-                       "triton": lambda: t_matmul_persistent[(132,)](a, b, c, m, n, k,
-                                                                     **_pmeta(cfg)),
-                       "cublas": lambda: torch.matmul(a, b.T)}
-                for name, fn in fns.items():
+        for rnd in range(rounds):
+            for dt in dtypes:
+                for name, (fn, flops) in cases(dt).items():
                     for _ in range(20):
                         fn()
                     torch.cuda.synchronize()
@@ -148,13 +142,11 @@ def clocks() -> None:
                     e0.record()
                     torch.cuda.synchronize()
                     ms = s0.elapsed_time(e0) / reps
-                    windows.append((rnd, dt, name, t0 + 0.3, time.time(),
-                                    2 * m * n * k / ms * 1e-9))
+                    windows.append((rnd, dt, name, t0 + 0.3, time.time(), flops / ms * 1e-9))
     finally:
         time.sleep(0.2)
         smi.terminate()
         smi.wait()
-    import datetime
     samples = []
     for line in open(log):
         f = [x.strip() for x in line.split(",")]
@@ -175,6 +167,27 @@ def clocks() -> None:
                   f"TFLOP/s per GHz {tf / mhz * 1000:6.1f}", flush=True)
         else:
             print(f"round {rnd} {dt:9s} {name:7s} {tf:7.1f} TFLOP/s  (no samples)", flush=True)
+
+
+def clocks() -> None:
+    import triton
+    from matmul_kernels import t_matmul_persistent
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
+                                                                 device="cuda"))
+    m = n = k = 4096
+    cfg = PERSISTENT[0][1]
+
+    def cases(dt: str) -> dict[str, tuple[Callable[[], None], float]]:
+        t = getattr(torch, dt)
+        a = torch.randn(m, k, device="cuda").to(t)
+        b = torch.randn(n, k, device="cuda").to(t)
+        c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        return {"tilec": (lambda: matmul_persistent[(132,)](a, b, c, m, n, k, **_pmeta(cfg)),
+                          2 * m * n * k),
+                "triton": (lambda: t_matmul_persistent[(132,)](a, b, c, m, n, k, **_pmeta(cfg)),
+                           2 * m * n * k),
+                "cublas": (lambda: torch.matmul(a, b.T), 2 * m * n * k)}
+    clock_windows(cases, CLOCK_DTYPES)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path[:0] = [os.path.join(ROOT, "benchmarks"), ROOT]
+sys.path[:0] = [os.path.join(ROOT, "benchmarks"), HERE, ROOT]
 
 import torch  # noqa: E402
 from h200_matmul import _args as _bench_args, _grid, _meta  # noqa: E402
@@ -120,6 +120,28 @@ def once() -> None:
     print("launched")
 
 
+def clocks() -> None:
+    """Tutorial-03 at the first config, tilec, Triton and cuBLAS per dtype of
+    SHAPES' 4096^3 rows, each run for 2 s under nvidia-smi's sampling
+    (persistent_pair.clock_windows): the SM clock the power cap chose and
+    the work per clock."""
+    from matmul_kernels import t_mm_tutorial
+    from persistent_pair import clock_windows
+    cfg = CONFIGS[0]
+    dts = tuple(dt for m, n, k, dt in SHAPES if (m, n, k) == (4096, 4096, 4096))
+
+    def cases(dt: str) -> dict[str, tuple[Any, float]]:
+        args = _args(4096, 4096, 4096, dt, "cuda")
+        a, b = args[:2]
+        flops = 2.0 * 4096 ** 3
+        return {"tilec": (lambda: mm_tutorial[_grid(4096, 4096, cfg)](*args, **_meta(cfg)),
+                          flops),
+                "triton": (lambda: t_mm_tutorial[_grid(4096, 4096, cfg)](*args, **_meta(cfg)),
+                           flops),
+                "cublas": (lambda: torch.matmul(a, b), flops)}
+    clock_windows(cases, dts)
+
+
 def plot(paths: list[str], out: str) -> None:
     """tilec / Triton per (shape, config), one bar per `run` JSON."""
     import matplotlib
@@ -156,7 +178,7 @@ def plot(paths: list[str], out: str) -> None:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("phase", choices=["prepare", "run", "once", "plot"])
+    ap.add_argument("phase", choices=["prepare", "run", "once", "plot", "clocks"])
     ap.add_argument("--label", default="tilec")
     ap.add_argument("--json", nargs="*")
     ap.add_argument("--out")
@@ -168,11 +190,14 @@ if __name__ == "__main__":
     if ns.shapes:
         SHAPES[:] = [(*(int(v) for v in s.split(",")[:3]), s.split(",")[3])
                      for s in ns.shapes.split(";")]
+        ONCE[:] = SHAPES
     if ns.phase == "prepare":
         prepare()
     elif ns.phase == "run":
         run(ns.label, ns.json[0] if ns.json else None)
     elif ns.phase == "plot":
         plot(ns.json, ns.out)
+    elif ns.phase == "clocks":
+        clocks()
     else:
         once()

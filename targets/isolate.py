@@ -14,10 +14,12 @@ with its type, message and attributes; when it cannot be pickled a
 
 Forking a process that holds MLIR state: an ``mlir.ir.Context`` owns a thread
 pool, and threads do not survive ``fork``.  Contexts used before or inside a
-child must have multithreading disabled (``ctx.enable_multithreading(False)``);
-the back ends therefore send the IR to the child as text and parse it there
-in a fresh context with multithreading off.  Only POSIX systems (Linux, macOS)
-are supported.
+child must have multithreading disabled (``ctx.enable_multithreading(False)``,
+as `compile_spec` and `tilec opt` make theirs).  The CPU back end, and the
+NVIDIA one where the module's context is single-threaded, hand their child the
+module it inherits (no printing and parsing on the way in); otherwise the IR
+goes as text, parsed in the child in a fresh context with multithreading off
+(the AMD back end always).  Only POSIX systems (Linux, macOS) are supported.
 """
 from __future__ import annotations
 

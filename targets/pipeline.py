@@ -17,7 +17,7 @@ import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from mlir import ir
 
@@ -38,6 +38,10 @@ class Compilation:
         (an object file before linking).
     want_text: whether text-only artifacts are wanted (a launch needs only the
         loadable binary, so the CPU back end skips its assembly text then).
+    keep_module: whether anyone reads the module after the back end's native
+        lowering (IR printing, a stop at that step); when not, the NVIDIA back
+        end's child neither prints its lowered module nor sends it back to be
+        parsed again (about 0.1 s of a matmul's cold compile).
     """
 
     module: ir.Module
@@ -45,6 +49,7 @@ class Compilation:
     options: CompileOptions
     debug_info: bool = False
     want_text: bool = True
+    keep_module: bool = True
     asm: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     scratch: dict[str, Any] = field(default_factory=dict)
@@ -69,12 +74,17 @@ class Step:
     pipeline: for an IR step, what `tilec opt --pass` takes to rerun it (the
         reproducer of a failure names it); None for translation steps.
     show: for a step that changes no MLIR and makes no artifact, what
-        `--print-after-all` shows after it."""
+        `--print-after-all` shows after it.
+    isolated: the step's work runs in an isolated child and replaces the
+        module only where the compilation keeps it (`Compilation.keep_module`);
+        elsewhere the module stays as it was, so a failure's reproducer prints
+        it then rather than before every compile."""
 
     run: Callable[[Compilation], None]
     produces: tuple[str, ...] = ()
     pipeline: str | None = None
     show: Callable[[Compilation], str] | None = None
+    isolated: bool = False
 
 
 Stages = dict[str, Step]
@@ -239,8 +249,28 @@ def fresh_context() -> Iterator[None]:
         yield
 
 
+class LazyFiles(Mapping[str, str]):
+    """A reproducer's files, each made by its function only when read (a
+    crashed child's reproducer is written; a healthy compile prints nothing)."""
+
+    def __init__(self, makers: dict[str, Callable[[], str]]) -> None:
+        self._makers = makers
+        self._made: dict[str, str] = {}
+
+    def __getitem__(self, name: str) -> str:
+        if name not in self._made:
+            self._made[name] = self._makers[name]()
+        return self._made[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._makers)
+
+    def __len__(self) -> int:
+        return len(self._makers)
+
+
 def isolated(c: Compilation, fn: Callable[..., Any], *args: Any, what: str,
-             reproducer: dict[str, str], last: bool = False) -> Any:
+             reproducer: Mapping[str, str], last: bool = False) -> Any:
     """`fn(*args)` in a forked child (targets/isolate.py); on a crash the error
     names a directory holding `reproducer`.  The children's wall time adds up;
     the back end's last isolated step (`last`) reports it as

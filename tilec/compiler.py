@@ -98,14 +98,19 @@ def run_steps(c: Compilation, steps: Stages, result: CompileResult, keep_ir: boo
     for name, step in steps.items():
         # The IR before the step, for its reproducer.  Only IR steps (those with
         # a pipeline) change the module; printing a large module before every
-        # translation step cost up to 0.3 s per CPU compile.
-        before = str(c.module) if step.pipeline is not None else None
+        # translation step cost up to 0.3 s per CPU compile.  An isolated step
+        # whose module is not kept leaves it untouched: printed on failure.
+        untouched = step.isolated and not c.keep_module
+        before = str(c.module) if step.pipeline is not None and not untouched else None
         t0 = time.perf_counter()
         try:
             step.run(c)
             # Catch a step that produced invalid IR here, with its reproducer,
-            # rather than in a later step that cannot say who broke it.
-            c.module.operation.verify()
+            # rather than in a later step that cannot say who broke it
+            # (translation steps, and isolated ones whose module is not kept,
+            # leave the module as it was).
+            if step.pipeline is not None and not untouched:
+                c.module.operation.verify()
         except TilecError:
             raise
         except Exception as e:
@@ -130,12 +135,13 @@ def compile_spec(spec: KernelSpec, target: Target, options: CompileOptions,
     `stop_after`: a step or artifact stage name after which to stop.
     `for_launch`: only what a launch loads is wanted (no assembly text)."""
     ctx = tile.new_context()
-    ctx.enable_multithreading(False)
+    ctx.enable_multithreading(False)   # the back ends' isolated children fork with it
     with ctx, ir.Location.unknown():
         t0 = time.perf_counter()
         module = generate(spec)
         c = Compilation(module, target, options, debug_info=debug_info,
-                        want_text=not for_launch)
+                        want_text=not for_launch,
+                        keep_module=keep_ir or stop_after is not None)
         result = CompileResult(c.asm, c.metadata)
         c.metadata["frontend_seconds"] = time.perf_counter() - t0
         c.asm["tile"] = c.text()

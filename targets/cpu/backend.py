@@ -34,7 +34,7 @@ import functools
 import os
 import subprocess
 import tempfile
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from mlir import ir
 from mlir.dialects import llvm as llvm_d
@@ -47,7 +47,7 @@ from tilec.passes.cpu.context import ROLLED_LOOPS
 from tilec.targets import Feature, Target, toolchain
 from tilec.targets.cpu import bf16
 from tilec.targets.pipeline import (
-    Compilation, Stages, Step, isolated, language_steps, module_text, replace_module,
+    Compilation, LazyFiles, Stages, Step, isolated, language_steps, module_text, replace_module,
 )
 
 LOWER_TO_LLVM = ("builtin.module(canonicalize,cse,convert-math-to-llvm,convert-vector-to-scf,"
@@ -253,30 +253,13 @@ def _child_chain(module: ir.Module, opt_level: int, want_text: bool,
     return out
 
 
-class _Reproducer(Mapping[str, str]):
+def _reproducer(c: Compilation, opt_level: int, emulate_bf16: bool) -> LazyFiles:
     """The reproducer files, printed only when the child crashed (printing a
     large module costs milliseconds on every compile otherwise)."""
-
-    def __init__(self, c: Compilation, opt_level: int, emulate_bf16: bool) -> None:
-        self._c, self._opt, self._bf16 = c, opt_level, emulate_bf16
-        self._files: dict[str, str] | None = None
-
-    def _get(self) -> dict[str, str]:
-        if self._files is None:
-            first = f"{bf16.EMULATE} (targets/cpu/bf16.py prepare)\n" if self._bf16 else ""
-            self._files = {"input.mlir": module_text(self._c),
-                           "pipeline.txt": f"{first}{LOWER_TO_LLVM}\ntranslate_module_to_llvmir\n"
-                                           f"llvmlite O{self._opt}, emit_object, cc -shared\n"}
-        return self._files
-
-    def __getitem__(self, key: str) -> str:
-        return self._get()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._get())
-
-    def __len__(self) -> int:
-        return len(self._get())
+    first = f"{bf16.EMULATE} (targets/cpu/bf16.py prepare)\n" if emulate_bf16 else ""
+    return LazyFiles({"input.mlir": lambda: module_text(c),
+                      "pipeline.txt": lambda: f"{first}{LOWER_TO_LLVM}\ntranslate_module_to_llvmir\n"
+                                              f"llvmlite O{opt_level}, emit_object, cc -shared\n"})
 
 
 def stages(target: Target, options: CompileOptions, *, opt_level: int = 3) -> Stages:
@@ -292,7 +275,7 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3) -> St
         emulate = Feature.BF16_VECTOR_CONVERT not in host_target(c.target).features
         out = isolated(c, _child_chain, c.module, opt_level, c.want_text, unroll, emulate,
                        what="CPU lowering, LLVM optimization and linking",
-                       reproducer=_Reproducer(c, opt_level, emulate), last=True)  # type: ignore[arg-type]
+                       reproducer=_reproducer(c, opt_level, emulate), last=True)
         c.scratch["cpu"] = out
         c.times_ms().update(out["times_ms"])
         if out["lowered"] is not None:

@@ -38,7 +38,7 @@ from mlir.dialects import llvm as llvm_dialect
 from tilec.errors import CompilerBugError
 from tilec.options import CompileOptions
 from tilec.targets import Target
-from tilec.targets.pipeline import (Compilation, Stages, Step, fresh_context, isolated,
+from tilec.targets.pipeline import (Compilation, LazyFiles, Stages, Step, fresh_context, isolated,
                                     module_text, replace_module, run_from, tile_to_gpu_steps)
 from tilec.targets.nvidia import tma
 from tilec.targets.toolchain import PTXAS_HINT, find_ptxas, run_tool
@@ -89,14 +89,22 @@ def _translate(module: ir.Module) -> tuple[str, dict[str, float]]:
     t0 = time.perf_counter()
     part = str(llvm_dialect.translate_module_to_llvmir(_gpu_module(module)))
     times["translate"] = (time.perf_counter() - t0) * 1e3
-    # MLIR leaves the triple and the data layout empty.
+    # MLIR leaves the triple and the data layout empty: they go in as text
+    # after the module's header lines (re-parsing the module with llvmlite to
+    # set them took 30-50 ms of a matmul's compile).
     t0 = time.perf_counter()
-    tm = llvm_binding.Target.from_triple(NVPTX_TRIPLE).create_target_machine()
-    mod = llvm_binding.parse_assembly(part)
-    mod.triple = NVPTX_TRIPLE
-    mod.data_layout = str(tm.target_data)
+    lines = [ln for ln in part.split("\n")
+             if not ln.startswith(("target datalayout = ", "target triple = "))]
+    head = next((i + 1 for i, ln in enumerate(lines) if ln.startswith("source_filename")), 0)
+    lines[head:head] = [f'target datalayout = "{_data_layout()}"',
+                        f'target triple = "{NVPTX_TRIPLE}"']
     times["llir_text"] = (time.perf_counter() - t0) * 1e3
-    return str(mod), times
+    return "\n".join(lines), times
+
+
+@functools.lru_cache(maxsize=1)
+def _data_layout() -> str:
+    return str(llvm_binding.Target.from_triple(NVPTX_TRIPLE).create_target_machine().target_data)
 
 
 def _ptx(module: ir.Module) -> tuple[str, float]:
@@ -116,17 +124,27 @@ def _ptx(module: ir.Module) -> tuple[str, float]:
     return "\n".join(parts), (time.perf_counter() - t0) * 1e3
 
 
-def _child_chain(text: str, lower: str) -> dict[str, Any]:
-    """In one isolated child: lowering, LLVM IR translation and PTX generation
-    (one fork per compile instead of one per step; each step's result comes back)."""
-    with fresh_context():
-        module = ir.Module.parse(text)
+def _child_chain(module: ir.Module, lower: str, keep_module: bool) -> dict[str, Any]:
+    """In one isolated child (one fork per compile instead of one per step;
+    each step's result comes back): lowering, LLVM IR translation and PTX
+    generation of the module the child inherited through the fork, where its
+    context is single-threaded (no printing and parsing of the module on the
+    way in); the lowered module's text only where `keep_module`."""
+    with module.context, ir.Location.unknown():
         lower_ms = _lower(module, lower)
-        lowered = str(module.operation.get_asm(enable_debug_info=True))
+        lowered = str(module.operation.get_asm(enable_debug_info=True)) if keep_module else None
         llir, times = _translate(module)
         ptx, ptx_ms = _ptx(module)
     return {"lowered": lowered, "mlir_lower": lower_ms, "llir": llir, "llir_times": times,
             "ptx": ptx, "ptx_ms": ptx_ms}
+
+
+def _child_chain_text(text: str, lower: str, keep_module: bool) -> dict[str, Any]:
+    """`_child_chain` on `text` parsed in a fresh single-threaded context: for
+    a module whose context runs a thread pool, whose threads the forked child
+    would not have (its passes would wait on them forever)."""
+    with fresh_context():
+        return _child_chain(ir.Module.parse(text), lower, keep_module)
 
 
 _ENTRY_RE = re.compile(r"Compiling entry function '([^']+)'")
@@ -202,15 +220,20 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,
         # The metadata keys in the order the manifest has always shown them.
         _init_llvm()
         c.metadata.update(chip=target.chip, ptx_version=None, times_ms={})
-        text = module_text(c)
-        out = isolated(c, _child_chain, text, lower,
-                       what="NVIDIA lowering, LLVM IR translation and PTX generation",
-                       reproducer={"input.mlir": text,
-                                   "pipeline.txt": f"{lower}\ntranslate_module_to_llvmir\n"
-                                                   f"{ISA_PIPELINE}\n"}, last=True)
+        repro = LazyFiles({"input.mlir": lambda: module_text(c),
+                           "pipeline.txt": lambda: f"{lower}\ntranslate_module_to_llvmir\n"
+                                                   f"{ISA_PIPELINE}\n"})
+        what = "NVIDIA lowering, LLVM IR translation and PTX generation"
+        if c.module.context.get_num_threads() == 1:
+            out = isolated(c, _child_chain, c.module, lower, c.keep_module, what=what,
+                           reproducer=repro, last=True)
+        else:
+            out = isolated(c, _child_chain_text, module_text(c), lower, c.keep_module,
+                           what=what, reproducer=repro, last=True)
         c.scratch["nvidia"] = out
         c.times_ms()["mlir_lower"] = out["mlir_lower"]
-        replace_module(c, out["lowered"])
+        if out["lowered"] is not None:   # else the module stays the gpu-level one
+            replace_module(c, out["lowered"])
 
     def llir(c: Compilation) -> None:
         out = c.scratch["nvidia"]
@@ -249,7 +272,7 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,
     # 128x256x64 646 vs 640, 128x128x64 600 vs 595 (results README).
     return {
         **tile_to_gpu_steps(),
-        "convert-gpu-to-nvvm": Step(convert_gpu_to_nvvm, (), lower),
+        "convert-gpu-to-nvvm": Step(convert_gpu_to_nvvm, (), lower, isolated=True),
         "llir": Step(llir, ("llir",)),
         "ptx": Step(ptx, ("ptx",)),
         "cubin": Step(cubin, ("cubin",)),

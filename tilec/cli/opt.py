@@ -136,7 +136,9 @@ def opt_chunk(text: str, line_offset: int, names: list[str], target: Target,
     from mlir import ir
 
     from tilec.dialects import tile
-    with tile.new_context(), ir.Location.unknown():
+    ctx = tile.new_context()
+    ctx.enable_multithreading(False)   # the back ends' isolated children fork with it
+    with ctx, ir.Location.unknown():
         plan = plan_passes(names, target, options)
         try:
             module = ir.Module.parse(text)

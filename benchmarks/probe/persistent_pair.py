@@ -175,19 +175,23 @@ def clocks() -> None:
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
                                                                  device="cuda"))
     m = n = k = 4096
-    cfg = PERSISTENT[0][1]
+    fp8 = "fp8" in sys.argv[2:]   # `clocks fp8`: the fp8 e4m3 kernel instead of fp16 / bf16
 
     def cases(dt: str) -> dict[str, tuple[Callable[[], None], float]]:
         t = getattr(torch, dt)
+        cfg = dict(PERSISTENT).get(dt, PERSISTENT[0][1])
         a = torch.randn(m, k, device="cuda").to(t)
         b = torch.randn(n, k, device="cuda").to(t)
         c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        one = torch.tensor(1.0, device="cuda")
         return {"tilec": (lambda: matmul_persistent[(132,)](a, b, c, m, n, k, **_pmeta(cfg)),
                           2 * m * n * k),
                 "triton": (lambda: t_matmul_persistent[(132,)](a, b, c, m, n, k, **_pmeta(cfg)),
                            2 * m * n * k),
-                "cublas": (lambda: torch.matmul(a, b.T), 2 * m * n * k)}
-    clock_windows(cases, CLOCK_DTYPES)
+                "cublas": ((lambda: torch._scaled_mm(a, b.T, scale_a=one, scale_b=one,
+                                                     out_dtype=torch.float16)) if fp8 else
+                           (lambda: torch.matmul(a, b.T)), 2 * m * n * k)}
+    clock_windows(cases, ("float8_e4m3fn",) if fp8 else CLOCK_DTYPES)
 
 
 if __name__ == "__main__":

@@ -181,7 +181,7 @@ def _best(torch: Any, do_bench: Any, launch: Any, args: tuple[Any, ...], m: int,
     return best[0], best[1], best[2], per
 
 
-def run(json_path: str | None) -> None:
+def run(json_path: str | None, peer_first: bool = False) -> None:
     import torch
     from triton.testing import do_bench
     from matmul_kernels import t_mm_tutorial
@@ -204,8 +204,11 @@ def run(json_path: str | None) -> None:
         torch.manual_seed(m * 7 + n * 3 + k)
         args = _args(torch, "cuda", m, n, k, dt, True)
         a, b = args[:2]
+        if peer_first:   # the sweep's order reversed (the card's thermal state per side)
+            tr_tf, tr_cfg, tr_err, tr_per = _best(torch, do_bench, triton_launch, args, m, n, k)
         tl_tf, tl_cfg, tl_err, tl_per = _best(torch, do_bench, tilec_launch, args, m, n, k)
-        tr_tf, tr_cfg, tr_err, tr_per = _best(torch, do_bench, triton_launch, args, m, n, k)
+        if not peer_first:
+            tr_tf, tr_cfg, tr_err, tr_per = _best(torch, do_bench, triton_launch, args, m, n, k)
         t_cublas = do_bench(lambda: torch.matmul(a, b), warmup=25, rep=200, return_mode="median")
         cb = 2 * m * n * k / t_cublas / 1e9
         row = {"kernel": "tutorial-03 pointer matmul", "dtype": dt, "shape": [m, n, k],
@@ -262,7 +265,8 @@ def run(json_path: str | None) -> None:
     if os.path.exists(PREPARED):
         with open(PREPARED) as f:
             prepared = json.load(f)
-    out = {"command": "benchmarks/h200_matmul.py prepare (dev machine), run (H200)",
+    out = {"command": "benchmarks/h200_matmul.py prepare (dev machine), run (H200)"
+                      + (" --peer-first" if peer_first else ""),
            "device": torch.cuda.get_device_name(), "torch": torch.__version__,
            "configs": [list(c) for c in CONFIGS], "rows": rows,
            "triton_cold_compile_s_128x256x64_w8_s3": round(triton_cold, 3),
@@ -457,5 +461,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("phase", choices=["prepare", "run"])
     ap.add_argument("--json")
+    ap.add_argument("--peer-first", action="store_true",
+                    help="sweep Triton's configs before tilec's in each tutorial-03 row")
     ns = ap.parse_args()
-    prepare() if ns.phase == "prepare" else run(ns.json)
+    prepare() if ns.phase == "prepare" else run(ns.json, ns.peer_first)

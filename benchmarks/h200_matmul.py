@@ -19,6 +19,11 @@ timed again, alternated over `ALT_ROUNDS` rounds (median of the rounds): the
 `*_alternated` fields and `tilec_vs_triton_alternated`.  The sweep times each
 peer's configs one after the other, so a drift of the card's clock between
 them moved a row's ratio by up to 2%; alternation spreads the drift evenly.
+The rounds run in ABC / CBA order, and each round's Triton time over its tilec
+time is a paired ratio: `tilec_vs_triton_paired` is their median and
+`paired_ratios_q1_q3` their quartiles (the spread a row's ratio has on this
+card).  nvidia-smi samples the SM clock and power during the rounds
+(benchmarks/gpu_clock.py): `*_alternated_sm_mhz` / `*_alternated_watts`.
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -260,7 +266,12 @@ def run(json_path: str | None, peer_first: bool = False) -> None:
         print(f"persistent {dt} {m}x{n}x{k}: tilec {best[0]:6.1f} {best[1]}  triton TMA {tr:6.1f} "
               f"{tr_cfg}  cublas {cb:6.1f}", flush=True)
     rows += _fp8_rows(torch, do_bench)
-    _alternate(torch, do_bench, rows)
+    from gpu_clock import ClockLog
+    spans: list[tuple[int, str, float, float]] = []
+    with ClockLog() as clock:
+        _alternate(torch, do_bench, rows, spans)
+    _attach_clocks(rows, clock, spans)
+    _summary(rows)
     prepared = {}
     if os.path.exists(PREPARED):
         with open(PREPARED) as f:
@@ -281,12 +292,13 @@ def run(json_path: str | None, peer_first: bool = False) -> None:
         _plot(rows, os.path.splitext(json_path)[0] + ".png")
 
 
-ALT_ROUNDS = 5
+ALT_ROUNDS = 12
 
 
-def _alternate(torch: Any, do_bench: Any, rows: list[dict[str, Any]]) -> None:
+def _alternate(torch: Any, do_bench: Any, rows: list[dict[str, Any]],
+               spans: list[tuple[int, str, float, float]]) -> None:
     """Re-time each row's best tilec config, the peer's best and cuBLAS in
-    alternation (module docstring); adds `*_alternated` fields to the rows."""
+    alternation (module docstring); adds `*_alternated` and `*_paired` fields."""
     import ast
     from matmul_kernels import t_matmul_persistent, t_mm_tutorial
     for row in rows:
@@ -320,17 +332,56 @@ def _alternate(torch: Any, do_bench: Any, rows: list[dict[str, Any]]) -> None:
             else:
                 fns["cublas"] = lambda: torch.matmul(a, b.T)
         times: dict[str, list[float]] = {name: [] for name in fns}
-        for _ in range(ALT_ROUNDS):
-            for name, fn in fns.items():
-                times[name].append(do_bench(fn, warmup=10, rep=100, return_mode="median"))
+        order = list(fns)
+        for rnd in range(ALT_ROUNDS):
+            # ABC CBA ABC ...: a drift of the card's clock within a pair of
+            # rounds reaches every side alike
+            for name in (order if rnd % 2 == 0 else order[::-1]):
+                t0 = time.time()
+                times[name].append(do_bench(fns[name], warmup=10, rep=100,
+                                            return_mode="median"))
+                spans.append((id(row), name, t0, time.time()))
         for name, ts in times.items():
-            row[f"{name}_alternated"] = round(2 * m * n * k / sorted(ts)[len(ts) // 2] / 1e9, 1)
+            row[f"{name}_alternated"] = round(2 * m * n * k / statistics.median(ts) / 1e9, 1)
         if "tilec_alternated" in row and "triton_alternated" in row:
             row["tilec_vs_triton_alternated"] = round(row["tilec_alternated"] /
                                                       row["triton_alternated"], 3)
+            ratios = sorted(p / t for p, t in zip(times["triton"], times["tilec"]))
+            q = statistics.quantiles(ratios, n=4)
+            row["tilec_vs_triton_paired"] = round(statistics.median(ratios), 3)
+            row["paired_ratios_q1_q3"] = [round(q[0], 3), round(q[2], 3)]
+            row["paired_rounds"] = len(ratios)
         print(f"alternated {dt} {m}x{n}x{k} ({row['kernel'][:10]}): " + "  ".join(
             f"{name} {row[name + '_alternated']:.1f}" for name in fns) +
-            f"  ratio {row.get('tilec_vs_triton_alternated')}", flush=True)
+            f"  ratio {row.get('tilec_vs_triton_alternated')}"
+            f"  paired {row.get('tilec_vs_triton_paired')} {row.get('paired_ratios_q1_q3')}",
+            flush=True)
+
+
+def _attach_clocks(rows: list[dict[str, Any]], clock: Any,
+                   spans: list[tuple[int, str, float, float]]) -> None:
+    """Each row's mean SM clock and power per side over its alternated rounds."""
+    for row in rows:
+        for name in ("tilec", "triton", "cublas"):
+            got = [s for rid, n, t0, t1 in spans if rid == id(row) and n == name
+                   for s in clock.samples if t0 <= s[0] <= t1]
+            if got:
+                row[f"{name}_alternated_sm_mhz"] = round(sum(s[1] for s in got) / len(got))
+                row[f"{name}_alternated_watts"] = round(sum(s[2] for s in got) / len(got), 1)
+
+
+def _summary(rows: list[dict[str, Any]]) -> None:
+    print("\nrow                                   sweep  altern  paired [q1, q3]      "
+          "tilec MHz / W       Triton MHz / W")
+    for r in rows:
+        name = (("pers " if "persistent" in r["kernel"] else "fp8 " if "fp8" in r["kernel"]
+                 else "tut ") + r["dtype"][:8] + " " + "x".join(map(str, r["shape"])))
+        sweep = r.get("tilec_vs_triton_tma", r.get("tilec_vs_triton"))
+        print(f"{name:36s} {sweep!s:6s} {r.get('tilec_vs_triton_alternated')!s:6s}  "
+              f"{r.get('tilec_vs_triton_paired')!s:6s} {r.get('paired_ratios_q1_q3')!s:15s} "
+              f"{r.get('tilec_alternated_sm_mhz')!s:5s} / {r.get('tilec_alternated_watts')!s:6s}  "
+              f"{r.get('triton_alternated_sm_mhz')!s:5s} / {r.get('triton_alternated_watts')!s:6s}",
+              flush=True)
 
 
 def _triton_persistent(torch: Any, do_bench: Any, pargs: tuple[Any, ...], ref: Any,

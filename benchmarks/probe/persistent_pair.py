@@ -46,7 +46,7 @@ def prepare() -> None:
     for dt, cfg in PERSISTENT:
         a = torch.empty(16, 16, dtype=getattr(torch, dt))
         c = torch.empty(16, 16, dtype=torch.float16)
-        for m, n, k in ((4096, 4096, 4096), (3968, 4000, 4032)):
+        for m, n, k in ((4096, 4096, 4096), (3968, 4000, 4032), (8192, 8192, 8192)):
             matmul_persistent.warmup(a, a, c, m, n, k, target="sm90", **_pmeta(cfg))
     for dt in (d for d in CLOCK_DTYPES if d not in dict(PERSISTENT)):   # bf16 (fp16 is above)
         a = torch.empty(16, 16, dtype=getattr(torch, dt))
@@ -110,18 +110,13 @@ def clock_windows(cases: Callable[[str], dict[str, tuple[Callable[[], None], flo
                   dtypes: tuple[str, ...], rounds: int = 2) -> None:
     """Run each case of `cases(dtype)` (name -> (launch, flops per launch))
     back to back for 2 s per window while nvidia-smi samples the SM clock,
-    power and temperature every 50 ms; print per window TFLOP/s, mean MHz and
-    W, and TFLOP/s per GHz (the work per clock: what the kernel's cycles give
-    once the power cap has chosen the clock)."""
-    import datetime
-    import subprocess
+    power and temperature every 50 ms (benchmarks/gpu_clock.py); print per
+    window TFLOP/s, mean MHz and W, and TFLOP/s per GHz (the work per clock:
+    what the kernel's cycles give once the power cap has chosen the clock)."""
     import time
-    log = "/tmp/smi-clocks.csv"
-    smi = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,power.draw,"
-                            "temperature.gpu", "--format=csv,noheader,nounits", "-lms", "50",
-                            "-f", log])
+    from gpu_clock import ClockLog
     windows = []
-    try:
+    with ClockLog() as log:
         for rnd in range(rounds):
             for dt in dtypes:
                 for name, (fn, flops) in cases(dt).items():
@@ -142,31 +137,18 @@ def clock_windows(cases: Callable[[str], dict[str, tuple[Callable[[], None], flo
                     e0.record()
                     torch.cuda.synchronize()
                     ms = s0.elapsed_time(e0) / reps
-                    windows.append((rnd, dt, name, t0 + 0.3, time.time(), flops / ms * 1e-9))
-    finally:
-        time.sleep(0.2)
-        smi.terminate()
-        smi.wait()
-    samples = []
-    for line in open(log):
-        f = [x.strip() for x in line.split(",")]
-        try:
-            ts = datetime.datetime.strptime(f[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
-            samples.append((ts, float(f[1]), float(f[2]), float(f[3])))
-        except (ValueError, IndexError):
-            continue
-    # nvidia-smi's timestamps are this host's local time, as strptime's reading
-    for rnd, dt, name, t0, t1, tf in windows:
-        got = [s for s in samples if t0 <= s[0] <= t1]
+                    key = f"{rnd} {dt} {name}"
+                    log.window(key, t0 + 0.3, time.time())
+                    windows.append((key, flops / ms * 1e-9))
+    clocks = log.summary()
+    for key, tf in windows:
+        got = clocks.get(key)
         if got:
-            mhz = sum(s[1] for s in got) / len(got)
-            watts = sum(s[2] for s in got) / len(got)
-            temp = max(s[3] for s in got)
-            print(f"round {rnd} {dt:9s} {name:7s} {tf:7.1f} TFLOP/s  SM {mhz:6.0f} MHz  "
-                  f"{watts:5.0f} W  {temp:.0f} C  ({len(got)} samples)  "
-                  f"TFLOP/s per GHz {tf / mhz * 1000:6.1f}", flush=True)
+            print(f"round {key:24s} {tf:7.1f} TFLOP/s  SM {got['mhz']:6.0f} MHz  "
+                  f"{got['watts']:5.0f} W  {got['max_temp_c']:.0f} C  ({got['samples']} samples)  "
+                  f"TFLOP/s per GHz {tf / got['mhz'] * 1000:6.1f}", flush=True)
         else:
-            print(f"round {rnd} {dt:9s} {name:7s} {tf:7.1f} TFLOP/s  (no samples)", flush=True)
+            print(f"round {key:24s} {tf:7.1f} TFLOP/s  (no samples)", flush=True)
 
 
 def clocks() -> None:
@@ -194,6 +176,65 @@ def clocks() -> None:
     clock_windows(cases, ("float8_e4m3fn",) if fp8 else CLOCK_DTYPES)
 
 
+def modes() -> None:
+    """Where the fp8 kernel's deficit in the benchmark's timing comes from:
+    tilec's and Triton's persistent kernels timed alternately (8 rounds, ABBA)
+    in two ways, `flush` (triton.testing.do_bench: the L2 zeroed before every
+    launch, the benchmark's way) and `warm` (20 launches back to back between
+    two events, the inputs left in L2 where they fit), with the SM clock and
+    power of each side and mode (benchmarks/gpu_clock.py)."""
+    import statistics
+    import time
+    import triton
+    from triton.testing import do_bench
+    from gpu_clock import ClockLog
+    from matmul_kernels import t_matmul_persistent
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
+                                                                 device="cuda"))
+
+    def warm(fn: Callable[[], None]) -> float:
+        fn()
+        s0, e0 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s0.record()
+        for _ in range(20):
+            fn()
+        e0.record()
+        torch.cuda.synchronize()
+        return s0.elapsed_time(e0) / 20
+
+    cases = [("float8_e4m3fn", 4096), ("float8_e4m3fn", 8192), ("float16", 4096)]
+    for dt, size in cases:
+        m = n = k = size
+        t = getattr(torch, dt)
+        cfg = dict(PERSISTENT)[dt]
+        a = torch.randn(m, k, device="cuda").to(t)
+        b = torch.randn(n, k, device="cuda").to(t)
+        c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        fns = {"tilec": lambda: matmul_persistent[(132,)](a, b, c, m, n, k, **_pmeta(cfg)),
+               "triton": lambda: t_matmul_persistent[(132,)](a, b, c, m, n, k, **_pmeta(cfg))}
+        times: dict[tuple[str, str], list[float]] = {}
+        with ClockLog() as log:
+            for rnd in range(8):
+                for mode in ("flush", "warm"):
+                    for name in (("tilec", "triton") if rnd % 2 == 0 else ("triton", "tilec")):
+                        fn = fns[name]
+                        t0 = time.time()
+                        ms = (do_bench(fn, warmup=10, rep=100, return_mode="median")
+                              if mode == "flush" else statistics.median(warm(fn) for _ in range(5)))
+                        times.setdefault((mode, name), []).append(ms)
+                        log.window(f"{mode} {name}", t0, time.time())
+        clocks = log.summary()
+        for mode in ("flush", "warm"):
+            ratios = [p / q for p, q in zip(times[(mode, "triton")], times[(mode, "tilec")])]
+            line = f"{dt:13s} {size}^3 {mode:5s}: paired tilec/Triton {statistics.median(ratios):.3f}"
+            for name in ("tilec", "triton"):
+                tf = 2 * m * n * k / statistics.median(times[(mode, name)]) / 1e9
+                ck = clocks.get(f"{mode} {name}", {})
+                line += (f"  {name} {tf:7.1f} TFLOP/s {ck.get('mhz')} MHz {ck.get('watts')} W"
+                         f" ({tf / ck['mhz'] * 1000:.0f}/GHz)" if ck else f"  {name} {tf:7.1f}")
+            print(line, flush=True)
+
+
 if __name__ == "__main__":
-    phases = {"prepare": prepare, "check": check, "clocks": clocks}
+    phases = {"prepare": prepare, "check": check, "clocks": clocks, "modes": modes}
     phases.get(sys.argv[1] if sys.argv[1:] else "", run)()

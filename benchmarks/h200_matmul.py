@@ -22,7 +22,9 @@ them moved a row's ratio by up to 2%; alternation spreads the drift evenly.
 The rounds run in ABC / CBA order, and each round's Triton time over its tilec
 time is a paired ratio: `tilec_vs_triton_paired` is their median and
 `paired_ratios_q1_q3` their quartiles (the spread a row's ratio has on this
-card).  nvidia-smi samples the SM clock and power during the rounds
+card).  An A/A control times tilec's kernel a second time in every round
+(`tilec_again`): `aa_control_paired` and its quartiles are what the same
+kernel reads against itself, the estimator's own spread.  nvidia-smi samples the SM clock and power during the rounds
 (benchmarks/gpu_clock.py): `*_alternated_sm_mhz` / `*_alternated_watts`.
 """
 from __future__ import annotations
@@ -331,6 +333,8 @@ def _alternate(torch: Any, do_bench: Any, rows: list[dict[str, Any]],
                                                          out_dtype=torch.float16)
             else:
                 fns["cublas"] = lambda: torch.matmul(a, b.T)
+        if "tilec" in fns:   # A/A control: tilec's kernel timed again as a fourth side
+            fns["tilec_again"] = fns["tilec"]
         times: dict[str, list[float]] = {name: [] for name in fns}
         order = list(fns)
         for rnd in range(ALT_ROUNDS):
@@ -351,10 +355,16 @@ def _alternate(torch: Any, do_bench: Any, rows: list[dict[str, Any]],
             row["tilec_vs_triton_paired"] = round(statistics.median(ratios), 3)
             row["paired_ratios_q1_q3"] = [round(q[0], 3), round(q[2], 3)]
             row["paired_rounds"] = len(ratios)
+        if "tilec_again" in times:
+            aa = sorted(p / t for p, t in zip(times["tilec_again"], times["tilec"]))
+            q = statistics.quantiles(aa, n=4)
+            row["aa_control_paired"] = round(statistics.median(aa), 3)
+            row["aa_control_q1_q3"] = [round(q[0], 3), round(q[2], 3)]
         print(f"alternated {dt} {m}x{n}x{k} ({row['kernel'][:10]}): " + "  ".join(
             f"{name} {row[name + '_alternated']:.1f}" for name in fns) +
             f"  ratio {row.get('tilec_vs_triton_alternated')}"
-            f"  paired {row.get('tilec_vs_triton_paired')} {row.get('paired_ratios_q1_q3')}",
+            f"  paired {row.get('tilec_vs_triton_paired')} {row.get('paired_ratios_q1_q3')}"
+            f"  A/A {row.get('aa_control_paired')} {row.get('aa_control_q1_q3')}",
             flush=True)
 
 
@@ -372,7 +382,7 @@ def _attach_clocks(rows: list[dict[str, Any]], clock: Any,
 
 def _summary(rows: list[dict[str, Any]]) -> None:
     print("\nrow                                   sweep  altern  paired [q1, q3]      "
-          "tilec MHz / W       Triton MHz / W")
+          "tilec MHz / W       Triton MHz / W     A/A [q1, q3]")
     for r in rows:
         name = (("pers " if "persistent" in r["kernel"] else "fp8 " if "fp8" in r["kernel"]
                  else "tut ") + r["dtype"][:8] + " " + "x".join(map(str, r["shape"])))
@@ -380,7 +390,8 @@ def _summary(rows: list[dict[str, Any]]) -> None:
         print(f"{name:36s} {sweep!s:6s} {r.get('tilec_vs_triton_alternated')!s:6s}  "
               f"{r.get('tilec_vs_triton_paired')!s:6s} {r.get('paired_ratios_q1_q3')!s:15s} "
               f"{r.get('tilec_alternated_sm_mhz')!s:5s} / {r.get('tilec_alternated_watts')!s:6s}  "
-              f"{r.get('triton_alternated_sm_mhz')!s:5s} / {r.get('triton_alternated_watts')!s:6s}",
+              f"{r.get('triton_alternated_sm_mhz')!s:5s} / {r.get('triton_alternated_watts')!s:6s}  "
+              f"{r.get('aa_control_paired')!s:6s} {r.get('aa_control_q1_q3')!s}",
               flush=True)
 
 
@@ -491,19 +502,34 @@ def _plot(rows: list[dict[str, Any]], path: str) -> None:
     except ImportError:
         print("matplotlib not available: no chart")
         return
-    rows = [dict(r, cublas=r["cublas"] or 0, triton=r["triton"] or 0) for r in rows]
+    # fp8 rows: Triton's faster form (its TMA persistent kernel), as the ratios use
+    rows = [dict(r, cublas=r["cublas"] or 0,
+                 triton=max(r["triton"] or 0, r.get("triton_tma_persistent") or 0)) for r in rows]
     short = {"float16": "fp16", "bfloat16": "bf16", "float8_e4m3fn": "fp8"}
     labels = [f"{'pers ' if 'persistent' in r['kernel'] else ''}{short.get(r['dtype'], r['dtype'])} {'x'.join(map(str, r['shape']))}" for r in rows]
     xs = range(len(rows))
-    fig, ax = plt.subplots(figsize=(12, 4.5))
+    fig, (ax, bx) = plt.subplots(2, 1, figsize=(12, 8), sharex=True,
+                                 gridspec_kw={"height_ratios": [3, 2]})
     w = 0.27
     for i, (key, name) in enumerate((("tilec", "tilec"), ("triton", "Triton 3.6"),
                                      ("cublas", "cuBLAS"))):
         ax.bar([x + (i - 1) * w for x in xs], [r[key] for r in rows], w, label=name)
-    ax.set_xticks(list(xs), labels, rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("TFLOP/s")
+    ax.set_ylabel("TFLOP/s (sweep)")
     ax.set_title("H200 matmul: tutorial-03 source, best of the same configs")
     ax.legend()
+    for key, q, name, dx in (("tilec_vs_triton_paired", "paired_ratios_q1_q3",
+                              "tilec / Triton, paired rounds (median, quartiles)", -0.12),
+                             ("aa_control_paired", "aa_control_q1_q3",
+                              "A/A control: tilec / tilec", 0.12)):
+        pts = [(x + dx, r[key], r[q]) for x, r in zip(xs, rows) if r.get(key)]
+        if pts:
+            bx.errorbar([p[0] for p in pts], [p[1] for p in pts],
+                        yerr=[[p[1] - p[2][0] for p in pts], [p[2][1] - p[1] for p in pts]],
+                        fmt="o", capsize=3, label=name)
+    bx.axhline(1.0, color="gray", lw=0.8)
+    bx.set_ylabel("time ratio")
+    bx.legend(fontsize=8)
+    bx.set_xticks(list(xs), labels, rotation=30, ha="right", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 

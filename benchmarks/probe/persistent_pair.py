@@ -86,7 +86,7 @@ def run() -> None:
     from matmul_kernels import t_matmul_persistent, t_mm_tutorial
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
                                                                  device="cuda"))
-    m = n = k = 4096
+    m = n = k = int(os.environ.get("PAIR_SIZE", "4096"))   # the persistent pair's size
     for dt, cfg in PERSISTENT:
         t = getattr(torch, dt)
         a = torch.randn(m, k, device="cuda").to(t)
@@ -202,7 +202,8 @@ def modes() -> None:
         torch.cuda.synchronize()
         return s0.elapsed_time(e0) / 20
 
-    cases = [("float8_e4m3fn", 4096), ("float8_e4m3fn", 8192), ("float16", 4096)]
+    cases = [("float8_e4m3fn", 4096), ("float8_e4m3fn", 8192), ("float16", 4096),
+             ("float16", 8192)]
     for dt, size in cases:
         m = n = k = size
         t = getattr(torch, dt)

@@ -1,0 +1,102 @@
+"""Probe: L2 cache-eviction hints on the persistent matmul's TMA copies, as PTX
+edits of a prepared cache (no compiler change): does keeping B in L2 across
+tile groups, or streaming C out first, cut DRAM traffic and energy enough to
+move the power-capped rate?
+
+    # here: a cache from persistent_pair.py prepare, unslimmed
+    TILEC_CACHE_DIR=/tmp/pair .venv/bin/python benchmarks/probe/persistent_pair.py prepare
+    .venv/bin/python benchmarks/probe/l2_hints.py /tmp/pair .carry/l2-<variant> <variant>
+    # on the H200, per variant: persistent_pair.py modes / ncu, as for the plain cache
+
+Variants (comma-separated parts): `c_first` (the C tile's TMA stores with an
+evict_first policy), `b_last` (B's TMA loads evict_last), `a_first` (A's loads
+evict_first), `b_first`.  The policy is made once at entry with
+`createpolicy.fractional.L2::<policy>.b64 <reg>, 1.0`; the copies gain
+`.L2::cache_hint` and the policy operand.  Only `matmul_persistent` entries
+are edited; the cubin is rebuilt with ptxas -arch=sm_90a and the manifest's
+sizes and hashes updated.  The tensor maps are the kernel's parameters 6, 7
+and 8 (A, B, C: runtime/tensormap.py's order).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+MAPS = {"a": "param_6", "b": "param_7", "c": "param_8"}
+
+
+def _map_regs(ptx: str) -> dict[str, str]:
+    """Which %rd register holds each tensor map's generic address."""
+    regs = {}
+    for name, param in MAPS.items():
+        mov = re.search(rf"mov\.b64\s+(%rd\d+), \w+_{param};", ptx)
+        assert mov, param
+        cvta = re.search(rf"cvta\.param\.u64\s+(%rd\d+), {re.escape(mov.group(1))};", ptx)
+        assert cvta, param
+        regs[name] = cvta.group(1)
+    return regs
+
+
+def edit(ptx: str, variant: str) -> str:
+    parts = [p for p in variant.split(",") if p]
+    regs = _map_regs(ptx)
+    policies: dict[str, str] = {}
+    for p in parts:
+        policies[p[0]] = "evict_first" if p.endswith("first") else "evict_last"
+    decl = "\t.reg .b64 \t%pol<3>;\n"
+    made = "".join(f"\tcreatepolicy.fractional.L2::{pol}.b64 \t%pol{i}, 1.0;\n"
+                   for i, pol in enumerate(policies.values()))
+    index = {m: i for i, m in enumerate(policies)}
+    # declarations and policies after the kernel's first `{` line's register declarations
+    body = ptx.index("{", ptx.index(".entry"))
+    first_ins = re.compile(r"\n\t(?!\.reg|\.shared|\.local)[a-z]").search(ptx, body)
+    assert first_ins
+    ptx = ptx[:first_ins.start() + 1] + decl + made + ptx[first_ins.start() + 1:]
+    count = 0
+    for m, i in index.items():
+        reg = re.escape(regs[m])
+        if m == "c":
+            pat = re.compile(rf"(cp\.async\.bulk\.tensor\.\dd\.global\.shared::cta\.tile\.bulk_group)"
+                             rf"( \[{reg}, [^;]*);")
+        else:
+            pat = re.compile(rf"(cp\.async\.bulk\.tensor\.\dd\.shared::cluster\.global\.tile\."
+                             rf"mbarrier::complete_tx::bytes)( \[[^\]]*\], \[{reg}, [^;]*);")
+        ptx, n = pat.subn(rf"\1.L2::cache_hint\2, %pol{i};", ptx)
+        assert n, m
+        count += n
+    print(f"  {variant}: {count} copies hinted")
+    return ptx
+
+
+def main() -> None:
+    src, dst, variant = sys.argv[1:4]
+    if os.path.exists(dst):
+        shutil.rmtree(dst)
+    shutil.copytree(src, dst)
+    for root, _, files in os.walk(dst):
+        if "manifest.json" not in files:
+            continue
+        man_path = os.path.join(root, "manifest.json")
+        man = json.load(open(man_path))
+        ptx_path = os.path.join(root, "kernel.ptx")
+        ptx = open(ptx_path).read()
+        if ".entry matmul_persistent" not in ptx:
+            continue
+        ptx = edit(ptx, variant)
+        open(ptx_path, "w").write(ptx)
+        cubin = os.path.join(root, "kernel.cubin")
+        subprocess.run(["ptxas", "-arch=sm_90a", "-O3", ptx_path, "-o", cubin], check=True)
+        for name in ("kernel.ptx", "kernel.cubin"):
+            data = open(os.path.join(root, name), "rb").read()
+            man["artifacts"][name] = {"sha256": hashlib.sha256(data).hexdigest(),
+                                      "size": len(data)}
+        json.dump(man, open(man_path, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()

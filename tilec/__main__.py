@@ -1,6 +1,4 @@
 """`python -m tilec`: the `tilec` command line."""
-import sys
+from tilec.cli import run
 
-from tilec.cli import main
-
-sys.exit(main())
+run()

@@ -25,7 +25,8 @@ from tilec.targets import TARGETS, Target
 from tilec.targets import toolchain
 from tilec.targets.amd.backend import compile_amd, parse_amdgpu_metadata
 from tilec.targets.isolate import ChildCrashError, run_isolated
-from tilec.targets.nvidia.backend import check_ptx, compile_nvidia, parse_ptxas_log
+from tilec.targets.nvidia.backend import (NVPTX_DATA_LAYOUTS, check_ptx, compile_nvidia,
+                                          llvm_data_layout, parse_ptxas_log)
 from toolcheck import filecheck, readelf
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
@@ -267,6 +268,12 @@ def _check_cubin(out: dict[str, Any], kernel: str, shared: int) -> None:
     assert md["spill_stores"] == 0 and md["spill_loads"] == 0 and md["stack_bytes"] == 0
     assert md["shared_bytes"] == shared
     assert "Used" in md["ptxas_log"]
+
+
+def test_nvptx_data_layout_of_installed_llvmlite() -> None:
+    """The layout written for the installed llvmlite is the one its LLVM gives."""
+    import llvmlite
+    assert NVPTX_DATA_LAYOUTS[llvmlite.__version__] == llvm_data_layout()
 
 
 def test_ptx_version_below_minimum_is_rejected() -> None:

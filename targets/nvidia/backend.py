@@ -30,7 +30,6 @@ import re
 import time
 from typing import Any
 
-import llvmlite.binding as llvm_binding
 from mlir import ir, passmanager
 from mlir.dialects import gpu
 from mlir.dialects import llvm as llvm_dialect
@@ -48,10 +47,14 @@ ISA_PIPELINE = "builtin.module(gpu-module-to-binary{format=isa})"
 _STAT_KEYS = ("registers", "spill_stores", "spill_loads", "stack_bytes", "shared_bytes")
 
 
-@functools.lru_cache(maxsize=None)
-def _init_llvm() -> None:
-    """Register llvmlite's targets once, in the parent, so children inherit it."""
-    llvm_binding.initialize_all_targets()
+# The NVPTX data layout of the LLVM llvmlite carries, by llvmlite version (the
+# `llir` artifact's `target datalayout`).  Asking llvmlite (importing its
+# binding, registering its targets, making a target machine) took 30-60 ms of
+# every cold compile; a version not listed is still asked
+# (tests/test_backends.py checks the installed version's entry against it).
+NVPTX_DATA_LAYOUTS = {
+    "0.50.0": "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64",
+}
 
 
 def lowering_pipeline(target: Target, opt_level: int, index_bitwidth: int) -> str:
@@ -104,6 +107,16 @@ def _translate(module: ir.Module) -> tuple[str, dict[str, float]]:
 
 @functools.lru_cache(maxsize=1)
 def _data_layout() -> str:
+    """The NVPTX data layout; called in the parent first, so children inherit it."""
+    import llvmlite
+    known = NVPTX_DATA_LAYOUTS.get(llvmlite.__version__)
+    return known if known is not None else llvm_data_layout()
+
+
+def llvm_data_layout() -> str:
+    """The NVPTX data layout as llvmlite's LLVM gives it."""
+    import llvmlite.binding as llvm_binding
+    llvm_binding.initialize_all_targets()
     return str(llvm_binding.Target.from_triple(NVPTX_TRIPLE).create_target_machine().target_data)
 
 
@@ -217,8 +230,8 @@ def stages(target: Target, options: CompileOptions, *, opt_level: int = 3,
     # process on some inputs); the first step starts it, the next two take
     # their results, so --print-after-all still shows each step.
     def convert_gpu_to_nvvm(c: Compilation) -> None:
+        _data_layout()   # (the child inherits it)
         # The metadata keys in the order the manifest has always shown them.
-        _init_llvm()
         c.metadata.update(chip=target.chip, ptx_version=None, times_ms={})
         repro = LazyFiles({"input.mlir": lambda: module_text(c),
                            "pipeline.txt": lambda: f"{lower}\ntranslate_module_to_llvmir\n"

@@ -23,7 +23,6 @@ the MLIR/LLVM wheels) for the builder fingerprint of cache keys.
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import importlib.util
 import os
 import re
@@ -247,6 +246,7 @@ def _first_version_line(path: str | None, flag: str = "--version") -> str | None
 
 
 def _dist_version(name: str) -> str | None:
+    import importlib.metadata   # (~10 ms: only cache keys ask, not every compile)
     try:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mlir import ir
-from mlir.dialects import arith, llvm, rocdl
+from mlir.dialects import arith, llvm
 
 from tilec.dialects import tile
 from tilec.passes.analysis import axis_info
@@ -64,6 +64,7 @@ class _Plan:
     """What a buffer access of one tile needs: its resource and lane offsets."""
 
     def __init__(self, L: FuncLowering, ptr: ir.Value, elem: ir.Type, w: int) -> None:
+        from mlir.dialects import rocdl   # (not loaded by compiles for other targets)
         self.L, self.eb, self.ok = L, axis_info.type_bytes(elem), False
         if isinstance(elem, ir.IntegerType) and ir.IntegerType(elem).width == 1:
             return
@@ -115,6 +116,7 @@ def _pred(L: FuncLowering, mask: ir.Value | None, mf: list[ir.Value] | None, ci:
 @RULES.rule("hook.tile-access", feature=Feature.BUFFER_OPS)
 def buffer_access(L: FuncLowering, op: ir.Operation) -> bool:
     """`op` (a tile load or store) as buffer instructions; False where it does not fit."""
+    from mlir.dialects import rocdl
     seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
     is_load = op.name == "tile.load"
     ptr = op.operands[0]

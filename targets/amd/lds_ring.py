@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mlir import ir
-from mlir.dialects import arith, llvm, rocdl
+from mlir.dialects import arith, llvm
 
 from tilec.errors import CompilerBugError
 from tilec.passes.analysis import axis_info
@@ -198,6 +198,7 @@ def _ring_mma(L: FuncLowering, op: ir.Operation) -> None:
         # barrier LLVM sinks the last MFMAs below them, keeping their operand
         # registers live across the writes (gfx950 128x128x64 f16: 128 VGPRs
         # instead of 104; with two slots or fp8 decoding it costs instead).
+        from mlir.dialects import rocdl   # (not loaded by compiles for other targets)
         rocdl.sched_barrier(0)
 
 

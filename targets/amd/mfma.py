@@ -32,7 +32,7 @@ import math
 from typing import TYPE_CHECKING, Any, Union
 
 from mlir import ir
-from mlir.dialects import amdgpu, arith, gpu, llvm, vector
+from mlir.dialects import arith, gpu, llvm, vector
 
 from tilec.errors import CompilerBugError
 from tilec.passes.analysis import axis_info
@@ -210,6 +210,7 @@ def product(L: FuncLowering, tiling: MatrixTiling, staged: Staged, lds: tuple[in
     (`a_fragments`, `b_fragments`: not read here); `frag` is the accumulator's fragment, the
     result fragment is returned (in registers: the caller orders the reads
     before later writes of the arrays)."""
+    from mlir.dialects import amdgpu   # (not loaded by compiles for other targets)
     ins = tiling.instr
     (m_dim, k_dim, n_dim), elem, buf_a, buf_b = staged
     lda, ldb = lds

@@ -14,11 +14,13 @@ recorded at `prepare` time (the compiler runs here, not on the GPU machine).
     PYTHONPATH=$PWD TILEC_CACHE_DIR=$PWD/.carry/tilec-cache python3 benchmarks/h200_matmul.py run --json $OUT/h200-matmul.json
 
 Times are medians of `triton.testing.do_bench`; TFLOP/s = 2 M N K / time.
-After the sweep, each row's best tilec config, best peer config and cuBLAS are
-timed again, alternated over `ALT_ROUNDS` rounds (median of the rounds): the
-`*_alternated` fields and `tilec_vs_triton_alternated`.  The sweep times each
-peer's configs one after the other, so a drift of the card's clock between
-them moved a row's ratio by up to 2%; alternation spreads the drift evenly.
+In the tutorial-03 rows' sweep the two compilers take turns config by config
+(who goes first alternates); the persistent and fp8 rows sweep tilec's configs
+and then Triton's.  After the sweep, each row's best tilec config, best peer
+config and cuBLAS are timed again, alternated over `ALT_ROUNDS` rounds (median
+of the rounds): the `*_alternated` fields and `tilec_vs_triton_alternated`.
+A sweep that timed one side's configs after the other's moved a row's ratio by
+up to 3% with the card's clock; alternation spreads the drift evenly.
 The rounds run in ABC / CBA order, and each round's Triton time over its tilec
 time is a paired ratio: `tilec_vs_triton_paired` is their median and
 `paired_ratios_q1_q3` their quartiles (the spread a row's ratio has on this
@@ -162,31 +164,41 @@ def _check(torch: Any, c: Any, a: Any, b: Any) -> float:
     return ((c.float() - ref).norm() / ref.norm()).item()
 
 
-def _best(torch: Any, do_bench: Any, launch: Any, args: tuple[Any, ...], m: int, n: int,
-          k: int) -> tuple[float, str, float, dict[str, float]]:
-    """(best TFLOP/s, its config, its relative error, TFLOP/s per config)."""
+def _sweep(torch: Any, do_bench: Any, launches: dict[str, Any], args: tuple[Any, ...],
+           m: int, n: int, k: int, peer_first: bool
+           ) -> dict[str, tuple[float, str, float, dict[str, float]]]:
+    """Each side's (best TFLOP/s, its config, its relative error, TFLOP/s per
+    config).  The sides take turns config by config, who goes first
+    alternating (Triton first on the first config with `peer_first`), so
+    neither side's best configs are timed on a card still hot from the row
+    before (sessions 19-21 swept one side's six configs after the other's)."""
     a, b, c = args[:3]
-    per: dict[str, float] = {}
-    best = (0.0, "", float("nan"))
-    for cfg in CONFIGS:
-        try:
-            c.fill_(float("nan"))
-            launch(cfg, args)
-            torch.cuda.synchronize()
-            err = _check(torch, c, a, b)
-            if not err < 1e-2:
-                per[str(cfg)] = float("nan")
-                print(f"  WRONG {cfg}: rel err {err}")
+    per: dict[str, dict[str, float]] = {name: {} for name in launches}
+    best = {name: (0.0, "", float("nan")) for name in launches}
+    for i, cfg in enumerate(CONFIGS):
+        names = list(launches)
+        if (i % 2 == 1) != peer_first:
+            names.reverse()
+        for name in names:
+            launch = launches[name]
+            try:
+                c.fill_(float("nan"))
+                launch(cfg, args)
+                torch.cuda.synchronize()
+                err = _check(torch, c, a, b)
+                if not err < 1e-2:
+                    per[name][str(cfg)] = float("nan")
+                    print(f"  WRONG {name} {cfg}: rel err {err}")
+                    continue
+                t = do_bench(lambda: launch(cfg, args), warmup=25, rep=200, return_mode="median")
+            except Exception as e:  # noqa: BLE001 - e.g. Triton's OutOfResources
+                print(f"  {name} {cfg}: {type(e).__name__}: {str(e)[:100]}")
                 continue
-            t = do_bench(lambda: launch(cfg, args), warmup=25, rep=200, return_mode="median")
-        except Exception as e:  # noqa: BLE001 - e.g. Triton's OutOfResources
-            print(f"  {cfg}: {type(e).__name__}: {str(e)[:100]}")
-            continue
-        tf = 2 * m * n * k / t / 1e9
-        per[str(cfg)] = round(tf, 1)
-        if tf > best[0]:
-            best = (tf, str(cfg), err)
-    return best[0], best[1], best[2], per
+            tf = 2 * m * n * k / t / 1e9
+            per[name][str(cfg)] = round(tf, 1)
+            if tf > best[name][0]:
+                best[name] = (tf, str(cfg), err)
+    return {name: (*best[name], per[name]) for name in launches}
 
 
 def run(json_path: str | None, peer_first: bool = False) -> None:
@@ -212,11 +224,10 @@ def run(json_path: str | None, peer_first: bool = False) -> None:
         torch.manual_seed(m * 7 + n * 3 + k)
         args = _args(torch, "cuda", m, n, k, dt, True)
         a, b = args[:2]
-        if peer_first:   # the sweep's order reversed (the card's thermal state per side)
-            tr_tf, tr_cfg, tr_err, tr_per = _best(torch, do_bench, triton_launch, args, m, n, k)
-        tl_tf, tl_cfg, tl_err, tl_per = _best(torch, do_bench, tilec_launch, args, m, n, k)
-        if not peer_first:
-            tr_tf, tr_cfg, tr_err, tr_per = _best(torch, do_bench, triton_launch, args, m, n, k)
+        swept = _sweep(torch, do_bench, {"tilec": tilec_launch, "triton": triton_launch},
+                       args, m, n, k, peer_first)
+        tl_tf, tl_cfg, tl_err, tl_per = swept["tilec"]
+        tr_tf, tr_cfg, tr_err, tr_per = swept["triton"]
         t_cublas = do_bench(lambda: torch.matmul(a, b), warmup=25, rep=200, return_mode="median")
         cb = 2 * m * n * k / t_cublas / 1e9
         row = {"kernel": "tutorial-03 pointer matmul", "dtype": dt, "shape": [m, n, k],
@@ -539,6 +550,6 @@ if __name__ == "__main__":
     ap.add_argument("phase", choices=["prepare", "run"])
     ap.add_argument("--json")
     ap.add_argument("--peer-first", action="store_true",
-                    help="sweep Triton's configs before tilec's in each tutorial-03 row")
+                    help="Triton first on the sweep's first config of each tutorial-03 row")
     ns = ap.parse_args()
     prepare() if ns.phase == "prepare" else run(ns.json, ns.peer_first)

@@ -14,9 +14,11 @@ recorded at `prepare` time (the compiler runs here, not on the GPU machine).
     PYTHONPATH=$PWD TILEC_CACHE_DIR=$PWD/.carry/tilec-cache python3 benchmarks/h200_matmul.py run --json $OUT/h200-matmul.json
 
 Times are medians of `triton.testing.do_bench`; TFLOP/s = 2 M N K / time.
-In the tutorial-03 rows' sweep the two compilers take turns config by config
-(who goes first alternates); the persistent and fp8 rows sweep tilec's configs
-and then Triton's.  After the sweep, each row's best tilec config, best peer
+Every config is launched and checked before any is timed (Triton compiles its
+kernels there, with the GPU idle for a second or two each: a pause that gave
+the next timing a cooler card).  In the tutorial-03 rows' sweep the two
+compilers take turns config by config (who goes first alternates); the
+persistent and fp8 rows sweep tilec's configs and then Triton's.  After the sweep, each row's best tilec config, best peer
 config and cuBLAS are timed again, alternated over `ALT_ROUNDS` rounds (median
 of the rounds): the `*_alternated` fields and `tilec_vs_triton_alternated`.
 A sweep that timed one side's configs after the other's moved a row's ratio by
@@ -168,36 +170,41 @@ def _sweep(torch: Any, do_bench: Any, launches: dict[str, Any], args: tuple[Any,
            m: int, n: int, k: int, peer_first: bool
            ) -> dict[str, tuple[float, str, float, dict[str, float]]]:
     """Each side's (best TFLOP/s, its config, its relative error, TFLOP/s per
-    config).  The sides take turns config by config, who goes first
-    alternating (Triton first on the first config with `peer_first`), so
-    neither side's best configs are timed on a card still hot from the row
-    before (sessions 19-21 swept one side's six configs after the other's)."""
+    config).  Every config of both sides is launched and checked first (Triton
+    compiles there, 1-2 s per new config, with the GPU idle), then timed: the
+    sides take turns config by config, who goes first alternating (Triton first
+    on the first config with `peer_first`), so neither side's best configs meet
+    a card still hot from the row before or one cooled by a compile."""
     a, b, c = args[:3]
     per: dict[str, dict[str, float]] = {name: {} for name in launches}
     best = {name: (0.0, "", float("nan")) for name in launches}
-    for i, cfg in enumerate(CONFIGS):
-        names = list(launches)
-        if (i % 2 == 1) != peer_first:
-            names.reverse()
-        for name in names:
-            launch = launches[name]
+    errs: dict[tuple[str, tuple[int, ...]], float] = {}
+    for cfg in CONFIGS:
+        for name, launch in launches.items():
             try:
                 c.fill_(float("nan"))
                 launch(cfg, args)
                 torch.cuda.synchronize()
                 err = _check(torch, c, a, b)
-                if not err < 1e-2:
-                    per[name][str(cfg)] = float("nan")
-                    print(f"  WRONG {name} {cfg}: rel err {err}")
-                    continue
-                t = do_bench(lambda: launch(cfg, args), warmup=25, rep=200, return_mode="median")
             except Exception as e:  # noqa: BLE001 - e.g. Triton's OutOfResources
                 print(f"  {name} {cfg}: {type(e).__name__}: {str(e)[:100]}")
                 continue
+            if not err < 1e-2:
+                per[name][str(cfg)] = float("nan")
+                print(f"  WRONG {name} {cfg}: rel err {err}")
+                continue
+            errs[(name, cfg)] = err
+    for i, cfg in enumerate(CONFIGS):
+        names = list(launches)
+        if (i % 2 == 1) != peer_first:
+            names.reverse()
+        for name in (s for s in names if (s, cfg) in errs):
+            launch = launches[name]
+            t = do_bench(lambda: launch(cfg, args), warmup=25, rep=200, return_mode="median")
             tf = 2 * m * n * k / t / 1e9
             per[name][str(cfg)] = round(tf, 1)
             if tf > best[name][0]:
-                best[name] = (tf, str(cfg), err)
+                best[name] = (tf, str(cfg), errs[(name, cfg)])
     return {name: (*best[name], per[name]) for name in launches}
 
 
@@ -415,21 +422,24 @@ def _triton_persistent(torch: Any, do_bench: Any, pargs: tuple[Any, ...], ref: A
                                                                  device="cuda"))
     a, b, c, m, n, k = pargs
     best, best_cfg, per = 0.0, "", {}
-    for cfg in configs:
-        def go(cfg: tuple[int, ...] = cfg) -> None:
-            t_matmul_persistent[(NUM_SMS,)](*pargs, **_pmeta(cfg))
+    ok = []
+    for cfg in configs:   # compiled and checked first: no compile pause between timings
         try:
             c.fill_(float("nan"))
-            go()
+            t_matmul_persistent[(NUM_SMS,)](*pargs, **_pmeta(cfg))
             torch.cuda.synchronize()
             err = ((c.float() - ref).norm() / ref.norm()).item()
-            if not err < 2e-2:
-                print(f"  WRONG triton persistent {cfg}: rel err {err}")
-                continue
-            t = do_bench(go, warmup=25, rep=200, return_mode="median")
         except Exception as e:  # noqa: BLE001
             print(f"  triton persistent {cfg}: {type(e).__name__}: {str(e)[:120]}")
             continue
+        if not err < 2e-2:
+            print(f"  WRONG triton persistent {cfg}: rel err {err}")
+            continue
+        ok.append(cfg)
+    for cfg in ok:
+        def go(cfg: tuple[int, ...] = cfg) -> None:
+            t_matmul_persistent[(NUM_SMS,)](*pargs, **_pmeta(cfg))
+        t = do_bench(go, warmup=25, rep=200, return_mode="median")
         per[str(cfg)] = round(2 * m * n * k / t / 1e9, 1)
         if per[str(cfg)] > best:
             best, best_cfg = per[str(cfg)], str(cfg)

@@ -19,13 +19,10 @@ and 8 (A, B, C: runtime/tensormap.py's order).
 """
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import re
-import shutil
-import subprocess
 import sys
+
+from ptx_edit import edit_cache
 
 MAPS = {"a": "param_6", "b": "param_7", "c": "param_8"}
 
@@ -75,27 +72,7 @@ def edit(ptx: str, variant: str) -> str:
 
 def main() -> None:
     src, dst, variant = sys.argv[1:4]
-    if os.path.exists(dst):
-        shutil.rmtree(dst)
-    shutil.copytree(src, dst)
-    for root, _, files in os.walk(dst):
-        if "manifest.json" not in files:
-            continue
-        man_path = os.path.join(root, "manifest.json")
-        man = json.load(open(man_path))
-        ptx_path = os.path.join(root, "kernel.ptx")
-        ptx = open(ptx_path).read()
-        if ".entry matmul_persistent" not in ptx:
-            continue
-        ptx = edit(ptx, variant)
-        open(ptx_path, "w").write(ptx)
-        cubin = os.path.join(root, "kernel.cubin")
-        subprocess.run(["ptxas", "-arch=sm_90a", "-O3", ptx_path, "-o", cubin], check=True)
-        for name in ("kernel.ptx", "kernel.cubin"):
-            data = open(os.path.join(root, name), "rb").read()
-            man["artifacts"][name] = {"sha256": hashlib.sha256(data).hexdigest(),
-                                      "size": len(data)}
-        json.dump(man, open(man_path, "w"), indent=1)
+    edit_cache(src, dst, "matmul_persistent", lambda ptx: edit(ptx, variant), variant)
 
 
 if __name__ == "__main__":

@@ -63,13 +63,10 @@ unedited.
 """
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import re
-import shutil
-import subprocess
 import sys
+
+from ptx_edit import edit_cache
 
 PARTS = ("split_commit", "counters", "desc_carried")
 B_RING = 49152      # the B ring's byte offset in the kernel's shared buffer (3 A slots of 16 KiB)
@@ -186,40 +183,9 @@ def edit(ptx: str, variant: str) -> str:
 
 def main() -> None:
     src, dst, variant = sys.argv[1:4]
-    if os.path.exists(dst):
-        shutil.rmtree(dst)
-    shutil.copytree(src, dst)
-    edited = 0
-    for root, _, files in os.walk(dst):
-        if "manifest.json" not in files:
-            continue
-        man_path = os.path.join(root, "manifest.json")
-        man = json.load(open(man_path))
-        ptx_path = os.path.join(root, "kernel.ptx")
-        ptx = open(ptx_path).read()
-        if ".entry mm_tutorial" not in ptx:
-            continue
-        if variant != "base":
-            ptx = edit(ptx, variant)
-        open(ptx_path, "w").write(ptx)
-        cubin = os.path.join(root, "kernel.cubin")
-        res = subprocess.run(["ptxas", "-arch=sm_90a", "-O3", "-v", ptx_path, "-o", cubin],
-                             check=True, capture_output=True, text=True)
-        regs = re.search(r"Used (\d+) registers", res.stdout + res.stderr)
-        assert regs
-        meta = man.get("metadata", {}).get("metadata", {})
-        if "registers" in meta:
-            meta["registers"] = int(regs.group(1))
-            for k in meta.get("kernels", {}).values():
-                k["registers"] = int(regs.group(1))
-        for name in ("kernel.ptx", "kernel.cubin"):
-            data = open(os.path.join(root, name), "rb").read()
-            man["artifacts"][name] = {"sha256": hashlib.sha256(data).hexdigest(),
-                                      "size": len(data)}
-        json.dump(man, open(man_path, "w"), indent=1, sort_keys=True)
-        edited += 1
-        print(f"  {variant}: {root}: {regs.group(1)} registers")
-    assert edited, "no mm_tutorial entry"
+    edit_cache(src, dst, "mm_tutorial",
+               (lambda ptx: ptx) if variant == "base" else (lambda ptx: edit(ptx, variant)),
+               variant)
 
 
 if __name__ == "__main__":

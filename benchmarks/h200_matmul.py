@@ -28,8 +28,9 @@ time is a paired ratio: `tilec_vs_triton_paired` is their median and
 `paired_ratios_q1_q3` their quartiles (the spread a row's ratio has on this
 card).  An A/A control times tilec's kernel a second time in every round
 (`tilec_again`): `aa_control_paired` and its quartiles are what the same
-kernel reads against itself, the estimator's own spread.  nvidia-smi samples the SM clock and power during the rounds
-(benchmarks/gpu_clock.py): `*_alternated_sm_mhz` / `*_alternated_watts`.
+kernel reads against itself, the estimator's own spread.  nvidia-smi samples
+the SM clock and power during the rounds (benchmarks/gpu_clock.py):
+`*_alternated_sm_mhz` / `*_alternated_watts`.
 """
 from __future__ import annotations
 
@@ -287,10 +288,14 @@ def run(json_path: str | None, peer_first: bool = False) -> None:
               f"{tr_cfg}  cublas {cb:6.1f}", flush=True)
     rows += _fp8_rows(torch, do_bench)
     from gpu_clock import ClockLog
-    spans: list[tuple[int, str, float, float]] = []
     with ClockLog() as clock:
-        _alternate(torch, do_bench, rows, spans)
-    _attach_clocks(rows, clock, spans)
+        _alternate(torch, do_bench, rows, clock)
+    clocks = clock.summary()
+    for i, row in enumerate(rows):   # each side's mean SM clock and power over its rounds
+        for name in ("tilec", "triton", "cublas"):
+            if f"{i} {name}" in clocks:
+                row[f"{name}_alternated_sm_mhz"] = clocks[f"{i} {name}"]["mhz"]
+                row[f"{name}_alternated_watts"] = clocks[f"{i} {name}"]["watts"]
     _summary(rows)
     prepared = {}
     if os.path.exists(PREPARED):
@@ -315,13 +320,13 @@ def run(json_path: str | None, peer_first: bool = False) -> None:
 ALT_ROUNDS = 12
 
 
-def _alternate(torch: Any, do_bench: Any, rows: list[dict[str, Any]],
-               spans: list[tuple[int, str, float, float]]) -> None:
+def _alternate(torch: Any, do_bench: Any, rows: list[dict[str, Any]], clock: Any) -> None:
     """Re-time each row's best tilec config, the peer's best and cuBLAS in
-    alternation (module docstring); adds `*_alternated` and `*_paired` fields."""
+    alternation (module docstring); adds `*_alternated` and `*_paired` fields;
+    each timing is a window "<row index> <side>" of `clock` (gpu_clock.ClockLog)."""
     import ast
     from matmul_kernels import t_matmul_persistent, t_mm_tutorial
-    for row in rows:
+    for i, row in enumerate(rows):
         m, n, k = row["shape"]
         dt = row["dtype"]
         fns: dict[str, Any] = {}
@@ -362,7 +367,7 @@ def _alternate(torch: Any, do_bench: Any, rows: list[dict[str, Any]],
                 t0 = time.time()
                 times[name].append(do_bench(fns[name], warmup=10, rep=100,
                                             return_mode="median"))
-                spans.append((id(row), name, t0, time.time()))
+                clock.window(f"{i} {name}", t0, time.time())
         for name, ts in times.items():
             row[f"{name}_alternated"] = round(2 * m * n * k / statistics.median(ts) / 1e9, 1)
         if "tilec_alternated" in row and "triton_alternated" in row:
@@ -384,18 +389,6 @@ def _alternate(torch: Any, do_bench: Any, rows: list[dict[str, Any]],
             f"  paired {row.get('tilec_vs_triton_paired')} {row.get('paired_ratios_q1_q3')}"
             f"  A/A {row.get('aa_control_paired')} {row.get('aa_control_q1_q3')}",
             flush=True)
-
-
-def _attach_clocks(rows: list[dict[str, Any]], clock: Any,
-                   spans: list[tuple[int, str, float, float]]) -> None:
-    """Each row's mean SM clock and power per side over its alternated rounds."""
-    for row in rows:
-        for name in ("tilec", "triton", "cublas"):
-            got = [s for rid, n, t0, t1 in spans if rid == id(row) and n == name
-                   for s in clock.samples if t0 <= s[0] <= t1]
-            if got:
-                row[f"{name}_alternated_sm_mhz"] = round(sum(s[1] for s in got) / len(got))
-                row[f"{name}_alternated_watts"] = round(sum(s[2] for s in got) / len(got), 1)
 
 
 def _summary(rows: list[dict[str, Any]]) -> None:

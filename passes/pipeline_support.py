@@ -210,7 +210,8 @@ def load_side(body: ir.Block, loads: list[ir.Operation], forbidden: int | None =
     body_ops = ops(body)
     side: set[ir.Operation] = set()
     carried: set[int] = set()
-    stack = [o for ld in loads for o in ld.operands]
+    hints = [h for h in map(tma_coords_op, loads) if h is not None]
+    stack = [o for op in (*loads, *hints) for o in op.operands]
     while stack:
         v = stack.pop()
         owner = v.owner
@@ -243,6 +244,18 @@ def load_side(body: ir.Block, loads: list[ir.Operation], forbidden: int | None =
                     user.name != "tile.tma_coords":
                 return None
     return [op for op in body_ops if op in side], sorted(carried)
+
+
+def tma_coords_op(load: ir.Operation) -> ir.Operation | None:
+    """The `tile.tma_coords` of a load tagged `tile.tma` (before it in its
+    block), or None."""
+    if "tile.tma" not in load.attributes:
+        return None
+    tma = int(ir.IntegerAttr(load.attributes["tile.tma"]).value)
+    for op in ops(load.block):
+        if op.name == "tile.tma_coords" and int(ir.IntegerAttr(op.attributes["tma"]).value) == tma:
+            return op
+    return None
 
 
 def loop_parts(for_op: ir.Operation

@@ -48,11 +48,7 @@ def tma_id(load: ir.Operation) -> int | None:
 
 def coords_op(load: ir.Operation) -> ir.Operation | None:
     """The `tile.tma_coords` of a tagged load (before it in its block)."""
-    tma = tma_id(load)
-    for op in ps.ops(load.block):
-        if op.name == "tile.tma_coords" and int(ir.IntegerAttr(op.attributes["tma"]).value) == tma:
-            return op
-    return None
+    return ps.tma_coords_op(load)
 
 
 def all_tagged(loads: list[ir.Operation]) -> bool:

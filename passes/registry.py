@@ -32,6 +32,7 @@ PASSES: dict[str, str] = {
     "tile-flatten-loops": "tilec.passes.tile_flatten_loops",
     "tile-tma-descriptors": "tilec.passes.tile_tma_descriptors",
     "tile-lower-descriptors": "tilec.passes.tile_lower_descriptors",
+    "tile-tma-pointers": "tilec.passes.tile_tma_pointers",
     "tile-debug-checks": "tilec.passes.tile_debug_checks",
     "tile-dot-precision": "tilec.passes.tile_dot_precision",
     "tile-expand-fp8": "tilec.passes.tile_expand_fp8",

@@ -122,14 +122,15 @@ def check_num_warps(target: Target, options: CompileOptions) -> None:
 # and its K loop fused, so tile-pipeline keeps loads in flight across tiles;
 # the CPU runs it; AMD's stage list leaves it out, its LDS pipeliner takes the
 # nest's K loop only, and so does NVIDIA's, where it measured slower),
-# tensor descriptors -> masked loads/stores, tf32 operand rounding, fp8 ->
+# tensor descriptors -> masked loads/stores, pointer-tile accesses that are
+# tensor-map blocks tagged for TMA (tile-tma-pointers, TMA targets), tf32 operand rounding, fp8 ->
 # integer bit operations on i8 storage.  A target-specific pass that wants the
 # original ops (TMA for descriptor loads, tensor cores for tf32/fp8 dots) runs
 # before them.
 # tile-debug-checks (after the descriptors are pointer tiles) bounds-checks the
 # accesses in debug mode and only drops `tile.assert` otherwise.
 LANGUAGE_PASSES = ("tile-flatten-loops", "tile-tma-descriptors", "tile-lower-descriptors",
-                   "tile-debug-checks", "tile-dot-precision", "tile-expand-fp8")
+                   "tile-tma-pointers", "tile-debug-checks", "tile-dot-precision", "tile-expand-fp8")
 
 
 def language_steps(flatten: bool = True) -> Stages:

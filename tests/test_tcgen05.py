@@ -27,6 +27,7 @@ from tilec.targets.nvidia.tcgen05_descriptors import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from kernels_for_tests import mm_clamped  # noqa: E402
 from matmul_kernels import mm_tutorial  # noqa: E402
 from matmul_persistent import matmul_persistent  # noqa: E402
 
@@ -221,13 +222,18 @@ def _check(k: Any, k_steps: int, kind: str = "f16", tma: bool = False) -> None:
 @pytest.mark.parametrize("bm,bn,bk,warps,stages", [
     (128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (128, 128, 64, 4, 4), (128, 128, 128, 8, 3),
 ])
+@pytest.mark.parametrize("tma", [False, True])
 def test_pipelined_tcgen05_kernels_assemble_without_spills(bm: int, bn: int, bk: int,
-                                                          warps: int, stages: int) -> None:
-    k: Any = mm_tutorial.compile(target="sm100", signature=SIG, num_warps=warps,
-                                 num_stages=stages,
-                                 constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
-                                             "GROUP_M": 8})
-    _check(k, bk // 16)
+                                                          warps: int, stages: int,
+                                                          tma: bool) -> None:
+    """The tutorial's pointer tiles are tensor-map blocks (tile-tma-pointers:
+    TMA copies); clamped rows are not (cp.async copies)."""
+    kern = mm_tutorial if tma else mm_clamped
+    k: Any = kern.compile(target="sm100", signature=SIG, num_warps=warps,
+                          num_stages=stages,
+                          constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
+                                      "GROUP_M": 8})
+    _check(k, bk // 16, tma=tma)
     ptx = k.asm["ptx"]
     assert re.search(r"tcgen05\.st\.sync\.aligned\.32x32b\.x32\.b32", ptx)   # the init acc
     assert str(instr_descriptor("f16", 128, bn, False, True)) in ptx      # B N-major
@@ -263,7 +269,7 @@ def test_fp8_tutorial_kernel_reads_n_major_b() -> None:
                                  num_warps=8, num_stages=3,
                                  constexprs={"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 128,
                                              "GROUP_M": 8})
-    _check(k, 4, "f8f6f4")
+    _check(k, 4, "f8f6f4", tma=True)
     assert str(instr_descriptor("e4m3", 128, 256, False, True)) in k.asm["ptx"]
 
 

@@ -16,6 +16,7 @@ from tilec.targets import TARGETS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from kernels_for_tests import mm_clamped  # noqa: E402
 from matmul_kernels import mm_tutorial  # noqa: E402
 from matmul_persistent import matmul_persistent  # noqa: E402
 
@@ -81,15 +82,22 @@ def test_selection_follows_the_target_features() -> None:
     (128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (128, 128, 64, 4, 4), (64, 128, 64, 4, 2),
     (128, 128, 128, 8, 3),
 ])
+@pytest.mark.parametrize("tma", [False, True])
 def test_pipelined_wgmma_kernels_assemble_without_spills(bm: int, bn: int, bk: int,
-                                                         warps: int, stages: int) -> None:
-    k: Any = mm_tutorial.compile(target="sm90", signature=SIG, num_warps=warps,
-                                 num_stages=stages,
-                                 constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
-                                             "GROUP_M": 8})
+                                                         warps: int, stages: int,
+                                                         tma: bool) -> None:
+    """The tutorial's pointer tiles are tensor-map blocks (tile-tma-pointers:
+    TMA copies); clamped rows are not (cp.async copies)."""
+    kern = mm_tutorial if tma else mm_clamped
+    k: Any = kern.compile(target="sm90", signature=SIG, num_warps=warps,
+                          num_stages=stages,
+                          constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
+                                      "GROUP_M": 8})
     ptx = k.asm["ptx"]
     assert f"wgmma.mma_async.sync.aligned.m64n{min(bn, 256)}k16.f32.f16.f16" in ptx
-    assert "cp.async.cg.shared.global" in ptx and "wgmma.wait_group.sync.aligned 1;" in ptx
+    assert "wgmma.wait_group.sync.aligned 1;" in ptx
+    assert ("cp.async.cg.shared.global" in ptx) != tma
+    assert ("cp.async.bulk.tensor.2d.shared::cluster.global" in ptx) == tma
     if not k.asm.get("cubin"):
         pytest.skip("no ptxas here")
     md = k.metadata

@@ -11,6 +11,9 @@ each map with the driver's `cuTensorMapEncodeTiled` (called through ctypes:
 plain C arguments; 128-byte swizzle, zeros outside the tensor), once per distinct (address, shape, strides): later launches with the
 same tensors copy 128 cached bytes.
 
+A map that tile-tma-pointers inferred from a pointer access (`inferred:
+true`) has the bounds of that access's mask (`idx < bound`), so a negative
+bound is 0: nothing is in bounds, as the mask says.
 A dimension of size 0 reads as zeros everywhere: such a map points at a zeroed
 device buffer of one box instead of the (possibly absent) tensor.  A store's
 map (`store: true`, a `tile.tma_store` writes through it) is encoded the same
@@ -50,6 +53,8 @@ def fields(recipe: dict[str, Any], args: Sequence[Any]) -> tuple[int, tuple[int,
     """(address, shape, byte strides of the outer dimensions) of one map."""
     eb = int(recipe["elem_bytes"])
     shape = tuple(evaluate(e, args) for e in recipe["shape"])
+    if recipe.get("inferred"):   # a mask `idx < bound` with bound <= 0: nothing in bounds
+        shape = tuple(max(d, 0) for d in shape)
     strides = tuple(evaluate(e, args) * eb for e in recipe["strides"][:-1])
     return int(args[recipe["base"]]), shape, strides
 

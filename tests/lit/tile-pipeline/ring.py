@@ -2,9 +2,9 @@
 # RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=128 BK=64 --num-warps 4 --num-stages 3 --stage tiled | %FileCheck %s --check-prefix=WG1
 # RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=256 BK=64 --num-warps 8 --num-stages 1 --stage tiled | %FileCheck %s --check-prefix=ONE
 # RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=256 BK=64 --num-warps 8 --num-stages 6 --stage tiled | %FileCheck %s --check-prefix=CLAMP
-# RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=256 BK=64 --num-warps 8 --num-stages 3 --stage ptx | %FileCheck %s --check-prefix=PTX --implicit-check-not=fence.proxy
+# RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=256 BK=64 --num-warps 8 --num-stages 3 --stage ptx | %FileCheck %s --check-prefix=PTX
 # RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=256 BK=64 --num-warps 8 --num-stages 3 --stage tiled | %FileCheck %s --check-prefix=S3
-# RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=256 BK=64 --num-warps 8 --num-stages 4 --stage ptx | %FileCheck %s --check-prefix=LAGPTX --implicit-check-not=fence.proxy
+# RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=256 BK=64 --num-warps 8 --num-stages 4 --stage ptx | %FileCheck %s --check-prefix=LAGPTX
 # RUN: %tilec ir %s --target sm90 --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16" --constexpr BM=128 BN=128 BK=64 --num-warps 8 --num-stages 4 --stage tiled | %FileCheck %s --check-prefix=SMALL
 
 # tile-pipeline on a tutorial-03 style K loop (loop-carried pointer tiles, a
@@ -55,8 +55,10 @@ def mm(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.
 # CHECK-NEXT: "tile.barrier"
 # CHECK-NEXT: "tile.local_dealloc"
 # CHECK-NEXT: "tile.local_dealloc"
-# CHECK: "tile.convert_layout"({{.*}}) : (tensor<128x256xf16, #tile.blocked<array<i32: 1, 2>, array<i32: 8, 4>, array<i32: 8, 1>, array<i32: 1, 0>>>) -> tensor<128x256xf16, #tile.blocked<array<i32: 1, 8>
-# CHECK: "tile.store"
+# The C store's mask is exactly its tensor's bounds, so tile-tma-pointers made
+# it a tensor-map block: stored through one shared buffer by TMA.
+# CHECK: "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<1x128x256xf16, 3>
+# CHECK-NEXT: "tile.tma_store"
 
 # Three slots, two warpgroups: S - 1 = 2 iterations in flight and a barrier
 # after the product's wait (every warpgroup done with slot j - 1).
@@ -78,12 +80,14 @@ def mm(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.
 # Four slots, lagged: one bar.sync per iteration in the loop's PTX.
 # LAGPTX: cp.async.wait_group 1;
 # LAGPTX-NEXT: bar.sync 0;
-# LAGPTX-NOT: bar.sync
+# LAGPTX-NOT: {{bar.sync|fence.proxy}}
 # LAGPTX: wgmma.wait_group.sync.aligned 1;
 # LAGPTX-NOT: bar.sync
 # LAGPTX: cp.async.commit_group;
 # LAGPTX-NOT: bar.sync
 # LAGPTX: bra $L__BB0_2;
+# LAGPTX-NOT: fence.proxy.async
+# LAGPTX: cp.async.wait_group 0;
 
 # One warpgroup: no barrier between the product and the next copies.
 # WG1: "tile.mma_wait"({{.*}}) {pending = 1 : i32}
@@ -107,4 +111,9 @@ def mm(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.
 # PTX: wgmma.commit_group.sync.aligned;
 # PTX: wgmma.wait_group.sync.aligned 1;
 # PTX: wgmma.wait_group.sync.aligned 0;
-# PTX: st.global.v4.b32
+# PTX-NOT: fence.proxy.async
+# PTX: cp.async.wait_group 0;
+# The C store is a TMA store (tile-tma-pointers): the accumulator's writes to
+# shared memory are fenced for the async proxy that reads them.
+# PTX: fence.proxy.async.shared::cta;
+# PTX: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group

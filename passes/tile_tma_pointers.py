@@ -1,0 +1,362 @@
+"""`tile-tma-pointers`: pointer-tile loads and stores that a tensor map can copy.
+
+Triton's tutorial matmul reads A and B through pointer tiles,
+`a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]`, advanced by
+`BLOCK_K * stride_ak` each iteration and masked on K; on sm90 each of those
+tiles can be one TMA copy instead of a `cp.async` per 16 bytes per thread
+(fewer instructions and registers, measured +1-3% on the H200).  This pass
+proves, for a 2-D `tile.load` / `tile.store`, that the access IS the block
+access of a tensor map, and tags it as `tile-tma-descriptors` tags a
+descriptor access: `tile.tma = id` on the access, `tile.tma_coords` before
+it, the recipe in the kernel's `tile.tensormaps`.  The pipeliner then copies
+it with TMA; an access it does not pipeline stays the pointer access it is.
+
+The proof, in index polynomials (passes/analysis/index_poly.py):
+  * the pointer is `base + (row0 + i) * S + (col0 + j)` for lanes (i, j):
+    `base` a 16-byte-aligned pointer argument, S a product of integer
+    arguments (the row stride, a multiple of 16 bytes), the column stride 1,
+    row0 / col0 scalars free of S (loop-carried pointers advance by
+    `(iv - lb) / step * d`);
+  * per dimension, the access is bounded either by its mask, which must be
+    exactly the conjunction of `idx_d < bound_d` (`bound_d` a host
+    expression: kernel integer arguments and constants), or, for a load, by a
+    remainder `idx_d = (d0 + lane) % m` (the tutorial's `% M`): lanes with
+    d0 + lane >= m read a wrapped row where the tensor map reads zeros, so
+    they must be dead: the loaded tile reaches only `tile.dot` (A's rows /
+    B's columns), the accumulator's loop, elementwise ops and stores whose
+    mask has the conjunct `d0 + lane < m` (`_dead_beyond`);
+  * a masked load's `other` is absent or +0 (the map's fill);
+  * a block whose origin is below zero reads zeros there and stores nothing
+    there, as a tensor descriptor's block does: the masks bound the tensor
+    from above only, so such a program reads and writes outside the tensor it
+    describes (the tutorial's programs beyond the tile grid do);
+  * the block has rows a multiple of 8 and whole 128-byte atoms per row.
+Not in debug mode (its bounds checks are on the pointers).
+
+Input: tile-level IR after `tile-tma-descriptors` (the ids continue its
+maps), before `tile-layout`.  Output: the same ops, tagged; the coordinates
+are new i32 arithmetic before each access, with its location.  Nearest
+upstream analogue: none in MLIR or Triton (TileLang infers TMA from its
+`T.copy` of a buffer region, which is a block by construction).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from mlir import ir
+from mlir.dialects import arith
+
+from tilec.dialects import tile, tile_memory
+from tilec.options import CompileOptions
+from tilec.passes import tile_tma_descriptors
+from tilec.passes.analysis import axis_info
+from tilec.passes.analysis.index_poly import Evaluator, Poly
+from tilec.targets import Feature, Target
+
+NAME = "tile-tma-pointers"
+_CMP = {2: (1, 0), 3: (1, 1), 4: (-1, 0), 5: (-1, 1)}   # slt, sle, sgt, sge
+
+
+@dataclass
+class _Access:
+    op: ir.Operation
+    coords: list[Poly]
+    recipe: dict[str, Any]
+
+
+def _segments(op: ir.Operation) -> list[int]:
+    return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+
+
+def _mask_other(op: ir.Operation) -> tuple[ir.Value | None, ir.Value | None]:
+    seg, ops = _segments(op), list(op.operands)
+    if op.name == "tile.load":
+        return (ops[1] if seg[1] else None), (ops[1 + seg[1]] if seg[2] else None)
+    return (ops[2] if len(seg) > 2 and seg[2] else None), None
+
+
+def _is_plus_zero(v: ir.Value) -> bool:
+    owner = v.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "arith.constant":
+        return False
+    attr = owner.operation.attributes["value"]
+    if not (isinstance(attr, ir.DenseElementsAttr) and attr.is_splat):
+        return False
+    s = attr.get_splat_value()
+    if isinstance(s, ir.FloatAttr):
+        return s.value == 0.0 and math.copysign(1.0, s.value) > 0
+    return isinstance(s, ir.IntegerAttr) and int(s.value) == 0
+
+
+def conjuncts(mask: ir.Value, ev: Evaluator) -> list[Poly] | None:
+    """The mask as polynomials D with mask == AND(D < 0), or None."""
+    owner = mask.owner
+    if isinstance(owner, ir.Block):
+        return None
+    op = owner.operation
+    if op.name == "arith.andi":
+        x, y = conjuncts(op.operands[0], ev), conjuncts(op.operands[1], ev)
+        return None if x is None or y is None else x + y
+    if op.name == "tile.broadcast":
+        return conjuncts(op.operands[0], ev)
+    if op.name == "tile.expand_dims":
+        inner = conjuncts(op.operands[0], ev)
+        axis = int(ir.IntegerAttr(op.attributes["axis"]).value)
+        rank = len(ir.RankedTensorType(op.operands[0].type).shape)
+        f = {d: d + (d >= axis) for d in range(rank)}
+        return None if inner is None else [p.renumber_lanes(f) for p in inner]
+    if op.name == "arith.cmpi":
+        pred = int(ir.IntegerAttr(op.attributes["predicate"]).value)
+        lhs, rhs = ev.poly(op.operands[0]), ev.poly(op.operands[1])
+        if pred not in _CMP or lhs is None or rhs is None:
+            return None
+        sign, minus = _CMP[pred]
+        return [(lhs - rhs).scale(sign) + Poly.const(minus)]
+    return None
+
+
+def _host(p: Poly, ev: Evaluator, block: ir.Block) -> list[Any] | None:
+    """`p` as a tensor-map host expression of the kernel's integer arguments."""
+    args = list(block.arguments)
+    out: list[Any] | None = None
+    for mono, c in p.terms:
+        if c.denominator != 1:
+            return None
+        term: list[Any] | None = None if c == 1 and mono else ["const", int(c)]
+        for a in mono:
+            v = ev.values[a[1]] if a[0] == "v" else None
+            if v is None or v not in args or not isinstance(v.type, ir.IntegerType):
+                return None
+            term = ["arg", args.index(v)] if term is None else \
+                ["mul", term, ["arg", args.index(v)]]
+        assert term is not None
+        out = term if out is None else ["add", out, term]
+    return out or ["const", 0]
+
+
+def _split_rows(r: Poly, stride: Poly) -> tuple[Poly, Poly] | None:
+    """(row0, col0) with r == row0 * stride + col0 and col0 free of stride's factors."""
+    if len(stride.terms) != 1 or not stride.terms[0][0]:
+        return None
+    smono, sc = stride.terms[0]
+    rows, cols = [], []
+    for mono, c in r.terms:
+        rest = list(mono)
+        if all(rest.count(a) >= smono.count(a) for a in smono):
+            for a in smono:
+                rest.remove(a)
+            rows.append((tuple(rest), c / sc))
+        else:
+            cols.append((mono, c))
+    row0, col0 = Poly.of(rows), Poly.of(cols)
+    return (row0, col0) if row0 * stride + col0 == r else None
+
+
+def _dead_beyond(v: ir.Value, x: Poly, m: Poly, ev: Evaluator, seen: set[ir.Value]) -> bool:
+    """Whether the lanes of `v` where x >= m (polynomials of `ev`) never reach
+    memory or another lane."""
+    if v in seen:
+        return True
+    seen.add(v)
+    lane = next(iter(x.lanes()))
+    for use in v.uses:
+        user, n = use.owner, use.operand_number
+        name = user.name
+        if name == "tile.dot":
+            if not (n == 2 or (n == 0 and lane == 0) or (n == 1 and lane == 1)):
+                return False
+            if not _dead_beyond(user.results[0], x, m, ev, seen):
+                return False
+        elif name == "scf.yield" and user.parent.name == "scf.for":
+            loop = user.parent
+            for w in (loop.results[n], loop.regions[0].blocks[0].arguments[n + 1]):
+                if not _dead_beyond(w, x, m, ev, seen):
+                    return False
+        elif name == "tile.trans":
+            f = {0: 1, 1: 0}
+            if not _dead_beyond(user.results[0], x.renumber_lanes(f), m, ev, seen):
+                return False
+        elif name == "tile.store":
+            mask, _ = _mask_other(user)
+            parts = conjuncts(mask, ev) if n == 1 and mask is not None else None
+            if parts is None or x - m not in parts:
+                return False
+        elif (name.startswith(("arith.", "math.")) and user.results
+              and all(r.type == v.type or (isinstance(r.type, ir.RankedTensorType)
+                                           and r.type.shape == v.type.shape)
+                      for r in user.results)):
+            if not all(_dead_beyond(r, x, m, ev, seen) for r in user.results):
+                return False
+        else:
+            return False
+    return True
+
+
+class _Prover:
+    def __init__(self, func: ir.Operation) -> None:
+        self.func = func
+        self.block = func.regions[0].blocks[0]
+        self.ev = Evaluator()
+        self.info = axis_info.analyze(func)
+
+    def access(self, op: ir.Operation) -> _Access | None:
+        ptr = op.operands[0]
+        t = ptr.type
+        if not (isinstance(t, ir.RankedTensorType) and len(t.shape) == 2):
+            return None
+        rows, cols = t.shape
+        elem = tile.pointee(t.element_type)
+        eb = axis_info.type_bytes(elem)
+        if eb not in (1, 2, 4) or rows % 8 or (cols * eb) % 128 or rows > 256 or cols > 256:
+            return None
+        e = self.ev.expr(ptr)
+        if e is None:
+            return None
+        p, wraps = e
+        base = self._base(p)
+        if base is None:
+            return None
+        q = p - self.ev.atom_of(base)
+        s0, s1 = q.lane_coefficient(0), q.lane_coefficient(1)
+        if s0 is None or s1 is None or s0.lanes() or s1 != Poly.const(1):
+            return None
+        r = q.without_lanes()
+        if r + s0 * Poly.atom(("lane", 0)) + Poly.atom(("lane", 1)) != q:
+            return None
+        split = _split_rows(r, s0)
+        if split is None:
+            return None
+        coords = list(split)
+        bounds = self._bounds(op, coords, wraps)
+        stride = _host(s0, self.ev, self.block)
+        if bounds is None or stride is None or not self._stride_ok(s0, eb):
+            return None
+        if any(c.denominator != 1 for p_ in coords for _, c in p_.terms):
+            return None
+        recipe = {"base": list(self.block.arguments).index(base), "elem_bytes": eb,
+                  "shape": bounds, "strides": [stride, ["const", 1]], "block": [rows, cols],
+                  "inferred": True}
+        if op.name == "tile.store":
+            recipe["store"] = True
+        return _Access(op, coords, recipe)
+
+    def _base(self, p: Poly) -> ir.Value | None:
+        ptrs = [a for a in p.atoms() if a[0] == "v" and tile.is_ptr(self.ev.values[a[1]].type)]
+        if len(ptrs) != 1 or (((ptrs[0],), Fraction(1)) not in p.terms):
+            return None
+        v = self.ev.values[ptrs[0][1]]
+        if v not in list(self.block.arguments) or any(
+                ptrs[0] in m for m, _ in p.terms if m != (ptrs[0],)):
+            return None
+        return v if self.info.get(v).divisibility[0] >= 16 else None
+
+    def _stride_ok(self, s0: Poly, eb: int) -> bool:
+        mono, c = s0.terms[0]
+        div = abs(int(c)) if c.denominator == 1 else 0
+        for a in mono:
+            div *= self.info.get(self.ev.values[a[1]]).divisibility[0]
+        return div > 0 and (div * eb) % 16 == 0
+
+    def _bounds(self, op: ir.Operation, coords: list[Poly],
+                wraps: frozenset[tuple[Poly, Poly]]) -> list[Any] | None:
+        """The shape (host expressions) the access is bounded by, per dimension."""
+        idx = [coords[d] + Poly.atom(("lane", d)) for d in (0, 1)]
+        bound: list[Poly | None] = [None, None]
+        mask, other = _mask_other(op)
+        if mask is not None:
+            parts = conjuncts(mask, self.ev)
+            if parts is None or (op.name == "tile.load" and other is not None
+                                 and not _is_plus_zero(other)):
+                return None
+            for dpoly in parts:
+                lanes = dpoly.lanes()
+                if len(lanes) != 1:
+                    return None
+                d = lanes.pop()
+                if dpoly.lane_coefficient(d) != Poly.const(1) or bound[d] is not None:
+                    return None
+                bound[d] = idx[d] - dpoly
+        for x, m in wraps:
+            dim = next((d for d in (0, 1) if x == idx[d]), None)
+            if dim is None or bound[dim] is not None or op.name != "tile.load":
+                return None
+            if not _dead_beyond(op.results[0], x, m, self.ev, set()):
+                return None
+            bound[dim] = m
+        out = []
+        for b in bound:
+            h = None if b is None or b.lanes() else _host(b, self.ev, self.block)
+            if h is None:
+                return None
+            out.append(h)
+        return out
+
+    def materialize(self, a: _Access, tma: int) -> None:
+        op, loc = a.op, a.op.location
+        i32 = ir.IntegerType.get_signless(32)
+        with ir.InsertionPoint(op), loc:
+            vals = [self._build(c, i32) for c in a.coords]
+            tile_memory.tma_coords(vals, tma, loc=loc, ip=ir.InsertionPoint(op))
+        op.attributes["tile.tma"] = ir.IntegerAttr.get(i32, tma)
+
+    def _build(self, p: Poly, i32: ir.Type) -> ir.Value:
+        total: ir.Value | None = None
+        for mono, c in p.terms:
+            factors = [self._i32(self.ev.values[a[1]], i32) for a in mono]
+            if int(c) != 1 or not factors:
+                factors.insert(0, arith.constant(i32, int(c)))
+            v = factors[0]
+            for f in factors[1:]:
+                v = arith.muli(v, f)
+            total = v if total is None else arith.addi(total, v)
+        return total if total is not None else arith.constant(i32, 0)
+
+
+    @staticmethod
+    def _i32(x: ir.Value, i32: ir.Type) -> ir.Value:
+        if isinstance(x.type, ir.IndexType):
+            return arith.index_cast(i32, x)
+        return x if ir.IntegerType(x.type).width == 32 else arith.trunci(i32, x)
+
+
+def _accesses(func: ir.Operation) -> list[ir.Operation]:
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in ("tile.load", "tile.store") and "tile.tma" not in op.attributes \
+                and set(op.attributes.keys()) <= {"operandSegmentSizes"}:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    func.walk(visit)
+    return found
+
+
+def _run_func(func: ir.Operation) -> None:
+    ops = _accesses(func)
+    if not ops:
+        return
+    prover = _Prover(func)
+    found = [a for a in (prover.access(op) for op in ops) if a is not None]
+    if not found:
+        return
+    maps = {str(k): v for k, v in tile_tma_descriptors.recipes(func).items()}
+    for a in found:
+        tma = len(maps)
+        prover.materialize(a, tma)
+        maps[str(tma)] = a.recipe
+    func.attributes[tile_tma_descriptors.ATTR] = ir.StringAttr.get(json.dumps(maps,
+                                                                            sort_keys=True))
+
+
+def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
+    if not target.has(Feature.TMA) or options.debug:
+        return
+    with module.context:
+        for op in module.body.operations:
+            if op.operation.name == "func.func":
+                _run_func(op.operation)

@@ -1,0 +1,38 @@
+"""Kernels for the tile-tma-pointers tests (a helper: no RUN lines)."""
+import tilec
+import tilec.language as tl
+
+
+@tilec.kernel
+def tutorial(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+             stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+             BLOCK_K: tl.constexpr, ROW_SUM: tl.constexpr, OTHER: tl.constexpr,
+             STORE_ROWS: tl.constexpr):
+    """Triton's tutorial-03 body (rows and columns wrapped by % M / % N, K
+    masked, loop-carried pointers), with switches that break one proof each:
+    ROW_SUM adds the column sums of the accumulator to every row (A's
+    wrapped rows reach live lanes); OTHER != 0 fills A's masked lanes with OTHER; STORE_ROWS = 0
+    stores C without its row mask (the wrapped rows of A are stored)."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=OTHER)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        if ROW_SUM:
+            acc += tl.sum(acc, axis=0)[None, :]
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    if STORE_ROWS:
+        tl.store(c_ptrs, acc.to(tl.float16), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+    else:
+        tl.store(c_ptrs, acc.to(tl.float16), mask=offs_cn[None, :] < N)

@@ -1,0 +1,94 @@
+"""tile-tma-pointers: pointer-tile loads and stores copied through tensor maps
+inferred from the pointer arithmetic (the FileCheck tests in
+tests/lit/tile-tma-pointers/ show which accesses qualify); here the index
+polynomials, the generated code for sm90 / sm100 / sm80, and the runtime's
+bounds for inferred maps.  The copies run on the H200 (scripts/gpu_suite.py,
+"inferred tensor maps")."""
+from __future__ import annotations
+
+import pathlib
+import sys
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from tilec.errors import TilecError
+from tilec.passes.analysis.index_poly import Poly
+from tilec.passes.tile_tma_pointers import _split_rows
+from tilec.runtime import tensormap
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "benchmarks"))
+from matmul_kernels import mm_tutorial  # noqa: E402
+
+SIG = "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32=1,i32:16,i32=1"
+CX = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}
+V = [Poly.atom(("v", i)) for i in range(4)]
+I, J = Poly.atom(("lane", 0)), Poly.atom(("lane", 1))
+
+
+def test_polynomials_are_canonical() -> None:
+    p = (V[0] + Poly.const(3)) * (V[1] - V[0])
+    q = V[0] * V[1] + V[1].scale(3) - V[0] * V[0] - V[0].scale(3)
+    assert p == q and p - q == Poly()
+    assert (V[0].scale(Fraction(1, 64)) * Poly.const(64)) == V[0]
+    assert (I * V[2] + J).lane_coefficient(0) == V[2]
+    assert (I * J).lane_coefficient(0) is None
+    assert (I + J).renumber_lanes({0: 1, 1: 0}) == I + J
+    assert Poly.const(0).const_value() == 0 and V[0].const_value() is None
+
+
+def test_rows_split_off_the_row_stride() -> None:
+    # 128 pid_m * stride + 64 k: row 128 pid_m, column 64 k
+    r = Poly.const(128) * V[0] * V[3] + V[1].scale(64)
+    assert _split_rows(r, V[3]) == (V[0].scale(128), V[1].scale(64))
+    # a constant stride is ambiguous (rows and columns both constants)
+    assert _split_rows(r, Poly.const(64)) is None
+
+
+def _compile(target: str, sig: str = SIG) -> Any:
+    return mm_tutorial.compile(target=target, signature=sig, num_warps=8, num_stages=3,
+                               constexprs=CX)
+
+
+def test_tutorial_loads_and_store_become_tma_on_sm90() -> None:
+    k = _compile("sm90")
+    ptx = k.asm["ptx"]
+    assert "cp.async.cg" not in ptx
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") >= 5
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in ptx
+    a, b, c = k.metadata["tensormaps"]
+    assert a["inferred"] and a["base"] == 0 and a["block"] == [128, 64]
+    assert a["shape"] == [["arg", 3], ["arg", 5]] and a["strides"] == [["arg", 6], ["const", 1]]
+    assert b["base"] == 1 and b["shape"] == [["arg", 5], ["arg", 4]] and b["block"] == [64, 256]
+    assert c["store"] and c["shape"] == [["arg", 3], ["arg", 4]]
+    if k.asm.get("cubin"):
+        assert k.metadata["spill_stores"] == 0
+
+
+def test_unaligned_rows_are_not_maps() -> None:
+    # K and stride_am not known to be multiples of 16 elements: A's rows may
+    # not be 16-byte aligned, so no load is a TMA copy (a ring is filled one
+    # way).
+    sig = SIG.replace("i32:16,i32:16,i32=1,i32:16,i32=1", "i32,i32,i32=1,i32:16,i32=1", 1)
+    k = _compile("sm90", sig)
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global" not in k.asm["ptx"]
+    assert all(m.get("store") for m in k.metadata.get("tensormaps", []))
+
+
+def test_sm100_takes_the_maps_and_sm80_does_not() -> None:
+    k = _compile("sm100")
+    assert "tcgen05.mma" in k.asm["ptx"] and "cp.async.bulk.tensor" in k.asm["ptx"]
+    k80 = _compile("sm80")
+    assert "cp.async.bulk.tensor" not in k80.asm["ptx"] and not k80.metadata.get("tensormaps")
+
+
+def test_inferred_maps_clamp_negative_bounds_descriptors_refuse_them() -> None:
+    recipe = {"base": 0, "elem_bytes": 2, "shape": [["arg", 1], ["arg", 2]],
+              "strides": [["arg", 2], ["const", 1]], "block": [128, 64], "box": [128, 64]}
+    args = [1 << 20, 100, -64]
+    addr, shape, strides = tensormap.fields({**recipe, "inferred": True}, args)
+    assert shape == (100, 0)     # `idx < -64` holds nowhere: an empty dimension
+    addr, shape, strides = tensormap.fields(recipe, args)
+    with pytest.raises(TilecError, match="negative shape"):
+        tensormap.check_fields(recipe, addr, shape, strides)

@@ -9,6 +9,7 @@ compiler cannot travel to the GPU machine:
     TILEC_CACHE_DIR=$PWD/.carry/tilec-cache python3 scripts/gpu_suite.py run
     compute-sanitizer --tool memcheck python3 scripts/gpu_suite.py run
     compute-sanitizer --tool racecheck python3 scripts/gpu_suite.py run
+    python3 scripts/gpu_suite.py run --only "inferred tensor maps" "tl.dot"   (some cases)
 
 Every case draws fresh random inputs, poisons its outputs (NaN / a sentinel)
 and compares with PyTorch computed in float64 where it matters.  The closing
@@ -389,6 +390,38 @@ def _tma_matmul(torch: Any, device: str, launch: bool) -> None:
         torch.testing.assert_close(c.double(), want, rtol=tol, atol=tol * max(k, 1) ** 0.5)
 
 
+def _tma_pointer_matmul(torch: Any, device: str, launch: bool) -> None:
+    """Pointer-tile loads and stores copied through inferred tensor maps
+    (tile-tma-pointers): the tutorial-03 source (benchmarks/matmul_kernels.py)
+    with rows and columns wrapped by `% M` / `% N` past ragged edges, K masked,
+    K = 0, strides that are not multiples of 16 (those accesses stay pointer
+    accesses, beside inferred ones), pipeline depths 1-5, bf16; against
+    float64."""
+    from matmul_kernels import mm_tutorial
+    cases = [(torch.float16, 256, 512, 512, (128, 256, 64), 8, 3),
+             (torch.float16, 129, 4096, 640, (128, 256, 64), 8, 3),
+             (torch.float16, 384, 1040, 320, (128, 256, 64), 8, 4),
+             (torch.float16, 127, 300, 4000, (128, 128, 64), 8, 3),
+             (torch.float16, 130, 260, 1001, (128, 128, 64), 8, 3),
+             (torch.float16, 200, 144, 0, (128, 128, 64), 4, 3),
+             (torch.float16, 1000, 1008, 1024, (64, 128, 64), 4, 3),
+             (torch.bfloat16, 4000, 4000, 4000, (128, 256, 64), 8, 3)]
+    cases += [(torch.float16, 320, 528, 704, (128, 128, 64), 8, s) for s in (1, 2, 3, 4, 5)]
+    for dt, m, n, k, (bm, bn, bk), warps, stages in cases:
+        a = torch.randn(m, k, device=device).to(dt)
+        b = torch.randn(k, n, device=device).to(dt)
+        c = torch.full((m, n), float("nan"), device=device, dtype=torch.float16)
+        args = (a, b, c, m, n, k, k, 1, n, 1, n, 1)
+        cx = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=warps,
+                  num_stages=stages)
+        if not launch:
+            mm_tutorial.warmup(*args, **cx, target="sm90")
+            continue
+        mm_tutorial[(tilec.cdiv(m, bm) * tilec.cdiv(n, bn),)](*args, **cx)
+        want = a.double() @ b.double()
+        torch.testing.assert_close(c.double(), want, rtol=2e-2, atol=2e-2 * max(k, 1) ** 0.5)
+
+
 def _flat_matmul(torch: Any, device: str, launch: bool) -> None:
     """The flattened persistent loop (tile-flatten-loops + tile-pipeline): few
     programs for many tiles (the next tile's blocks in flight during an
@@ -583,6 +616,8 @@ CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
          Case("tl.dot: matmul fp32 / fp16 (masked, transposed view) / int8", _matmul),
          Case("TMA descriptor loads: persistent matmul, ragged, K = 0, depths 2-5, fp8",
               _tma_matmul),
+         Case("inferred tensor maps: tutorial-03 pointer matmul, ragged (% M, % N), K = 0, "
+              "unaligned strides, depths 1-5, bf16", _tma_pointer_matmul),
          Case("flattened persistent matmul: many tiles per program, short K, depths 2-5, fp8",
               _flat_matmul),
          Case("TMA store epilogue: ragged M and N, 128x256 / 128x128 / fp8, buffer reuse",
@@ -596,6 +631,8 @@ CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("phase", choices=["prepare", "run"])
+    ap.add_argument("--only", nargs="*", default=[],
+                    help="run only the cases whose name contains one of these strings")
     args = ap.parse_args()
     import torch
     launch = args.phase == "run"
@@ -603,6 +640,8 @@ def main() -> int:
     torch.manual_seed(0)
     passed = failed = 0
     for case in CASES:
+        if args.only and not any(w in case.name for w in args.only):
+            continue
         try:
             case.run(torch, device, launch)
             if launch:

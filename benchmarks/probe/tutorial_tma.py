@@ -1,7 +1,9 @@
 """Probe: the tutorial-03 pointer source (benchmarks/matmul_kernels.py) as
 tilec builds it with `tile-tma-pointers` (A and B loads and the C store
 through tensor maps) and as `mm_ptr_store` (the same with a store mask that
-keeps the C store a pointer store), against Triton's build of the source,
+keeps the C store a pointer store) and `mm_clamped` (tests/kernels_for_tests.py:
+A's rows clamped, so both operands are cp.async copies), against Triton's
+build of the source,
 alternated ABC / CBA; every (shape, config) checked against torch first,
 ragged shapes included (rows and columns wrapped by `% M` / `% N`).
 
@@ -27,6 +29,9 @@ import tilec  # noqa: E402
 import tilec.language as tl  # noqa: E402
 from h200_matmul import _args as _bench_args, _grid, _meta  # noqa: E402
 from matmul_kernels import mm_tutorial  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from kernels_for_tests import mm_clamped  # noqa: E402  (A's rows clamped: cp.async copies)
 
 CONFIGS = [(128, 256, 64, 8, 3), (128, 256, 64, 8, 4)]
 SHAPES = [(4096, 4096, 4096, "float16"), (4096, 4096, 4096, "bfloat16"),
@@ -78,7 +83,7 @@ def _args(m: int, n: int, k: int, dt: str, dev: str | None) -> tuple[Any, ...]:
 def prepare() -> None:
     for m, n, k, dt in SHAPES:
         for cfg in CONFIGS:
-            for kern in (mm_tutorial, mm_ptr_store):
+            for kern in (mm_tutorial, mm_ptr_store, mm_clamped):
                 h = kern.warmup(*_args(m, n, k, dt, None), target="sm90", **_meta(cfg))
                 print(kern.__name__, dt, (m, n, k), cfg, "regs", h.n_regs, "spills", h.n_spills)
 
@@ -96,6 +101,7 @@ def run(json_path: str | None) -> None:
             g = _grid(m, n, cfg)
             fns = {"tilec": lambda g=g, cfg=cfg: mm_tutorial[g](*args, **_meta(cfg)),
                    "tilec_ptr_store": lambda g=g, cfg=cfg: mm_ptr_store[g](*args, **_meta(cfg)),
+                   "tilec_cp_async": lambda g=g, cfg=cfg: mm_clamped[g](*args, **_meta(cfg)),
                    "triton": lambda g=g, cfg=cfg: t_mm_tutorial[g](*args, **_meta(cfg))}
             errs = {}
             for name, fn in fns.items():
@@ -132,5 +138,14 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("phase", choices=["prepare", "run"])
     ap.add_argument("--json")
+    ap.add_argument("--configs", help="BM,BN,BK,W,S;... instead of CONFIGS")
+    ap.add_argument("--shapes", help="M,N,K,dtype;... instead of SHAPES")
+    ap.add_argument("--rounds", type=int, default=ROUNDS)
     ns = ap.parse_args()
+    if ns.configs:
+        CONFIGS[:] = [tuple(int(v) for v in c.split(",")) for c in ns.configs.split(";")]
+    if ns.shapes:
+        SHAPES[:] = [(*(int(v) for v in s.split(",")[:3]), s.split(",")[3])
+                     for s in ns.shapes.split(";")]
+    ROUNDS = ns.rounds
     prepare() if ns.phase == "prepare" else run(ns.json)

@@ -58,7 +58,9 @@ from tilec.passes.analysis.index_poly import Evaluator, Poly
 from tilec.targets import Feature, Target
 
 NAME = "tile-tma-pointers"
-_CMP = {2: (1, 0), 3: (1, 1), 4: (-1, 0), 5: (-1, 1)}   # slt, sle, sgt, sge
+# arith.cmpi predicate -> (sign, minus): `lhs P rhs` == `sign * (lhs - rhs) - minus < 0`
+# on integers (slt, sle, sgt, sge; the unsigned ones are not taken).
+_CMP = {2: (1, 0), 3: (1, 1), 4: (-1, 0), 5: (-1, 1)}
 
 
 @dataclass
@@ -115,7 +117,7 @@ def conjuncts(mask: ir.Value, ev: Evaluator) -> list[Poly] | None:
         if pred not in _CMP or lhs is None or rhs is None:
             return None
         sign, minus = _CMP[pred]
-        return [(lhs - rhs).scale(sign) + Poly.const(minus)]
+        return [(lhs - rhs).scale(sign) - Poly.const(minus)]
     return None
 
 
@@ -139,8 +141,10 @@ def _host(p: Poly, ev: Evaluator, block: ir.Block) -> list[Any] | None:
 
 
 def _split_rows(r: Poly, stride: Poly) -> tuple[Poly, Poly] | None:
-    """(row0, col0) with r == row0 * stride + col0 and col0 free of stride's factors."""
-    if len(stride.terms) != 1 or not stride.terms[0][0]:
+    """(row0, col0) with r == row0 * stride + col0 and col0 free of stride's
+    factors; the stride one positive term with a factor (a constant stride
+    leaves rows and columns ambiguous)."""
+    if len(stride.terms) != 1 or not stride.terms[0][0] or stride.terms[0][1] <= 0:
         return None
     smono, sc = stride.terms[0]
     rows, cols = [], []

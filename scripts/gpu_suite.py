@@ -395,8 +395,8 @@ def _tma_pointer_matmul(torch: Any, device: str, launch: bool) -> None:
     (tile-tma-pointers): the tutorial-03 source (benchmarks/matmul_kernels.py)
     with rows and columns wrapped by `% M` / `% N` past ragged edges, K masked,
     K = 0, strides that are not multiples of 16 (those accesses stay pointer
-    accesses, beside inferred ones), pipeline depths 1-5, bf16; against
-    float64."""
+    accesses, beside inferred ones), pipeline depths 1-5, bf16, K masks
+    written four ways; against float64."""
     from matmul_kernels import mm_tutorial
     cases = [(torch.float16, 256, 512, 512, (128, 256, 64), 8, 3),
              (torch.float16, 129, 1024, 640, (128, 256, 64), 8, 3),
@@ -420,6 +420,29 @@ def _tma_pointer_matmul(torch: Any, device: str, launch: bool) -> None:
         mm_tutorial[(tilec.cdiv(m, bm) * tilec.cdiv(n, bn),)](*args, **cx)
         want = a.double() @ b.double()
         torch.testing.assert_close(c.double(), want, rtol=2e-2, atol=2e-2 * max(k, 1) ** 0.5)
+    # A's K mask as <, <=, > and >= (the same bound: maps), and A's masked
+    # lanes filled with 1.0 (B's are 0, so the product is the same; A stays a
+    # pointer load): tests/lit/tile-tma-pointers/kernels.py.
+    spec = importlib.util.spec_from_file_location(
+        "tma_pointer_kernels", ROOT / "tests" / "lit" / "tile-tma-pointers" / "kernels.py")
+    assert spec is not None and spec.loader is not None
+    kmod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kmod)
+    m, n, k = 200, 336, 1000 + 8
+    a = torch.randn(m, k, device=device).to(torch.float16)
+    b = torch.randn(k, n, device=device).to(torch.float16)
+    c = torch.full((m, n), float("nan"), device=device, dtype=torch.float16)
+    args = (a, b, c, m, n, k, k, 1, n, 1, n, 1)
+    for form, other in ((0, 0.0), (1, 0.0), (2, 0.0), (3, 0.0), (0, 1.0)):
+        cx = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, ROW_SUM=0, OTHER=other, STORE_ROWS=1,
+                  MASK_FORM=form, num_warps=8, num_stages=3)
+        if not launch:
+            kmod.tutorial.warmup(*args, **cx, target="sm90")
+            continue
+        c.fill_(float("nan"))
+        kmod.tutorial[(tilec.cdiv(m, 128), tilec.cdiv(n, 128))](*args, **cx)
+        torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=2e-2,
+                                   atol=2e-2 * k ** 0.5, msg=f"mask form {form}, other {other}")
 
 
 def _flat_matmul(torch: Any, device: str, launch: bool) -> None:

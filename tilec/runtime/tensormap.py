@@ -67,8 +67,12 @@ def check_fields(recipe: dict[str, Any], addr: int, shape: tuple[int, ...],
     if any(d < 0 for d in shape):
         raise TilecError(f"a tensor descriptor has a negative shape {list(shape)}")
     if any(d >= 2 ** 32 for d in shape) or any(s >= 2 ** 40 or s < 0 for s in strides):
-        raise TilecError(f"a tensor descriptor's shape {list(shape)} or strides (bytes) "
-                         f"{list(strides)} exceed what the tensor memory accelerator addresses")
+        what = ("pointer accesses that this compiled kernel copies through tensor maps "
+                "(tile-tma-pointers) have a shape" if recipe.get("inferred") else
+                "a tensor descriptor's shape")
+        raise TilecError(f"{what} {list(shape)} or strides (bytes) {list(strides)} outside "
+                         f"what the tensor memory accelerator addresses (strides >= 0, "
+                         f"below 2^40 bytes; sizes below 2^32)")
     if addr % 16 or any(s % 16 for s in strides):
         raise TilecError("a tensor descriptor's base address and row stride must be multiples "
                          "of 16 bytes for this compiled kernel")

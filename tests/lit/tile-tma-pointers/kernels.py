@@ -7,12 +7,14 @@ import tilec.language as tl
 def tutorial(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
              stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
              BLOCK_K: tl.constexpr, ROW_SUM: tl.constexpr, OTHER: tl.constexpr,
-             STORE_ROWS: tl.constexpr):
+             STORE_ROWS: tl.constexpr, MASK_FORM: tl.constexpr = 0):
     """Triton's tutorial-03 body (rows and columns wrapped by % M / % N, K
     masked, loop-carried pointers), with switches that break one proof each:
     ROW_SUM adds the column sums of the accumulator to every row (A's
     wrapped rows reach live lanes); OTHER != 0 fills A's masked lanes with OTHER; STORE_ROWS = 0
-    stores C without its row mask (the wrapped rows of A are stored)."""
+    stores C without its row mask (the wrapped rows of A are stored).
+    MASK_FORM writes A's K mask as `<` (0), `<=` (1), `>` (2) or `>=` (3): the
+    same bound each time."""
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
@@ -22,7 +24,15 @@ def tutorial(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stri
     b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=OTHER)
+        if MASK_FORM == 1:
+            a_mask = offs_k[None, :] <= K - 1 - k * BLOCK_K
+        elif MASK_FORM == 2:
+            a_mask = K - k * BLOCK_K > offs_k[None, :]
+        elif MASK_FORM == 3:
+            a_mask = K - 1 - k * BLOCK_K >= offs_k[None, :]
+        else:
+            a_mask = offs_k[None, :] < K - k * BLOCK_K
+        a = tl.load(a_ptrs, mask=a_mask, other=OTHER)
         b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
         acc = tl.dot(a, b, acc)
         if ROW_SUM:

@@ -10,6 +10,12 @@
 # RUN: %tilec-opt %t.rows.mlir --pass tile-tma-pointers --target sm90 --num-warps 8 | %FileCheck %s --check-prefix=ROWS
 # RUN: %tilec ir %S/kernels.py --target sm90 --kernel tutorial --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32,i32=1,i32:16,i32=1,i32:16,i32=1" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 ROW_SUM=0 OTHER=0.0 STORE_ROWS=1 --num-warps 8 --stage tile-opt > %t.unaligned.mlir
 # RUN: %tilec-opt %t.unaligned.mlir --pass tile-tma-pointers --target sm90 --num-warps 8 | %FileCheck %s --check-prefix=UNALIGNED
+# RUN: %tilec ir %S/kernels.py --target sm90 --kernel tutorial --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32=1,i32:16,i32=1" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 ROW_SUM=0 OTHER=0.0 STORE_ROWS=1 MASK_FORM=1 --num-warps 8 --stage tile-opt > %t.le.mlir
+# RUN: %tilec-opt %t.le.mlir --pass tile-tma-pointers --target sm90 --num-warps 8 | %FileCheck %s --check-prefix=FORM
+# RUN: %tilec ir %S/kernels.py --target sm90 --kernel tutorial --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32=1,i32:16,i32=1" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 ROW_SUM=0 OTHER=0.0 STORE_ROWS=1 MASK_FORM=2 --num-warps 8 --stage tile-opt > %t.gt.mlir
+# RUN: %tilec-opt %t.gt.mlir --pass tile-tma-pointers --target sm90 --num-warps 8 | %FileCheck %s --check-prefix=FORM
+# RUN: %tilec ir %S/kernels.py --target sm90 --kernel tutorial --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32=1,i32:16,i32=1" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 ROW_SUM=0 OTHER=0.0 STORE_ROWS=1 MASK_FORM=3 --num-warps 8 --stage tile-opt > %t.ge.mlir
+# RUN: %tilec-opt %t.ge.mlir --pass tile-tma-pointers --target sm90 --num-warps 8 | %FileCheck %s --check-prefix=FORM
 
 # Triton's tutorial-03 body: A [128, 64] at (row0, 64 k) of the [M, K] tensor
 # with row stride stride_am (rows past M wrapped by % M: dead, since only the
@@ -50,3 +56,7 @@
 # 16-byte aligned, so A stays a pointer load.
 # UNALIGNED: tile.tensormaps = "{\220\22: {\22base\22: 1,
 # UNALIGNED-NOT: \22base\22: 0
+
+# A's K mask written as `k + j <= K - 1`, `K - 64 k > j` or `K - 1 - 64 k >= j`:
+# each is `64 k + j < K`, so A's map has the shape [M, K] every time.
+# FORM: tile.tensormaps = "{\220\22: {\22base\22: 0, \22block\22: [128, 64], \22elem_bytes\22: 2, \22inferred\22: true, \22shape\22: {{\[\[}}\22arg\22, 3], [\22arg\22, 5]],

@@ -16,7 +16,11 @@ The proof, in index polynomials (passes/analysis/index_poly.py):
     `base` a 16-byte-aligned pointer argument, S a product of integer
     arguments (the row stride, a multiple of 16 bytes), the column stride 1,
     row0 / col0 scalars free of S (loop-carried pointers advance by
-    `(iv - lb) / step * d`);
+    `(iv - lb) / step * d`); or, for a load, `base + (row0 + i) + (col0 + j)
+    * S`: the tile is the transpose of a map's block (B given K-major, a
+    [K, N] view of an [N, K] weight), and the load becomes the masked load of
+    that block as tile-lower-descriptors writes it, tagged, and `tile.trans`
+    of it (the pipeliner's K-major B ring);
   * per dimension, the access is bounded either by its mask, which must be
     exactly the conjunction of `idx_d < bound_d` (`bound_d` a host
     expression: kernel integer arguments and constants), or, for a load, by a
@@ -34,8 +38,9 @@ The proof, in index polynomials (passes/analysis/index_poly.py):
 Not in debug mode (its bounds checks are on the pointers).
 
 Input: tile-level IR after `tile-tma-descriptors` (the ids continue its
-maps), before `tile-layout`.  Output: the same ops, tagged; the coordinates
-are new i32 arithmetic before each access, with its location.  Nearest
+maps), before `tile-layout`.  Output: the same ops, tagged (a transposed
+load replaced as above); the coordinates are new i32 arithmetic before each
+access, with its location.  Nearest
 upstream analogue: none in MLIR or Triton (TileLang infers TMA from its
 `T.copy` of a buffer region, which is a block by construction).
 """
@@ -51,8 +56,9 @@ from mlir import ir
 from mlir.dialects import arith
 
 from tilec.dialects import tile, tile_memory
+from tilec.dialects import tile_descriptors as desc
 from tilec.options import CompileOptions
-from tilec.passes import tile_tma_descriptors
+from tilec.passes import tile_lower_descriptors, tile_tma_descriptors
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.index_poly import Evaluator, Poly
 from tilec.targets import Feature, Target
@@ -65,9 +71,16 @@ _CMP = {2: (1, 0), 3: (1, 1), 4: (-1, 0), 5: (-1, 1)}
 
 @dataclass
 class _Access:
+    """A tensor-map access: `coords` and `bounds` in the map's dimension order
+    (outer, inner); `transposed`: the tile is the transpose of the map's block
+    (a load whose rows are contiguous, e.g. B given K-major)."""
+
     op: ir.Operation
     coords: list[Poly]
+    bounds: list[Poly]
+    stride: Poly
     recipe: dict[str, Any]
+    transposed: bool = False
 
 
 def _segments(op: ir.Operation) -> list[int]:
@@ -212,11 +225,8 @@ class _Prover:
         t = ptr.type
         if not (isinstance(t, ir.RankedTensorType) and len(t.shape) == 2):
             return None
-        rows, cols = t.shape
         elem = tile.pointee(t.element_type)
         eb = axis_info.type_bytes(elem)
-        if eb not in (1, 2, 4) or rows % 8 or (cols * eb) % 128 or rows > 256 or cols > 256:
-            return None
         e = self.ev.expr(ptr)
         if e is None:
             return None
@@ -226,27 +236,40 @@ class _Prover:
             return None
         q = p - self.ev.atom_of(base)
         s0, s1 = q.lane_coefficient(0), q.lane_coefficient(1)
-        if s0 is None or s1 is None or s0.lanes() or s1 != Poly.const(1):
+        if s0 is None or s1 is None or s0.lanes() or s1.lanes():
+            return None
+        one = Poly.const(1)
+        if s1 == one:
+            inner, stride = 1, s0
+        elif s0 == one and op.name == "tile.load":
+            inner, stride = 0, s1   # the tile is the transpose of the map's block
+        else:
+            return None
+        outer = 1 - inner
+        block = [t.shape[outer], t.shape[inner]]
+        if eb not in (1, 2, 4) or block[0] % 8 or (block[1] * eb) % 128 or max(block) > 256:
             return None
         r = q.without_lanes()
-        if r + s0 * Poly.atom(("lane", 0)) + Poly.atom(("lane", 1)) != q:
+        if r + stride * Poly.atom(("lane", outer)) + Poly.atom(("lane", inner)) != q:
             return None
-        split = _split_rows(r, s0)
-        if split is None:
+        split = _split_rows(r, stride)
+        if split is None or any(c.denominator != 1 for p_ in split for _, c in p_.terms):
             return None
-        coords = list(split)
+        coords = [split[0], split[1]] if inner == 1 else [split[1], split[0]]   # per tile dim
         bounds = self._bounds(op, coords, wraps)
-        stride = _host(s0, self.ev, self.block)
-        if bounds is None or stride is None or not self._stride_ok(s0, eb):
+        if bounds is None or not self._stride_ok(stride, eb):
             return None
-        if any(c.denominator != 1 for p_ in coords for _, c in p_.terms):
+        order = (outer, inner)
+        hosts = [_host(x, self.ev, self.block) for x in (bounds[outer], bounds[inner], stride)]
+        if any(h is None for h in hosts):
             return None
         recipe = {"base": list(self.block.arguments).index(base), "elem_bytes": eb,
-                  "shape": bounds, "strides": [stride, ["const", 1]], "block": [rows, cols],
+                  "shape": hosts[:2], "strides": [hosts[2], ["const", 1]], "block": block,
                   "inferred": True}
         if op.name == "tile.store":
             recipe["store"] = True
-        return _Access(op, coords, recipe)
+        return _Access(op, [coords[d] for d in order], [bounds[d] for d in order], stride,
+                       recipe, transposed=inner == 0)
 
     def _base(self, p: Poly) -> ir.Value | None:
         ptrs = [a for a in p.atoms() if a[0] == "v" and tile.is_ptr(self.ev.values[a[1]].type)]
@@ -266,8 +289,8 @@ class _Prover:
         return div > 0 and (div * eb) % 16 == 0
 
     def _bounds(self, op: ir.Operation, coords: list[Poly],
-                wraps: frozenset[tuple[Poly, Poly]]) -> list[Any] | None:
-        """The shape (host expressions) the access is bounded by, per dimension."""
+                wraps: frozenset[tuple[Poly, Poly]]) -> list[Poly] | None:
+        """The bound of each tile dimension (lane-free polynomials), or None."""
         idx = [coords[d] + Poly.atom(("lane", d)) for d in (0, 1)]
         bound: list[Poly | None] = [None, None]
         mask, other = _mask_other(op)
@@ -291,40 +314,54 @@ class _Prover:
             if not _dead_beyond(op.results[0], x, m, self.ev, set()):
                 return None
             bound[dim] = m
-        out = []
-        for b in bound:
-            h = None if b is None or b.lanes() else _host(b, self.ev, self.block)
-            if h is None:
-                return None
-            out.append(h)
-        return out
+        if any(b is None or b.lanes() for b in bound):
+            return None
+        return [b for b in bound if b is not None]
 
     def materialize(self, a: _Access, tma: int) -> None:
+        """Tag the access (its coordinates before it).  A transposed load is
+        replaced by the masked load of the map's block, as tile-lower-descriptors
+        writes it (zeros outside the bounds: dead lanes only, where the source
+        wrapped), and `tile.trans` of it."""
         op, loc = a.op, a.op.location
-        i32 = ir.IntegerType.get_signless(32)
+        i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
         with ir.InsertionPoint(op), loc:
-            vals = [self._build(c, i32) for c in a.coords]
-            tile_memory.tma_coords(vals, tma, loc=loc, ip=ir.InsertionPoint(op))
-        op.attributes["tile.tma"] = ir.IntegerAttr.get(i32, tma)
+            coords = [self._build(c, i32) for c in a.coords]
+            tile_memory.tma_coords(coords, tma, loc=loc, ip=ir.InsertionPoint(op))
+            if not a.transposed:
+                op.attributes["tile.tma"] = ir.IntegerAttr.get(i32, tma)
+                return
+            base = list(self.block.arguments)[a.recipe["base"]]
+            shape = [self._build(b, i64) for b in a.bounds]
+            strides = [self._build(a.stride, i64), arith.constant(i64, 1)]
+            block = tile.tensor_type(a.recipe["block"], tile.element_type(op.results[0].type))
+            made = desc.make_descriptor(base, shape, strides, block, loc=loc)
+            loaded = desc.descriptor_load(made, coords, loc=loc)
+            new = tile_lower_descriptors.lower_load(loaded.owner.operation)
+            new.attributes["tile.tma"] = ir.IntegerAttr.get(i32, tma)
+            made.owner.operation.erase()
+            op.results[0].replace_all_uses_with(tile.trans(new.results[0], loc=loc))
+        op.erase()
 
-    def _build(self, p: Poly, i32: ir.Type) -> ir.Value:
+    def _build(self, p: Poly, ty: ir.Type) -> ir.Value:
         total: ir.Value | None = None
         for mono, c in p.terms:
-            factors = [self._i32(self.ev.values[a[1]], i32) for a in mono]
+            factors = [self._cast(self.ev.values[a[1]], ty) for a in mono]
             if int(c) != 1 or not factors:
-                factors.insert(0, arith.constant(i32, int(c)))
+                factors.insert(0, arith.constant(ty, int(c)))
             v = factors[0]
             for f in factors[1:]:
                 v = arith.muli(v, f)
             total = v if total is None else arith.addi(total, v)
-        return total if total is not None else arith.constant(i32, 0)
-
+        return total if total is not None else arith.constant(ty, 0)
 
     @staticmethod
-    def _i32(x: ir.Value, i32: ir.Type) -> ir.Value:
+    def _cast(x: ir.Value, ty: ir.Type) -> ir.Value:
+        """Integer `x` as `ty` (sizes and indices are signed)."""
         if isinstance(x.type, ir.IndexType):
-            return arith.index_cast(i32, x)
-        return x if ir.IntegerType(x.type).width == 32 else arith.trunci(i32, x)
+            return arith.index_cast(ty, x)
+        w, want = ir.IntegerType(x.type).width, ir.IntegerType(ty).width
+        return x if w == want else arith.trunci(ty, x) if w > want else arith.extsi(ty, x)
 
 
 def _accesses(func: ir.Operation) -> list[ir.Operation]:

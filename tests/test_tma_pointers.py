@@ -92,3 +92,19 @@ def test_inferred_maps_clamp_negative_bounds_descriptors_refuse_them() -> None:
     addr, shape, strides = tensormap.fields(recipe, args)
     with pytest.raises(TilecError, match="negative shape"):
         tensormap.check_fields(recipe, addr, shape, strides)
+
+
+def test_k_major_b_is_the_transpose_of_a_map_block() -> None:
+    """B given as a [K, N] view of an [N, K] tensor (stride_bk = 1): its map is
+    the [N, K] tensor with row stride stride_bn, a [BN, BK] block, and the
+    product reads it K-major (fp8: fp8 wgmma)."""
+    sig = SIG.replace("i32:16,i32=1,i32:16,i32=1", "i32:16,i32=1,i32=1,i32:16", 1)
+    k = mm_tutorial.compile(target="sm90", signature=sig.replace("*fp16:16,*fp16:16",
+                                                                  "*fp8e4nv:16,*fp8e4nv:16"),
+                            num_warps=8, num_stages=3,
+                            constexprs={**CX, "BLOCK_N": 128, "BLOCK_K": 128})
+    ptx = k.asm["ptx"]
+    assert "cp.async.cg" not in ptx and "m64n128k32.f32.e4m3.e4m3" in ptx
+    b = k.metadata["tensormaps"][1]
+    assert b["shape"] == [["arg", 4], ["arg", 5]] and b["strides"] == [["arg", 9], ["const", 1]]
+    assert b["block"] == [128, 128] and b["elem_bytes"] == 1

@@ -16,6 +16,8 @@
 # RUN: %tilec-opt %t.gt.mlir --pass tile-tma-pointers --target sm90 --num-warps 8 | %FileCheck %s --check-prefix=FORM
 # RUN: %tilec ir %S/kernels.py --target sm90 --kernel tutorial --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32=1,i32:16,i32=1" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 ROW_SUM=0 OTHER=0.0 STORE_ROWS=1 MASK_FORM=3 --num-warps 8 --stage tile-opt > %t.ge.mlir
 # RUN: %tilec-opt %t.ge.mlir --pass tile-tma-pointers --target sm90 --num-warps 8 | %FileCheck %s --check-prefix=FORM
+# RUN: %tilec ir %S/kernels.py --target sm90 --kernel tutorial --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32=1,i32:16,i32:16,i32=1" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 ROW_SUM=0 OTHER=0.0 STORE_ROWS=1 --num-warps 8 --stage tile-opt > %t.kmajor.mlir
+# RUN: %tilec-opt %t.kmajor.mlir --pass tile-tma-pointers --target sm90 --num-warps 8 | %FileCheck %s --check-prefix=KMAJOR
 
 # Triton's tutorial-03 body: A [128, 64] at (row0, 64 k) of the [M, K] tensor
 # with row stride stride_am (rows past M wrapped by % M: dead, since only the
@@ -60,3 +62,14 @@
 # A's K mask written as `k + j <= K - 1`, `K - 64 k > j` or `K - 1 - 64 k >= j`:
 # each is `64 k + j < K`, so A's map has the shape [M, K] every time.
 # FORM: tile.tensormaps = "{\220\22: {\22base\22: 0, \22block\22: [128, 64], \22elem_bytes\22: 2, \22inferred\22: true, \22shape\22: {{\[\[}}\22arg\22, 3], [\22arg\22, 5]],
+
+# B given K-major (stride_bk = 1, stride_bn a multiple of 16): the [64, 128]
+# tile is the transpose of a [128, 64] block of the [N, K] tensor (row stride
+# stride_bn); the load is replaced by that block's masked load, tagged, and
+# tile.trans of it (the pipeliner's K-major B ring).
+# KMAJOR: \221\22: {\22base\22: 1, \22block\22: [128, 64], \22elem_bytes\22: 2, \22inferred\22: true, \22shape\22: {{\[\[}}\22arg\22, 4], [\22arg\22, 5]], \22strides\22: {{\[\[}}\22arg\22, 9], [\22const\22, 1]]}
+# KMAJOR: "tile.tma_coords"(%{{.*}}) {tma = 1 : i32}
+# KMAJOR-NOT: tile.make_descriptor
+# KMAJOR: %[[B:.*]] = "tile.load"({{.*}}tile.tma = 1 : i32} : (tensor<128x64x!tile.ptr<f16>>, tensor<128x64xi1>, tensor<128x64xf16>) -> tensor<128x64xf16>
+# KMAJOR-NEXT: "tile.trans"(%[[B]]) : (tensor<128x64xf16>) -> tensor<64x128xf16>
+# KMAJOR-NOT: tile.make_descriptor

@@ -30,15 +30,16 @@ The proof, in index polynomials (passes/analysis/index_poly.py):
     B's columns), the accumulator's loop, elementwise ops and stores whose
     mask has the conjunct `d0 + lane < m` (`_dead_beyond`);
   * a masked load's `other` is absent or +0 (the map's fill);
-  * a block whose origin is below zero reads zeros there and stores nothing
-    there, as a tensor descriptor's block does: the masks bound the tensor
-    from above only, so such a program reads and writes outside the tensor it
-    describes (the tutorial's programs beyond the tile grid do);
   * the block has rows a multiple of 8 and whole 128-byte atoms per row.
-Not in debug mode (its bounds checks are on the pointers).
+One semantic choice: a block whose origin is below zero reads zeros there
+and stores nothing there, as a tensor descriptor's block does.  The masks
+bound the tensor from above only, so such a program reads and writes outside
+the tensor it describes (the tutorial's programs beyond the tile grid do);
+on the CPU and AMD it keeps pointer semantics.  Not in debug mode (its
+bounds checks are on the pointers).
 
-Input: tile-level IR after `tile-tma-descriptors` (the ids continue its
-maps), before `tile-layout`.  Output: the same ops, tagged (a transposed
+Input: tile-level IR after `tile-lower-descriptors` (the ids continue
+`tile-tma-descriptors`' maps), before `tile-layout`.  Output: the same ops, tagged (a transposed
 load replaced as above); the coordinates are new i32 arithmetic before each
 access, with its location.  Nearest
 upstream analogue: none in MLIR or Triton (TileLang infers TMA from its

@@ -47,6 +47,7 @@ upstream analogue: none in MLIR or Triton (TileLang infers TMA from its
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass
@@ -59,9 +60,10 @@ from mlir.dialects import arith
 from tilec.dialects import tile, tile_memory
 from tilec.dialects import tile_descriptors as desc
 from tilec.options import CompileOptions
+from tilec.passes import pipeline_support as ps
 from tilec.passes import tile_lower_descriptors, tile_tma_descriptors
 from tilec.passes.analysis import axis_info
-from tilec.passes.analysis.index_poly import Evaluator, Poly
+from tilec.passes.analysis.index_poly import Evaluator, Poly, expand_lanes
 from tilec.targets import Feature, Target
 
 NAME = "tile-tma-pointers"
@@ -84,15 +86,12 @@ class _Access:
     transposed: bool = False
 
 
-def _segments(op: ir.Operation) -> list[int]:
-    return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-
-
 def _mask_other(op: ir.Operation) -> tuple[ir.Value | None, ir.Value | None]:
-    seg, ops = _segments(op), list(op.operands)
+    """(mask, other) of a `tile.load`, (mask, None) of a `tile.store`."""
     if op.name == "tile.load":
-        return (ops[1] if seg[1] else None), (ops[1 + seg[1]] if seg[2] else None)
-    return (ops[2] if len(seg) > 2 and seg[2] else None), None
+        return ps.load_parts(op)[1:]
+    seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    return (op.operands[2] if seg[2] else None), None
 
 
 def _is_plus_zero(v: ir.Value) -> bool:
@@ -121,9 +120,7 @@ def conjuncts(mask: ir.Value, ev: Evaluator) -> list[Poly] | None:
         return conjuncts(op.operands[0], ev)
     if op.name == "tile.expand_dims":
         inner = conjuncts(op.operands[0], ev)
-        axis = int(ir.IntegerAttr(op.attributes["axis"]).value)
-        rank = len(ir.RankedTensorType(op.operands[0].type).shape)
-        f = {d: d + (d >= axis) for d in range(rank)}
+        f = expand_lanes(op)
         return None if inner is None else [p.renumber_lanes(f) for p in inner]
     if op.name == "arith.cmpi":
         pred = int(ir.IntegerAttr(op.attributes["predicate"]).value)
@@ -219,7 +216,12 @@ class _Prover:
         self.func = func
         self.block = func.regions[0].blocks[0]
         self.ev = Evaluator()
-        self.info = axis_info.analyze(func)
+
+    @functools.cached_property
+    def info(self) -> axis_info.AxisInfoMap:
+        """The axis analysis (alignment of bases and strides), run only for a
+        kernel with an access of a map's shape."""
+        return axis_info.analyze(self.func)
 
     def access(self, op: ir.Operation) -> _Access | None:
         ptr = op.operands[0]

@@ -87,11 +87,13 @@ def test_inferred_maps_clamp_negative_bounds_descriptors_refuse_them() -> None:
     recipe = {"base": 0, "elem_bytes": 2, "shape": [["arg", 1], ["arg", 2]],
               "strides": [["arg", 2], ["const", 1]], "block": [128, 64], "box": [128, 64]}
     args = [1 << 20, 100, -64]
-    addr, shape, strides = tensormap.fields({**recipe, "inferred": True}, args)
-    assert shape == (100, 0)     # `idx < -64` holds nowhere: an empty dimension
     addr, shape, strides = tensormap.fields(recipe, args)
+    inferred = {**recipe, "inferred": True}
+    assert tensormap.map_shape(inferred, shape) == (100, 0)   # `idx < -64` holds nowhere
+    tensormap.check_fields(inferred, addr, tensormap.map_shape(inferred, shape), (4096,))
+    assert tensormap.map_shape(recipe, shape) == (100, -64)
     with pytest.raises(TilecError, match="negative shape"):
-        tensormap.check_fields(recipe, addr, shape, strides)
+        tensormap.check_fields(recipe, addr, tensormap.map_shape(recipe, shape), strides)
 
 
 def test_k_major_b_is_the_transpose_of_a_map_block() -> None:

@@ -34,6 +34,8 @@ from typing import Iterable
 
 from mlir import ir
 
+from tilec.dialects import tile
+
 Atom = tuple[str, int]
 Mono = tuple[Atom, ...]
 
@@ -131,7 +133,14 @@ def _const_int(op: ir.Operation) -> int | None:
 def _is_index_type(t: ir.Type) -> bool:
     if isinstance(t, ir.RankedTensorType):
         t = t.element_type
-    return isinstance(t, (ir.IntegerType, ir.IndexType)) or "tile.ptr" in str(t)
+    return isinstance(t, (ir.IntegerType, ir.IndexType)) or tile.is_ptr(t)
+
+
+def expand_lanes(op: ir.Operation) -> dict[int, int]:
+    """Where a `tile.expand_dims` moves its operand's lanes: lane d -> d or d + 1."""
+    axis = int(ir.IntegerAttr(op.attributes["axis"]).value)
+    rank = len(ir.RankedTensorType(op.operands[0].type).shape)
+    return {d: d + (d >= axis) for d in range(rank)}
 
 
 def inside(v: ir.Value, region_op: ir.Operation) -> bool:
@@ -155,9 +164,8 @@ class Evaluator:
                  values: list[ir.Value] | None = None) -> None:
         self.ids: dict[ir.Value, int] = ids if ids is not None else {}
         self.values: list[ir.Value] = values if values is not None else []
-        self.memo: dict[ir.Value, Expr | None] = dict.fromkeys(opaque or {})
-        for v, p in (opaque or {}).items():
-            self.memo[v] = (p, frozenset())
+        self.memo: dict[ir.Value, Expr | None] = {
+            v: (p, frozenset()) for v, p in (opaque or {}).items()}
 
     def atom_of(self, v: ir.Value) -> Poly:
         if v not in self.ids:
@@ -196,9 +204,7 @@ class Evaluator:
             inner = self.expr(op.operands[0])
             if inner is None:
                 return None
-            axis = int(ir.IntegerAttr(op.attributes["axis"]).value)
-            rank = len(ir.RankedTensorType(op.operands[0].type).shape)
-            f = {d: d + (d >= axis) for d in range(rank)}
+            f = expand_lanes(op)
             return inner[0].renumber_lanes(f), frozenset(
                 (x.renumber_lanes(f), m) for x, m in inner[1])
         if name in ("arith.addi", "arith.subi", "arith.muli", "tile.addptr"):

@@ -53,10 +53,15 @@ def fields(recipe: dict[str, Any], args: Sequence[Any]) -> tuple[int, tuple[int,
     """(address, shape, byte strides of the outer dimensions) of one map."""
     eb = int(recipe["elem_bytes"])
     shape = tuple(evaluate(e, args) for e in recipe["shape"])
-    if recipe.get("inferred"):   # a mask `idx < bound` with bound <= 0: nothing in bounds
-        shape = tuple(max(d, 0) for d in shape)
     strides = tuple(evaluate(e, args) * eb for e in recipe["strides"][:-1])
     return int(args[recipe["base"]]), shape, strides
+
+
+def map_shape(recipe: dict[str, Any], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape a map is encoded with: an inferred map's bound that is <= 0
+    (a mask `idx < bound` that holds nowhere) is an empty dimension; a
+    descriptor's shape as given (check_fields refuses a negative one)."""
+    return tuple(max(d, 0) for d in shape) if recipe.get("inferred") else shape
 
 
 def check_fields(recipe: dict[str, Any], addr: int, shape: tuple[int, ...],
@@ -123,9 +128,10 @@ class TensorMaps:
             addr, shape, strides = fields(recipe, args)
             key = (i, addr, shape, strides)
             data = self._cache.get(key)
-            if data is None:
-                check_fields(recipe, addr, shape, strides)
-                data = self._encode(recipe, addr, shape, strides)
+            if data is None:   # encoded once per distinct key, off the cached path
+                dims = map_shape(recipe, shape)
+                check_fields(recipe, addr, dims, strides)
+                data = self._encode(recipe, addr, dims, strides)
                 if len(self._cache) >= _CACHE_LIMIT:
                     self._cache.clear()
                 self._cache[key] = data

@@ -38,6 +38,9 @@ def test_descriptor_loads_become_tma_copies_with_recipes() -> None:
     assert "cvta.param.u64" in ptx and "mbarrier.try_wait.parity.shared::cta.b64 P1, [" in ptx
     assert "mbarrier.arrive.expect_tx.shared.b64 _, [%r" in ptx and "], 32768;" in ptx
     assert "cp.async.cg" not in ptx
+    # Thread 0 prefetches both maps first thing, before the barriers are set up.
+    head = ptx.split("mbarrier.init", 1)[0]
+    assert head.count("@%tmp_p prefetch.tensormap [%rd") == 2 and "setp.eq.u32 %tmp_p" in head
     # A keeps its rows in order (one 128-row box); the accumulator's rows are
     # exchanged once after the loop.
     a, b = k.metadata["tensormaps"]

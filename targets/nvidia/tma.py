@@ -378,7 +378,9 @@ def mark_parameters(module: ir.Module) -> None:
     """Make the tensor-map parameters of every lowered kernel (the last
     len(`tilec.tensormaps`) of an `llvm.func` that has the attribute)
     128-byte grid-constant parameters: `.param .align 64 .b8 p[128]`, whose
-    generic address (`cvta.param`) the copies read."""
+    generic address (`cvta.param`) the copies read.  Thread 0 prefetches
+    each map (`prefetch.tensormap`) first thing in the kernel, so the map's
+    fetch overlaps the barrier set-up instead of delaying the first copy."""
     import json
     byval = ir.TypeAttr.get(ir.Type.parse("!llvm.array<128 x i8>"))
     i64 = ir.IntegerType.get_signless(64)
@@ -395,6 +397,21 @@ def mark_parameters(module: ir.Module) -> None:
                                             "llvm.align": ir.IntegerAttr.get(i64, 64),
                                             "nvvm.grid_constant": ir.UnitAttr.get()})
             op.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
+            _prefetch_maps(op, list(op.regions[0].blocks[0].arguments)[nargs - n:])
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
+
+
+def _prefetch_maps(func: ir.Operation, maps: list[ir.Value]) -> None:
+    """`prefetch.tensormap` of each map by thread 0, at the kernel's entry
+    (CUTLASS prefetches its descriptors the same way)."""
+    if not maps:
+        return
+    entry = func.regions[0].blocks[0]
+    text = "\n\t".join(["{", ".reg .pred %tmp_p;", ".reg .b32 %tmp_t;", "mov.u32 %tmp_t, %tid.x;",
+                         "setp.eq.u32 %tmp_p, %tmp_t, 0;",
+                         *(f"@%tmp_p prefetch.tensormap [${i}];" for i in range(len(maps))),
+                         "}"])
+    with ir.InsertionPoint.at_block_begin(entry), func.location:
+        llvm.InlineAsmOp(None, maps, text, ",".join(["l"] * len(maps)), has_side_effects=True)

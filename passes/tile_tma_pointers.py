@@ -28,9 +28,17 @@ The proof, in index polynomials (passes/analysis/index_poly.py):
     d0 + lane >= m read a wrapped row where the tensor map reads zeros, so
     they must be dead: the loaded tile reaches only `tile.dot` (A's rows /
     B's columns), the accumulator's loop, elementwise ops and stores whose
-    mask has the conjunct `d0 + lane < m` (`_dead_beyond`);
+    mask has the conjunct `d0 + lane < m` (`_dead_beyond`); the load's mask
+    may also have `r < m` (or `<= m - 1`, `m > r`, ...) where r IS a
+    remainder by the same m (the op, moved or sign-extended: not a value the
+    polynomials only equate with it): it holds wherever the map is not empty
+    (`_below_modulus`), so it bounds nothing;
   * a masked load's `other` is absent or +0 (the map's fill);
-  * the block has rows a multiple of 8 and whole 128-byte atoms per row.
+  * the block has rows a multiple of 8 and whole 128-byte atoms per row;
+  * the access has no attribute but its operand segments (one that changes
+    its meaning, a volatile flag say, would keep it a pointer access).
+    Triton's hints (`tl.multiple_of`, `tl.max_contiguous`) and the cache and
+    eviction keywords of `tl.load` / `tl.store` leave nothing in the IR.
 One semantic choice: a block whose origin is below zero reads zeros there
 and stores nothing there, as a tensor descriptor's block does.  The masks
 bound the tensor from above only, so such a program reads and writes outside
@@ -107,29 +115,69 @@ def _is_plus_zero(v: ir.Value) -> bool:
     return isinstance(s, ir.IntegerAttr) and int(s.value) == 0
 
 
-def conjuncts(mask: ir.Value, ev: Evaluator) -> list[Poly] | None:
-    """The mask as polynomials D with mask == AND(D < 0), or None."""
+def conjuncts(mask: ir.Value, ev: Evaluator,
+              moduli: frozenset[Poly] = frozenset()) -> list[Poly] | None:
+    """The mask as polynomials D with mask == AND(D < 0), or None; a conjunct
+    `x % m < m` with m in `moduli` (the divisors of the access's own wraps) is
+    left out (`_below_modulus`)."""
     owner = mask.owner
     if isinstance(owner, ir.Block):
         return None
     op = owner.operation
     if op.name == "arith.andi":
-        x, y = conjuncts(op.operands[0], ev), conjuncts(op.operands[1], ev)
+        x, y = (conjuncts(w, ev, moduli) for w in op.operands)
         return None if x is None or y is None else x + y
     if op.name == "tile.broadcast":
-        return conjuncts(op.operands[0], ev)
+        return conjuncts(op.operands[0], ev, moduli)
     if op.name == "tile.expand_dims":
-        inner = conjuncts(op.operands[0], ev)
+        inner = conjuncts(op.operands[0], ev, moduli)
         f = expand_lanes(op)
         return None if inner is None else [p.renumber_lanes(f) for p in inner]
     if op.name == "arith.cmpi":
         pred = int(ir.IntegerAttr(op.attributes["predicate"]).value)
-        lhs, rhs = ev.poly(op.operands[0]), ev.poly(op.operands[1])
-        if pred not in _CMP or lhs is None or rhs is None:
+        if pred not in _CMP:
             return None
         sign, minus = _CMP[pred]
+        if _below_modulus(op, sign, minus, ev) in moduli:
+            return []   # no bound: see _below_modulus
+        lhs, rhs = ev.poly(op.operands[0]), ev.poly(op.operands[1])
+        if lhs is None or rhs is None:
+            return None
         return [(lhs - rhs).scale(sign) - Poly.const(minus)]
     return None
+
+
+def _remainder(v: ir.Value) -> ir.Operation | None:
+    """The `arith.remsi` whose lanes `v` holds, moved (expand_dims, broadcast,
+    splat) or sign-extended, but not otherwise changed; else None."""
+    while not isinstance(v.owner, ir.Block):
+        op = v.owner.operation
+        if op.name == "arith.remsi":
+            return op
+        if op.name not in ("tile.expand_dims", "tile.broadcast", "tensor.splat",
+                           "arith.extsi", "arith.index_cast"):
+            return None
+        v = op.operands[0]
+    return None
+
+
+def _below_modulus(cmp: ir.Operation, sign: int, minus: int, ev: Evaluator) -> Poly | None:
+    """m when the comparison `sign * (lhs - rhs) - minus < 0` is `x % m < m`
+    exactly: its smaller side is the remainder itself (not a polynomial equal
+    to it), its larger side plus `minus` the divisor's lane-free polynomial m.
+    For m > 0 that holds on every lane, whatever the sign of x (`remsi` is
+    below |m| in magnitude).  For m < 0 it fails where x >= 0, hence only a
+    divisor of the access's own wraps may drop it: then each lane is one the
+    wrap proves dead (index >= m) or lies below the tensor (index < m < 0:
+    the negative-origin choice), whatever its mask; `% 0` is undefined."""
+    small, big = (cmp.operands[0], cmp.operands[1]) if sign == 1 else \
+        (cmp.operands[1], cmp.operands[0])
+    rem = _remainder(small)
+    if rem is None:
+        return None
+    m, b = ev.poly(rem.operands[1]), ev.poly(big)
+    ok = m is not None and b is not None and not m.lanes() and b + Poly.const(minus) == m
+    return m if ok else None
 
 
 def _host(p: Poly, ev: Evaluator, block: ir.Block) -> list[Any] | None:
@@ -298,7 +346,7 @@ class _Prover:
         bound: list[Poly | None] = [None, None]
         mask, other = _mask_other(op)
         if mask is not None:
-            parts = conjuncts(mask, self.ev)
+            parts = conjuncts(mask, self.ev, frozenset(m for _, m in wraps))
             if parts is None or (op.name == "tile.load" and other is not None
                                  and not _is_plus_zero(other)):
                 return None

@@ -454,6 +454,28 @@ def _tma_pointer_matmul(torch: Any, device: str, launch: bool) -> None:
         kmod.tutorial[(tilec.cdiv(m, 128), tilec.cdiv(n, 128))](*args, **cx)
         torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=2e-2,
                                    atol=2e-2 * k ** 0.5, msg=f"mask form {form}, other {other}")
+    # Common variants of the source (kernels.py `variants`): hints, cache
+    # keywords, a row conjunct `x % M < M` (dropped: maps) and near misses
+    # (4, 5: rows past the bound read zeros; A a pointer load), ragged M.
+    m, n, k = 300, 400, 1000
+    a = torch.randn(m, k, device=device).to(torch.float16)
+    b = torch.randn(k, n, device=device).to(torch.float16)
+    c = torch.empty((m, n), device=device, dtype=torch.float16)
+    args = (a, b, c, m, n, k, k, 1, n, 1, n, 1)
+    for hints, cache, row in ((1, 0, 0), (0, 1, 0), (0, 0, 1), (0, 0, 2), (0, 0, 3),
+                              (1, 1, 1), (0, 0, 4), (0, 0, 5)):
+        cx = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, HINTS=hints, CACHE=cache,
+                  ROW_MASK=row, num_warps=8, num_stages=3)
+        if not launch:
+            kmod.variants.warmup(*args, **cx, target="sm90")
+            continue
+        c.fill_(float("nan"))
+        kmod.variants[(tilec.cdiv(m, 128), tilec.cdiv(n, 128))](*args, **cx)
+        want = a.double() @ b.double()
+        if row in (4, 5):   # A's rows at or past N / M - 1 read as zeros
+            want[(n if row == 4 else m - 1):] = 0
+        torch.testing.assert_close(c.double(), want, rtol=2e-2, atol=2e-2 * k ** 0.5,
+                                   msg=f"variant hints={hints} cache={cache} row={row}")
 
 
 def _flat_matmul(torch: Any, device: str, launch: bool) -> None:

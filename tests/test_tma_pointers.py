@@ -1,18 +1,23 @@
 """tile-tma-pointers: pointer-tile loads and stores copied through tensor maps
 inferred from the pointer arithmetic (the FileCheck tests in
 tests/lit/tile-tma-pointers/ show which accesses qualify); here the index
-polynomials, the generated code for sm90 / sm100 / sm80, and the runtime's
-bounds for inferred maps.  The copies run on the H200 (scripts/gpu_suite.py,
-"inferred tensor maps")."""
+polynomials, the generated code for sm90 / sm100 / sm80, the runtime's
+bounds for inferred maps, and common variants of the tutorial's source (hints,
+cache keywords, a row mask beside the `% M` wrap) on sm90 and on the CPU
+against NumPy.  The copies run on the H200 (scripts/gpu_suite.py, "inferred
+tensor maps")."""
 from __future__ import annotations
 
+import importlib.util
 import pathlib
 import sys
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 import pytest
 
+import tilec
 from tilec.errors import TilecError
 from tilec.passes.analysis.index_poly import Poly
 from tilec.passes.tile_tma_pointers import _split_rows
@@ -110,3 +115,73 @@ def test_k_major_b_is_the_transpose_of_a_map_block() -> None:
     b = k.metadata["tensormaps"][1]
     assert b["shape"] == [["arg", 4], ["arg", 5]] and b["strides"] == [["arg", 9], ["const", 1]]
     assert b["block"] == [128, 128] and b["elem_bytes"] == 1
+
+
+def _kernels() -> Any:
+    """tests/lit/tile-tma-pointers/kernels.py (the FileCheck tests' kernels)."""
+    path = pathlib.Path(__file__).resolve().parent / "lit" / "tile-tma-pointers" / "kernels.py"
+    spec = importlib.util.spec_from_file_location("tma_pointer_kernels", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+KERNELS = _kernels()
+VARIANT_CX = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64}
+# Triton sources the tutorial's maps should survive: hints on the offsets and
+# strides, cache / eviction keywords, A's row conjunct `offs_am < M` on top of
+# its `% M` wrap (written three ways).
+TMA_VARIANTS = [{"HINTS": 1}, {"CACHE": 1}, {"ROW_MASK": 1}, {"ROW_MASK": 2}, {"ROW_MASK": 3},
+                {"HINTS": 1, "CACHE": 1, "ROW_MASK": 1}]
+
+
+def _ids(cx: dict[str, int]) -> str:
+    return ",".join(f"{k}={v}" for k, v in cx.items())
+
+
+@pytest.mark.parametrize("cx", TMA_VARIANTS, ids=_ids)
+def test_source_variants_become_tma_on_sm90(cx: dict[str, int]) -> None:
+    k = KERNELS.variants.compile(target="sm90", signature=SIG, num_warps=8, num_stages=3,
+                                 constexprs={**VARIANT_CX, **cx})
+    ptx = k.asm["ptx"]
+    assert "cp.async.cg" not in ptx
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") >= 5
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in ptx
+    a, b, c = k.metadata["tensormaps"]
+    assert a["inferred"] and a["base"] == 0 and a["shape"] == [["arg", 3], ["arg", 5]]
+    assert b["base"] == 1 and c["base"] == 2 and c["store"]
+
+
+@pytest.mark.parametrize("row_mask", [4, 5, 6, 7])
+def test_row_conjuncts_other_than_the_wrap_keep_a_on_pointers(row_mask: int) -> None:
+    """`offs_am < N`, `< M - 1`, a polynomial equal to the remainder's x but
+    not the remainder, a remainder by N: A is no map (nor B: a ring is filled
+    one way); only the store is."""
+    k = KERNELS.variants.compile(target="sm90", signature=SIG, num_warps=8, num_stages=3,
+                                 constexprs={**VARIANT_CX, "ROW_MASK": row_mask})
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global" not in k.asm["ptx"]
+    assert [m["base"] for m in k.metadata["tensormaps"]] == [2]
+
+
+def _row_kept(row_mask: int, m: int, n: int) -> np.ndarray:
+    """Which of C's rows (all < M, so unwrapped) A's row conjunct keeps."""
+    rows = np.arange(m)
+    return {4: rows < n, 5: rows < m - 1}.get(row_mask, np.ones(m, bool))
+
+
+@pytest.mark.parametrize("cx", TMA_VARIANTS + [{"ROW_MASK": r} for r in (4, 5, 6, 7)], ids=_ids)
+def test_source_variants_on_the_cpu(cx: dict[str, int]) -> None:
+    """The variants' pointer semantics on the CPU against NumPy: ragged M and
+    N (rows and columns wrapped), K not a multiple of BLOCK_K."""
+    rng = np.random.default_rng(7)
+    m, n, k = 45, 38, 70
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float16)
+    KERNELS.variants[(tilec.cdiv(m, 32), tilec.cdiv(n, 16))](
+        a, b, c, m, n, k, k, 1, n, 1, n, 1, BLOCK_M=32, BLOCK_N=16, BLOCK_K=16, **cx)
+    kept = _row_kept(cx.get("ROW_MASK", 0), m, n)
+    want = (a.astype(np.float64) * kept[:, None]) @ b.astype(np.float64)
+    np.testing.assert_allclose(c.astype(np.float64), want, rtol=2e-2, atol=2e-2 * k ** 0.5)
+

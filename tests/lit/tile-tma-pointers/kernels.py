@@ -46,3 +46,70 @@ def tutorial(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stri
         tl.store(c_ptrs, acc.to(tl.float16), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
     else:
         tl.store(c_ptrs, acc.to(tl.float16), mask=offs_cn[None, :] < N)
+
+
+@tilec.kernel
+def variants(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+             stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+             BLOCK_K: tl.constexpr, HINTS: tl.constexpr = 0, CACHE: tl.constexpr = 0,
+             ROW_MASK: tl.constexpr = 0):
+    """Common variants of the tutorial's source: HINTS wraps the offsets (and
+    the row strides) in tl.multiple_of / tl.max_contiguous; CACHE loads and
+    stores with cache and eviction keywords; ROW_MASK adds a row conjunct to
+    A's mask on top of its `% M` wrap: `offs_am < M` (1), `offs_am <= M - 1`
+    (2), `M > offs_am` (3): each always true; `offs_am < N` (4),
+    `offs_am < M - 1` (5), `2 offs_am - rows < M` (6: the index polynomials
+    read it as `rows < M`, which it is not past M) and `offs_am % N < N` (7:
+    a remainder, but not by the wrap's M): not the wrap's bound."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    if HINTS:
+        offs_am = tl.max_contiguous(tl.multiple_of(offs_am, BLOCK_M), BLOCK_M)
+        offs_bn = tl.max_contiguous(tl.multiple_of(offs_bn, BLOCK_N), BLOCK_N)
+        offs_k = tl.multiple_of(offs_k, BLOCK_K)
+        stride_am = tl.multiple_of(stride_am, 16)
+        stride_bk = tl.multiple_of(stride_bk, 16)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        k_mask = offs_k[None, :] < K - k * BLOCK_K
+        if ROW_MASK == 1:
+            a_mask = (offs_am[:, None] < M) & k_mask
+        elif ROW_MASK == 2:
+            a_mask = (offs_am[:, None] <= M - 1) & k_mask
+        elif ROW_MASK == 3:
+            a_mask = k_mask & (M > offs_am[:, None])
+        elif ROW_MASK == 4:
+            a_mask = (offs_am[:, None] < N) & k_mask
+        elif ROW_MASK == 5:
+            a_mask = (offs_am[:, None] < M - 1) & k_mask
+        elif ROW_MASK == 6:
+            rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+            a_mask = (2 * offs_am[:, None] - rows[:, None] < M) & k_mask
+        elif ROW_MASK == 7:
+            a_mask = ((offs_am % N)[:, None] < N) & k_mask
+        else:
+            a_mask = k_mask
+        if CACHE:
+            a = tl.load(a_ptrs, mask=a_mask, other=0.0, eviction_policy="evict_last")
+            b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0,
+                        cache_modifier=".cg")
+        else:
+            a = tl.load(a_ptrs, mask=a_mask, other=0.0)
+            b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+    if CACHE:
+        tl.store(c_ptrs, acc.to(tl.float16), mask=c_mask, cache_modifier=".cs",
+                 eviction_policy="evict_first")
+    else:
+        tl.store(c_ptrs, acc.to(tl.float16), mask=c_mask)

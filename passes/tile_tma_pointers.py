@@ -42,8 +42,9 @@ The proof, in index polynomials (passes/analysis/index_poly.py):
 One semantic choice: a block whose origin is below zero reads zeros there
 and stores nothing there, as a tensor descriptor's block does.  The masks
 bound the tensor from above only, so such a program reads and writes outside
-the tensor it describes (the tutorial's programs beyond the tile grid do);
-on the CPU and AMD it keeps pointer semantics.  Not in debug mode (its
+the tensor it describes (the tutorial's programs beyond the tile grid do),
+or, where a `% m` wraps an index at or below -m, a row that `remsi` brings
+back inside it; on the CPU and AMD it keeps pointer semantics.  Not in debug mode (its
 bounds checks are on the pointers).
 
 Input: tile-level IR after `tile-lower-descriptors` (the ids continue

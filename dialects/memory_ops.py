@@ -20,7 +20,8 @@ dialect by dialects/tile.py; their typed builders are in dialects/tile_memory.py
   of `tile.mma` are in flight; its result is `acc` once complete.
 
 Tensor-memory-accelerator (TMA) copies of descriptor loads (NVIDIA sm90+):
-`tile.tma_coords(c0, .., cr-1) {tma}`: the block coordinates (i32) of the
+`tile.tma_coords(c0, .., cr-1) {tma}`: the block coordinates (i32, the
+  map's outermost first: [batch,] row, column) of the
   `tile.load` tagged `tile.tma` with the same id, which a tensor map (the
   kernel's `tile.tensormaps` entry `tma`) can copy; no effect of its own (the
   pipeliner reads it; the GPU lowering drops it).
@@ -44,13 +45,13 @@ Tensor-memory-accelerator (TMA) copies of descriptor loads (NVIDIA sm90+):
   of a wgmma loop whose A ring kept A's rows in order (one TMA box) holds, where
   its layout says row l, row `row_position(l)` of the product; the result has
   the rows where the layout says (an exchange through workgroup memory).
-`tile.tma_store(buf, value, c0, c1) {tma, row_permutation}`: every thread
+`tile.tma_store(buf, value, [b,] c0, c1) {tma, row_permutation}`: every thread
   writes its elements of the register tile `value` into the one-slot 128-byte
   swizzled buffer `buf` (`tile.local_alloc`, [R, C] of value's element type;
   with `row_permutation = "wgmma"` the element the layout places at row l goes
   to row `row_position(l)`, the accumulator of a loop whose A ring kept its
   rows in order), then one thread copies the buffer to the block at
-  coordinates c of tensor map `tma` (`tile.tensormaps`) with TMA stores;
+  coordinates c of tensor map `tma` (`tile.tensormaps`; rank 3: batch b) with TMA stores;
   elements outside the tensor are not written.  The copy runs asynchronously:
   the next `tile.tma_store` into `buf` first waits until this one has read it.
 `tile.tma_store_wait`: the thread that issues TMA stores waits until every

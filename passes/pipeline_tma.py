@@ -198,7 +198,8 @@ def store_plan(readers: list[ir.OpOperand], num_warps: int) -> StorePlan | None:
     """The tagged store of the accumulator whose readers (scf.yields left out)
     are `readers`: one `arith.truncf` or none, then one `tile.convert_layout` or
     none, then a `tile.store` (unmasked or masked) of 2- or 4-byte elements
-    tagged by `tile-tma-descriptors` with its hint in the same block, whose
+    tagged by `tile-tma-descriptors` or `tile-tma-pointers` with its hint (two
+    coordinates, or three: a batched map's) in the same block, whose
     value's layout `tile.tma_store` can write (`store_layout_ok`, rows in place
     or permuted)."""
     if len(readers) != 1 or not isinstance(readers[0].owner, ir.OpView):
@@ -228,7 +229,7 @@ def store_plan(readers: list[ir.OpOperand], num_warps: int) -> StorePlan | None:
         return None
     hint = coords_op(op)
     tma = tma_id(op)
-    if hint is None or tma is None or len(list(hint.operands)) != 2:
+    if hint is None or tma is None or len(list(hint.operands)) not in (2, 3):
         return None
     return StorePlan(op, conv, hint, tma)
 

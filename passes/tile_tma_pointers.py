@@ -6,12 +6,13 @@ Triton's tutorial matmul reads A and B through pointer tiles,
 tiles can be one TMA copy instead of a `cp.async` per 16 bytes per thread
 (fewer instructions and registers, measured +1-3% on the H200).  This pass
 proves, for a 2-D `tile.load` / `tile.store`, that the access IS the block
-access of a tensor map, and tags it as `tile-tma-descriptors` tags a
+access of a tensor map (rank 2, or rank 3 with a batch dimension), and tags it as `tile-tma-descriptors` tags a
 descriptor access: `tile.tma = id` on the access, `tile.tma_coords` before
 it, the recipe in the kernel's `tile.tensormaps`.  The pipeliner then copies
 it with TMA; an access it does not pipeline stays the pointer access it is.
 
-The proof, in index polynomials (passes/analysis/index_poly.py):
+The proof, in index polynomials (passes/analysis/index_poly.py; the splits in
+passes/analysis/map_blocks.py):
   * the pointer is `base + (row0 + i) * S + (col0 + j)` for lanes (i, j):
     `base` a 16-byte-aligned pointer argument, S a product of integer
     arguments (the row stride, a multiple of 16 bytes), the column stride 1,
@@ -21,6 +22,18 @@ The proof, in index polynomials (passes/analysis/index_poly.py):
     [K, N] view of an [N, K] weight), and the load becomes the masked load of
     that block as tile-lower-descriptors writes it, tagged, and `tile.trans`
     of it (the pipeliner's K-major B ring);
+  * where that 2-D proof fails (a batched matmul's `pid_b * stride_ab` lands
+    in col0, and no column bound is a host expression), a non-transposed
+    access may be the block of a rank-3 map [batch, rows, columns]:
+    `base + b0 * S_b + (row0 + i) * S + (col0 + j)` (`map_blocks.split_batch`)
+    with S_b, like S, a product of integer arguments, a multiple of 16 bytes,
+    exactly the arguments of every term of col0 that has any (col0 is then
+    free of arguments, row0 of S_b, and neither monomial divides the other),
+    b0 not a constant; its block is [1, R, C], its strides [S_b, S, 1], its
+    coordinates (b0, row0, col0).  The batch index is never masked: the map's
+    batch dimension is `BATCH_EXTENT` (2^31) long, so every batch coordinate
+    from 0 to the largest i32 is inside, as the unmasked pointer access
+    assumes (below 0: the semantic choice below);
   * per dimension, the access is bounded either by its mask, which must be
     exactly the conjunction of `idx_d < bound_d` (`bound_d` a host
     expression: kernel integer arguments and constants), or, for a load, by a
@@ -39,8 +52,9 @@ The proof, in index polynomials (passes/analysis/index_poly.py):
     its meaning, a volatile flag say, would keep it a pointer access).
     Triton's hints (`tl.multiple_of`, `tl.max_contiguous`) and the cache and
     eviction keywords of `tl.load` / `tl.store` leave nothing in the IR.
-One semantic choice: a block whose origin is below zero reads zeros there
-and stores nothing there, as a tensor descriptor's block does.  The masks
+One semantic choice: a block whose origin is below zero (a batch coordinate
+included) reads zeros there and stores nothing there, as a tensor
+descriptor's block does.  The masks
 bound the tensor from above only, so such a program reads and writes outside
 the tensor it describes (the tutorial's programs beyond the tile grid do),
 or, where a `% m` wraps an index at or below -m, a row that `remsi` brings
@@ -73,18 +87,23 @@ from tilec.passes import pipeline_support as ps
 from tilec.passes import tile_lower_descriptors, tile_tma_descriptors
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.index_poly import Evaluator, Poly, expand_lanes
+from tilec.passes.analysis.map_blocks import divides, host, split_batch, split_rows
 from tilec.targets import Feature, Target
 
 NAME = "tile-tma-pointers"
 # arith.cmpi predicate -> (sign, minus): `lhs P rhs` == `sign * (lhs - rhs) - minus < 0`
 # on integers (slt, sle, sgt, sge; the unsigned ones are not taken).
 _CMP = {2: (1, 0), 3: (1, 1), 4: (-1, 0), 5: (-1, 1)}
+# The extent of a batched map's batch dimension: every i32 coordinate >= 0 is
+# inside (the source does not bound its batch index; cuTensorMapEncodeTiled
+# takes sizes up to 2^32).
+BATCH_EXTENT = 2 ** 31
 
 
 @dataclass
 class _Access:
-    """A tensor-map access: `coords` and `bounds` in the map's dimension order
-    (outer, inner); `transposed`: the tile is the transpose of the map's block
+    """A tensor-map access: `coords` in the map's dimension order ([batch,]
+    outer, inner), `bounds` of the tile's two (outer, inner); `transposed`: the tile is the transpose of the map's block
     (a load whose rows are contiguous, e.g. B given K-major)."""
 
     op: ir.Operation
@@ -181,45 +200,6 @@ def _below_modulus(cmp: ir.Operation, sign: int, minus: int, ev: Evaluator) -> P
     return m if ok else None
 
 
-def _host(p: Poly, ev: Evaluator, block: ir.Block) -> list[Any] | None:
-    """`p` as a tensor-map host expression of the kernel's integer arguments."""
-    args = list(block.arguments)
-    out: list[Any] | None = None
-    for mono, c in p.terms:
-        if c.denominator != 1:
-            return None
-        term: list[Any] | None = None if c == 1 and mono else ["const", int(c)]
-        for a in mono:
-            v = ev.values[a[1]] if a[0] == "v" else None
-            if v is None or v not in args or not isinstance(v.type, ir.IntegerType):
-                return None
-            term = ["arg", args.index(v)] if term is None else \
-                ["mul", term, ["arg", args.index(v)]]
-        assert term is not None
-        out = term if out is None else ["add", out, term]
-    return out or ["const", 0]
-
-
-def _split_rows(r: Poly, stride: Poly) -> tuple[Poly, Poly] | None:
-    """(row0, col0) with r == row0 * stride + col0 and col0 free of stride's
-    factors; the stride one positive term with a factor (a constant stride
-    leaves rows and columns ambiguous)."""
-    if len(stride.terms) != 1 or not stride.terms[0][0] or stride.terms[0][1] <= 0:
-        return None
-    smono, sc = stride.terms[0]
-    rows, cols = [], []
-    for mono, c in r.terms:
-        rest = list(mono)
-        if all(rest.count(a) >= smono.count(a) for a in smono):
-            for a in smono:
-                rest.remove(a)
-            rows.append((tuple(rest), c / sc))
-        else:
-            cols.append((mono, c))
-    row0, col0 = Poly.of(rows), Poly.of(cols)
-    return (row0, col0) if row0 * stride + col0 == r else None
-
-
 def _dead_beyond(v: ir.Value, x: Poly, m: Poly, ev: Evaluator, seen: set[ir.Value]) -> bool:
     """Whether the lanes of `v` where x >= m (polynomials of `ev`) never reach
     memory or another lane."""
@@ -304,24 +284,51 @@ class _Prover:
         r = q.without_lanes()
         if r + stride * Poly.atom(("lane", outer)) + Poly.atom(("lane", inner)) != q:
             return None
-        split = _split_rows(r, stride)
+        split = split_rows(r, stride)
         if split is None or any(c.denominator != 1 for p_ in split for _, c in p_.terms):
             return None
+        made = self._map(op, base, eb, block, inner, stride, split, wraps)
+        if made is not None or inner == 0:
+            return made
+        batch = split_batch(split[1], stride, self._is_arg)   # a batched access: rank 3
+        if batch is None or any(c.denominator != 1 for _, c in batch[0].terms) or any(
+                divides(batch[1].terms[0][0], m) for m, _ in split[0].terms):
+            return None
+        return self._map(op, base, eb, block, inner, stride, (split[0], batch[2]), wraps,
+                         batch[:2])
+
+    def _map(self, op: ir.Operation, base: ir.Value, eb: int, block: list[int], inner: int,
+             stride: Poly, split: tuple[Poly, Poly], wraps: frozenset[tuple[Poly, Poly]],
+             batch: tuple[Poly, Poly] | None = None) -> _Access | None:
+        """The access through the map whose rows are `split[0] + lane` (row
+        stride `stride`) and columns `split[1] + lane`, behind a batch
+        coordinate `batch[0]` of stride `batch[1]` (rank 3), or None."""
+        outer = 1 - inner
         coords = [split[0], split[1]] if inner == 1 else [split[1], split[0]]   # per tile dim
         bounds = self._bounds(op, coords, wraps)
-        if bounds is None or not self._stride_ok(stride, eb):
+        strides = [stride] if batch is None else [batch[1], stride]
+        if bounds is None or not all(self._stride_ok(s, eb) for s in strides):
             return None
         order = (outer, inner)
-        hosts = [_host(x, self.ev, self.block) for x in (bounds[outer], bounds[inner], stride)]
+        hosts = [host(x, self.ev, self.block) for x in (bounds[outer], bounds[inner], *strides)]
         if any(h is None for h in hosts):
             return None
+        shape, lead, box = hosts[:2], [], block
+        if batch is not None:
+            shape, lead, box = [["const", BATCH_EXTENT], *shape], [batch[0]], [1, *block]
         recipe = {"base": list(self.block.arguments).index(base), "elem_bytes": eb,
-                  "shape": hosts[:2], "strides": [hosts[2], ["const", 1]], "block": block,
+                  "shape": shape, "strides": [*hosts[2:], ["const", 1]], "block": box,
                   "inferred": True}
         if op.name == "tile.store":
             recipe["store"] = True
-        return _Access(op, [coords[d] for d in order], [bounds[d] for d in order], stride,
-                       recipe, transposed=inner == 0)
+        return _Access(op, [*lead, *(coords[d] for d in order)], [bounds[d] for d in order],
+                       stride, recipe, transposed=inner == 0)
+
+    def _is_arg(self, a: tuple[str, int]) -> bool:
+        """Whether atom `a` is an integer argument of the kernel."""
+        v = self.ev.values[a[1]] if a[0] == "v" else None
+        return v is not None and v in list(self.block.arguments) and \
+            isinstance(v.type, ir.IntegerType)
 
     def _base(self, p: Poly) -> ir.Value | None:
         ptrs = [a for a in p.atoms() if a[0] == "v" and tile.is_ptr(self.ev.values[a[1]].type)]

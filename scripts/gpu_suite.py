@@ -397,7 +397,7 @@ def _tma_pointer_matmul(torch: Any, device: str, launch: bool) -> None:
     K = 0, strides that are not multiples of 16 (those accesses stay pointer
     accesses, beside inferred ones), pipeline depths 1-5, bf16, B given
     K-major (the map's block transposed; fp16, bf16, fp8), K masks written
-    four ways; against float64."""
+    four ways, a batched matmul (`_tma_pointer_batched`); against float64."""
     from matmul_kernels import mm_tutorial
     cases = [(torch.float16, 256, 512, 512, (128, 256, 64), 8, 3),
              (torch.float16, 129, 1024, 640, (128, 256, 64), 8, 3),
@@ -476,6 +476,88 @@ def _tma_pointer_matmul(torch: Any, device: str, launch: bool) -> None:
             want[(n if row == 4 else m - 1):] = 0
         torch.testing.assert_close(c.double(), want, rtol=2e-2, atol=2e-2 * k ** 0.5,
                                    msg=f"variant hints={hints} cache={cache} row={row}")
+    _tma_pointer_batched(torch, device, launch, kmod)
+
+
+def _tma_pointer_batched(torch: Any, device: str, launch: bool, kmod: Any) -> None:
+    """A batched matmul (kernels.py `batched`): A, B and C blocks of rank-3
+    maps ([2^31, rows, columns], `.3d` copies and stores), every operand a
+    strided view of a larger tensor (batch and row strides multiples of 16
+    elements that are not the view's sizes), ragged M and N, K = 0, fp16 and
+    bf16, depths 1-4 (N and K not multiples of 16 in one case: tile-pipeline
+    takes only loads it could also copy with cp.async, so that loop keeps its
+    pointer loads); A at batch p + 1 (A_BATCH 4), at batch p + k in K step
+    k (5: a loop-varying batch coordinate), at p rows down (1: a pointer
+    load); the flattened persistent form; against float64."""
+    f16, bf16 = torch.float16, torch.bfloat16
+    cases = [(f16, 3, 256, 512, 512, (128, 256, 64), 8, 3, 0),
+             (f16, 4, 200, 336, 1008, (128, 128, 64), 8, 4, 0),
+             (bf16, 5, 130, 272, 1024, (128, 128, 64), 8, 2, 0),
+             (f16, 3, 300, 400, 320, (128, 128, 64), 8, 1, 0),
+             (f16, 3, 200, 144, 0, (128, 128, 64), 4, 3, 0),
+             (bf16, 3, 1000, 1008, 640, (64, 128, 64), 4, 3, 0),
+             (bf16, 3, 129, 528, 704, (128, 256, 64), 8, 3, 0),
+             (f16, 3, 130, 260, 1001, (128, 128, 64), 8, 3, 0),   # N, K unaligned: no rings
+             (f16, 3, 200, 336, 1008, (128, 128, 64), 8, 3, 4),
+             (f16, 4, 130, 272, 1024, (128, 128, 64), 8, 3, 5),
+             (f16, 3, 200, 336, 1008, (128, 128, 64), 8, 3, 1)]
+
+    def pad16(x: int) -> int:
+        return (x + 16 + 15) // 16 * 16
+
+    for dt, nb, m, n, k, (bm, bn, bk), warps, stages, a_batch in cases:
+        extra = {4: 1, 5: max(tilec.cdiv(k, bk) - 1, 0)}.get(a_batch, 0)
+        big_a = torch.randn(nb + extra, m + 5, pad16(k), device=device).to(dt)
+        big_b = torch.randn(nb, k + 3, pad16(n), device=device).to(dt)
+        big_c = torch.full((nb, m + 2, pad16(n)), float("nan"), device=device, dtype=dt)
+        a, b, c = big_a[:, :m, :k], big_b[:, :k, :n], big_c[:, :m, :n]
+        args = (a, b, c, m, n, k, a.stride(0), a.stride(1), 1, b.stride(0), b.stride(1), 1,
+                c.stride(0), c.stride(1), 1)
+        cx = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, A_BATCH=a_batch, num_warps=warps,
+                  num_stages=stages)
+        if not launch:
+            kmod.batched.warmup(*args, **cx, target="sm90")
+            continue
+        kmod.batched[(tilec.cdiv(m, bm), tilec.cdiv(n, bn), nb)](*args, **cx)
+        if a_batch == 1:   # A's batch p at p rows down
+            a = torch.stack([big_a[0, p:p + m, :k] for p in range(nb)])
+        want = torch.zeros(nb, m, n, dtype=torch.float64, device=device)
+        for p in range(nb):
+            for s in range(0, k, bk):
+                q = p + {4: 1, 5: s // bk}.get(a_batch, 0)
+                want[p] += a[q, :, s:s + bk].double() @ b[p, s:s + bk].double()
+        torch.testing.assert_close(c.double(), want, rtol=2e-2, atol=2e-2 * max(k, 1) ** 0.5,
+                                   msg=f"batched {dt} {nb}x{m}x{n}x{k} A_BATCH={a_batch}")
+        assert big_c[:, m:].isnan().all() and big_c[:, :, n:].isnan().all(), "stored past C"
+    # B shared by every batch: one [K, N] matrix, its batch stride passed as 0
+    # (a map whose batch stride is 0).
+    m, n, k, nb = 200, 336, 1008, 3
+    a = torch.randn(nb, m, k, device=device).to(f16)
+    b = torch.randn(1, k, n, device=device).to(f16)
+    c = torch.full((nb, m, n), float("nan"), device=device, dtype=f16)
+    args = (a, b, c, m, n, k, a.stride(0), a.stride(1), 1, 0, n, 1, c.stride(0), c.stride(1), 1)
+    cx = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, A_BATCH=0, num_warps=8, num_stages=3)
+    if not launch:
+        kmod.batched.warmup(*args, **cx, target="sm90")
+    else:
+        kmod.batched[(tilec.cdiv(m, 128), tilec.cdiv(n, 128), nb)](*args, **cx)
+        torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=2e-2,
+                                   atol=2e-2 * k ** 0.5, msg="batched, B's batch stride 0")
+    # The flattened persistent form (kernels.py `batched_persistent`: the batch
+    # a quotient of the tile id): 32 programs for 72 and 27 tiles, so a
+    # program's tiles (and the next tile's copies in flight) cross batches.
+    for dt, nb, m, n, k in ((f16, 4, 700, 720, 512), (bf16, 3, 300, 528, 1024)):
+        a = torch.randn(nb, m, k, device=device).to(dt)
+        b = torch.randn(nb, k, n, device=device).to(dt)
+        c = torch.full((nb, m, n), float("nan"), device=device, dtype=dt)
+        args = (a, b, c, m, n, k, nb, m * k, k, k * n, n, m * n, n)
+        cx = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, NUM_SMS=32, num_warps=8, num_stages=3)
+        if not launch:
+            kmod.batched_persistent.warmup(*args, **cx, target="sm90")
+            continue
+        kmod.batched_persistent[(32,)](*args, **cx)
+        torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=2e-2,
+                                   atol=2e-2 * k ** 0.5, msg=f"persistent batched {dt}")
 
 
 def _flat_matmul(torch: Any, device: str, launch: bool) -> None:
@@ -673,7 +755,8 @@ CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
          Case("TMA descriptor loads: persistent matmul, ragged, K = 0, depths 2-5, fp8",
               _tma_matmul),
          Case("inferred tensor maps: tutorial-03 pointer matmul, ragged (% M, % N), K = 0, "
-              "unaligned strides, depths 1-5, bf16, K-major B (fp8)", _tma_pointer_matmul),
+              "unaligned strides, depths 1-5, bf16, K-major B (fp8), batched (rank-3 maps)",
+              _tma_pointer_matmul),
          Case("flattened persistent matmul: many tiles per program, short K, depths 2-5, fp8",
               _flat_matmul),
          Case("TMA store epilogue: ragged M and N, 128x256 / 128x128 / fp8, buffer reuse",

@@ -20,7 +20,7 @@ import pytest
 import tilec
 from tilec.errors import TilecError
 from tilec.passes.analysis.index_poly import Poly
-from tilec.passes.tile_tma_pointers import _split_rows
+from tilec.passes.analysis.map_blocks import split_batch, split_rows
 from tilec.runtime import tensormap
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -46,9 +46,9 @@ def test_polynomials_are_canonical() -> None:
 def test_rows_split_off_the_row_stride() -> None:
     # 128 pid_m * stride + 64 k: row 128 pid_m, column 64 k
     r = Poly.const(128) * V[0] * V[3] + V[1].scale(64)
-    assert _split_rows(r, V[3]) == (V[0].scale(128), V[1].scale(64))
+    assert split_rows(r, V[3]) == (V[0].scale(128), V[1].scale(64))
     # a constant stride is ambiguous (rows and columns both constants)
-    assert _split_rows(r, Poly.const(64)) is None
+    assert split_rows(r, Poly.const(64)) is None
 
 
 def _compile(target: str, sig: str = SIG) -> Any:
@@ -185,3 +185,154 @@ def test_source_variants_on_the_cpu(cx: dict[str, int]) -> None:
     want = (a.astype(np.float64) * kept[:, None]) @ b.astype(np.float64)
     np.testing.assert_allclose(c.astype(np.float64), want, rtol=2e-2, atol=2e-2 * k ** 0.5)
 
+
+
+def test_batch_terms_split_off_the_columns() -> None:
+    # V[0]: pid_b, V[1]: stride_ab (an argument), V[2]: pid_n, V[3]: stride_am
+    # (an argument): pid_b stride_ab + 64 pid_n -> batch pid_b, column 64 pid_n
+    def is_arg(a: Any) -> bool:
+        return a in (("v", 1), ("v", 3))
+
+    rest = V[0] * V[1] + V[2].scale(64)
+    assert split_batch(rest, V[3], is_arg) == (V[0], V[1], V[2].scale(64))
+    # (pid_b + 1) stride_ab: batch coordinate pid_b + 1
+    assert split_batch(rest + V[1], V[3], is_arg) == (V[0] + Poly.const(1), V[1],
+                                                     V[2].scale(64))
+    # a constant batch coordinate (an argument offset), terms with different
+    # arguments, no argument at all, a batch stride dividing the row stride:
+    # ambiguous or not a batch
+    assert split_batch(V[1] + V[2], V[3], is_arg) is None
+    assert split_batch(V[0] * V[1] + V[0] * V[3] * V[1], V[3] * V[3], is_arg) is None
+    assert split_batch(V[2].scale(64), V[3], is_arg) is None
+    assert split_batch(V[0] * V[1], V[1] * V[3], is_arg) is None
+
+
+BSIG = ("*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32:16,"
+        "i32=1,i32:16,i32:16,i32=1")
+
+
+def test_batched_loads_and_store_are_rank_3_maps_on_sm90() -> None:
+    """A batched matmul (kernels.py `batched`): A, B and C are blocks of
+    rank-3 maps, [2^31, rows, columns] with the batch stride outermost; the
+    copies are `.3d` (batch coordinate last), ptxas takes them."""
+    k = KERNELS.batched.compile(target="sm90", signature=BSIG, num_warps=8, num_stages=3,
+                                constexprs={"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64})
+    ptx = k.asm["ptx"]
+    assert "cp.async.cg" not in ptx and "cp.async.bulk.tensor.2d" not in ptx
+    assert ptx.count("cp.async.bulk.tensor.3d.shared::cluster.global") >= 5
+    assert "cp.async.bulk.tensor.3d.global.shared::cta" in ptx
+    a, b, c = k.metadata["tensormaps"]
+    big = ["const", 2 ** 31]
+    assert a["shape"] == [big, ["arg", 3], ["arg", 5]] and a["box"] == [1, 128, 64]
+    assert a["strides"] == [["arg", 6], ["arg", 7], ["const", 1]] and a["block"] == [1, 128, 64]
+    assert b["shape"] == [big, ["arg", 5], ["arg", 4]] and b["box"] == [1, 64, 64]
+    assert b["strides"] == [["arg", 9], ["arg", 10], ["const", 1]]
+    assert c["store"] and c["shape"] == [big, ["arg", 3], ["arg", 4]] and c["box"] == [1, 128, 64]
+    assert c["strides"] == [["arg", 12], ["arg", 13], ["const", 1]]
+    if k.asm.get("cubin"):
+        assert k.metadata["spill_stores"] == 0
+    k100 = KERNELS.batched.compile(target="sm100", signature=BSIG, num_warps=8, num_stages=3,
+                                   constexprs={"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64})
+    assert "tcgen05.mma" in k100.asm["ptx"]
+    assert "cp.async.bulk.tensor.3d.shared::cluster.global" in k100.asm["ptx"]
+
+
+@pytest.mark.parametrize("a_batch", [1, 2, 3])
+def test_batch_offsets_that_are_not_a_batch_keep_a_on_pointers(a_batch: int) -> None:
+    """A's batch offset `pid_b * stride_am`, `pid_b * 64`, `pid_b * M *
+    stride_am`: no map (nor B: a ring is filled one way); only C's store is."""
+    k = KERNELS.batched.compile(target="sm90", signature=BSIG, num_warps=8, num_stages=3,
+                                constexprs={"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64,
+                                            "A_BATCH": a_batch})
+    assert "cp.async.bulk.tensor.3d.shared::cluster.global" not in k.asm["ptx"]
+    assert [m["base"] for m in k.metadata["tensormaps"]] == [2]
+
+
+def test_rank_3_maps_on_the_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batched map's fields, its encoding (dimensions innermost first, the
+    batch last) and its zero-size stand-in (a zeroed [1, r, c] box)."""
+    recipe = {"base": 0, "elem_bytes": 2, "inferred": True,
+              "shape": [["const", 2 ** 31], ["arg", 1], ["arg", 2]],
+              "strides": [["arg", 3], ["arg", 4], ["const", 1]], "block": [1, 128, 64],
+              "box": [1, 128, 64]}
+    args = [1 << 20, 300, 1000, 300 * 1008, 1008]
+    addr, shape, strides = tensormap.fields(recipe, args)
+    assert (addr, shape, strides) == (1 << 20, (2 ** 31, 300, 1000), (300 * 1008 * 2, 2016))
+    assert tensormap.map_shape(recipe, shape) == shape
+    tensormap.check_fields(recipe, addr, shape, strides)
+    with pytest.raises(TilecError, match="multiples of 16"):
+        tensormap.check_fields(recipe, addr, shape, (300 * 1008 * 2 + 2, 2016))
+    with pytest.raises(TilecError, match="below 2\\^40"):
+        tensormap.check_fields(recipe, addr, shape, (2 ** 40, 2016))
+    maps = tensormap.TensorMaps([recipe])
+    seen: list[Any] = []
+    monkeypatch.setattr(tensormap, "_encoder", lambda: lambda *a: seen.append(a) or 0)
+    monkeypatch.setattr(maps, "_zero_buffer", lambda n, store=False: 0x90000 + n)
+    maps.fill(args)
+    rank, dims, strd, box = seen[0][2], seen[0][4], seen[0][5], seen[0][6]
+    assert rank == 3 and list(dims) == [1000, 300, 2 ** 31] and list(box) == [64, 128, 1]
+    assert list(strd) == [2016, 300 * 1008 * 2] and seen[0][3].value == 1 << 20
+    maps.fill([1 << 20, 300, 0, 300 * 1008, 1008])   # K = 0: a zeroed box stands in
+    rank, dims, strd = seen[1][2], seen[1][4], seen[1][5]
+    assert rank == 3 and list(dims) == [64, 128, 1] and list(strd) == [128, 128 * 128]
+    assert seen[1][3].value == 0x90000 + 128 * 64 * 2
+
+
+def _batched_reference(a: np.ndarray, b: np.ndarray, a_batch: int, bk: int) -> np.ndarray:
+    """C[p] of `batched`: A's batch p (p + 1 for A_BATCH 4; p + k for K step
+    k for A_BATCH 5) times B's batch p, in float64."""
+    nb, k = b.shape[0], b.shape[1]
+    out = np.zeros((nb, a.shape[1], b.shape[2]))
+    for p in range(nb):
+        for s in range(0, k, bk):
+            q = p + {4: 1, 5: s // bk}.get(a_batch, 0)
+            out[p] += a[q, :, s:s + bk].astype(np.float64) @ b[p, s:s + bk].astype(np.float64)
+    return out
+
+
+@pytest.mark.parametrize("a_batch", [0, 4, 5, 1])
+def test_batched_on_the_cpu(a_batch: int) -> None:
+    """The batched kernel's pointer semantics on the CPU against NumPy: ragged
+    M, N and K, 3 batches, every operand a strided view of a larger array
+    (batch and row strides that are not the view's sizes)."""
+    rng = np.random.default_rng(11)
+    nb, m, n, k, bm, bn, bk = 3, 45, 38, 70, 32, 16, 16
+    extra = {4: 1, 5: tilec.cdiv(k, bk) - 1}.get(a_batch, 0)
+    big_a = rng.standard_normal((nb + extra, m + 3, k + 10)).astype(np.float16)
+    big_b = rng.standard_normal((nb, k + 2, n + 6)).astype(np.float16)
+    big_c = np.full((nb, m + 1, n + 4), np.nan, np.float16)
+    a, b, c = big_a[:, :m, :k], big_b[:, :k, :n], big_c[:, :m, :n]
+    sa, sb, sc = (np.array(x.strides) // 2 for x in (big_a, big_b, big_c))
+    KERNELS.batched[(tilec.cdiv(m, bm), tilec.cdiv(n, bn), nb)](
+        big_a, big_b, big_c, m, n, k, sa[0], sa[1], 1, sb[0], sb[1], 1, sc[0], sc[1], 1,
+        BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, A_BATCH=a_batch)
+    if a_batch == 1:   # A's batch p at p rows down (the row stride)
+        a = np.stack([big_a[0, p:p + m, :k] for p in range(nb)])
+    want = _batched_reference(a, b, a_batch, bk)
+    np.testing.assert_allclose(c.astype(np.float64), want, rtol=2e-2, atol=2e-2 * k ** 0.5)
+    assert np.isnan(big_c[:, m:]).all() and np.isnan(big_c[:, :, n:]).all()
+
+
+def test_flattened_persistent_batched_matmul() -> None:
+    """`batched_persistent` (the batch a quotient of the tile id, the loop
+    flattened): rank-3 copies and stores on sm90, and the right product on
+    the CPU."""
+    sig = "*fp16:16,*fp16:16,*fp16:16,i32,i32:16,i32:16,i32,i32:16,i32:16,i32:16,i32:16,i32:16,i32:16"
+    k = KERNELS.batched_persistent.compile(
+        target="sm90", signature=sig, num_warps=8, num_stages=3,
+        constexprs={"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "NUM_SMS": 132})
+    ptx = k.asm["ptx"]
+    assert "cp.async.bulk.tensor.2d" not in ptx and "cp.async.cg" not in ptx
+    assert ptx.count("cp.async.bulk.tensor.3d.shared::cluster.global") >= 5
+    assert "cp.async.bulk.tensor.3d.global.shared::cta" in ptx
+    assert [m["box"] for m in k.metadata["tensormaps"]] == [[1, 128, 64], [1, 64, 64],
+                                                            [1, 128, 64]]
+    rng = np.random.default_rng(5)
+    nb, m, n, kk = 3, 45, 40, 80
+    a = rng.standard_normal((nb, m, kk)).astype(np.float16)
+    b = rng.standard_normal((nb, kk, n)).astype(np.float16)
+    c = np.full((nb, m, n), np.nan, np.float16)
+    KERNELS.batched_persistent[(4,)](a, b, c, m, n, kk, nb, m * kk, kk, kk * n, n, m * n, n,
+                                     BLOCK_M=32, BLOCK_N=16, BLOCK_K=16, NUM_SMS=4)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c.astype(np.float64), want, rtol=2e-2, atol=2e-2 * kk ** 0.5)

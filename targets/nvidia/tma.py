@@ -7,7 +7,7 @@ pipeliner's `tile.tma_*` and `tile.mbarrier_*` ops (dialects/memory_ops.py).
 | `tile.mbarrier_alloc` | `TMA` | S x 8 bytes of workgroup memory; thread 0 `mbarrier.init` (count 1) each, then `fence.mbarrier_init` and a barrier after the last of consecutive allocations |
 | `tile.mbarrier_inval` | `TMA` | thread 0 `mbarrier.inval` each; the bytes are released |
 | `tile.tma_expect` | `TMA` | `@p mbarrier.arrive.expect_tx.shared.b64 _, [bar], bytes`, p = the `elect.sync` lane of warp 0 and live |
-| `tile.tma_copy` | `TMA` | where live, the `elect.sync` lane of warp 0: one `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` per box (more than 4 boxes: lane q of warp 0 box q, q + 32, ...); the expect and copies of one refill share one `elect.sync`, consecutive copies one branch |
+| `tile.tma_copy` | `TMA` | where live, the `elect.sync` lane of warp 0: one `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` per box (more than 4 boxes: lane q of warp 0 box q, q + 32, ...), `.3d` with a batched map's three coordinates (box [1, r, c], the batch coordinate last); the expect and copies of one refill share one `elect.sync`, consecutive copies one branch |
 | `tile.mbarrier_wait` | `TMA` | `mbarrier.try_wait.parity` in a loop (every thread; with `tile.one_thread` the first warp, whose lanes issue the copies) |
 | `tile.mbarrier_arrive` | `TMA` | where live, lane 0 of every warp `mbarrier.arrive` (count: the warps) |
 
@@ -30,7 +30,12 @@ picked as `tid == 0`, the operands were per-thread values, and ptxas looped
 over the active lanes' values (`R2UR` in a `BRA.U.ANY` loop, one box per
 trip) around every copy.  A copy may complete before the slot's expect-tx (the transaction count may go
 below zero); the phase cannot complete before the arrival that carries it.
-Coordinates are innermost first (column, row), as the instruction takes them.
+Coordinates are innermost first (column, row), as the instruction takes them;
+a rank-3 map (tile-tma-pointers' batched accesses: `tile.tma_copy` with
+three coordinates, batch first) adds the batch coordinate last and a box
+dimension 1 first ([1, r, c] in the recipe): each box of the 2-D copy is the
+same box of one batch, so the slot, the expect-tx bytes and the wgmma
+operands are those of the 2-D copy.
 
 Nearest upstream analogue: `nvgpu.tma.async.load` + `nvgpu.mbarrier.*`
 (NVGPUToNVVM); Triton's `AsyncTMACopyGlobalToLocal` and barrier lowering.
@@ -184,30 +189,34 @@ def _copy(L: FuncLowering, op: ir.Operation) -> None:
     ring_v, slot, bars, live, *coords = op.operands
     tma = int(ir.IntegerAttr(op.attributes["tma"]).value)
     t, _slots = ring_tile(L, ring_v)
-    if not isinstance(t, SwizzledTile) or len(coords) != 2:
+    if not isinstance(t, SwizzledTile) or len(coords) not in (2, 3):
         raise CompilerBugError("tile.tma_copy needs a 2-D ring with the 128-byte swizzle")
     rows, cols = box(t)
-    if L.tensormap_boxes.setdefault(tma, [rows, cols]) != [rows, cols]:
+    lead = [1] * (len(coords) - 2)   # a batched map's box: one batch
+    if L.tensormap_boxes.setdefault(tma, [*lead, rows, cols]) != [*lead, rows, cols]:
         raise CompilerBugError(f"tensor map {tma} is copied with two box shapes")
     tmap = L.tensormaps[tma]
     ring = L.get(ring_v)
-    row0, col0 = (L.get(c) for c in coords)
+    *outer, row0, col0 = (L.get(c) for c in coords)
     n = (t.rows // rows) * (t.cols // t.atom_cols)
     if n > _ELECTED_BOXES:   # (an A ring's 8-row blocks: one lane each)
         base = arith.MulIOp(L.get(slot), _c(t.nbytes)).result
         for first in range(0, n, L.target.warp_size):
-            _copy_lanes(L, t, ring, tmap, bars, slot, live, base, row0, col0, rows, n, first)
+            _copy_lanes(L, t, ring, tmap, bars, slot, live, base, [*outer, row0, col0], rows, n,
+                        first)
         return
     with _issue_block(L, live):
         base = arith.MulIOp(L.get(slot), _c(t.nbytes)).result
         for q in range(n):
-            _copy_box(L, t, ring, tmap, bars, slot, base, row0, col0, rows, q)
+            _copy_box(L, t, ring, tmap, bars, slot, base, [*outer, row0, col0], rows, q)
 
 
 def _copy_lanes(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value,
-                bars: ir.Value, slot: ir.Value, live: ir.Value, base: ir.Value, row0: ir.Value,
-                col0: ir.Value, rows: int, n: int, first: int) -> None:
-    """Lane q of the first warp copies box first + q (of n), where live."""
+                bars: ir.Value, slot: ir.Value, live: ir.Value, base: ir.Value,
+                coords: list[ir.Value], rows: int, n: int, first: int) -> None:
+    """Lane q of the first warp copies box first + q (of n), where live
+    (`coords`: the block's, outermost first)."""
+    *outer, row0, col0 = coords
     assert L.tid is not None
     per_atom = t.rows // rows
     lane_live = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.ult, L.tid,
@@ -228,15 +237,16 @@ def _copy_lanes(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value
                                               arith.MulIOp(pos, _c(128)).result).result).result
         col = arith.AddIOp(col0, arith.MulIOp(atom, _c(t.atom_cols)).result).result
         nvvm.CpAsyncBulkTensorGlobalToSharedClusterOp(
-            _cluster(byte_address(ring, dst)), tmap, [col, arith.AddIOp(row0, row).result],
-            _bar(L, bars, slot), [])
+            _cluster(byte_address(ring, dst)), tmap,
+            [col, arith.AddIOp(row0, row).result, *reversed(outer)], _bar(L, bars, slot), [])
         scf.YieldOp([])
 
 
 def _copy_box(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value, bars: ir.Value,
-              slot: ir.Value, base: ir.Value, row0: ir.Value, col0: ir.Value,
-              rows: int, q: int) -> None:
-    """Box q of the copy: 8-row block q % per_atom of column atom q // per_atom."""
+              slot: ir.Value, base: ir.Value, coords: list[ir.Value], rows: int, q: int) -> None:
+    """Box q of the copy: 8-row block q % per_atom of column atom q // per_atom
+    (`coords`: the block's, outermost first)."""
+    *outer, row0, col0 = coords
     per_atom = t.rows // rows
     atom, block = divmod(q, per_atom)
     pos = permuted_row(L, t.rows, _c(block)) if t.permute_rows else _c(block * rows)
@@ -244,7 +254,8 @@ def _copy_box(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value, 
                                           arith.MulIOp(pos, _c(128)).result).result).result
     col = arith.AddIOp(col0, _c(atom * t.atom_cols)).result
     nvvm.CpAsyncBulkTensorGlobalToSharedClusterOp(
-        _cluster(byte_address(ring, dst)), tmap, [col, arith.AddIOp(row0, _c(block * rows)).result],
+        _cluster(byte_address(ring, dst)), tmap,
+        [col, arith.AddIOp(row0, _c(block * rows)).result, *reversed(outer)],
         _bar(L, bars, slot), [])
 
 

@@ -4,7 +4,7 @@ place of the epilogue's store of a wgmma accumulator, passes/pipeline_tma.py).
 
 | key | feature | lowering |
 |---|---|---|
-| `tile.tma_store` | `TMA` | thread 0 `cp.async.bulk.wait_group.read 0` (the previous store from the buffer has read it), a barrier; every thread writes its fragment into the swizzled buffer (`stmatrix.x4` for 2-byte elements in the wgmma accumulator layout, else `st.shared`); `fence.proxy.async.shared::cta`; a barrier; thread 0 one `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group` per box and `cp.async.bulk.commit_group` |
+| `tile.tma_store` | `TMA` | thread 0 `cp.async.bulk.wait_group.read 0` (the previous store from the buffer has read it), a barrier; every thread writes its fragment into the swizzled buffer (`stmatrix.x4` for 2-byte elements in the wgmma accumulator layout, else `st.shared`); `fence.proxy.async.shared::cta`; a barrier; thread 0 one `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group` per box (`.3d` with a batched map's three coordinates: box [1, r, c], the batch coordinate last) and `cp.async.bulk.commit_group` |
 | `tile.tma_store_wait` | `TMA` | thread 0 `cp.async.bulk.wait_group.read 0` |
 
 The buffer is a `layouts.SwizzledTile` of the stored tile: 128-byte column
@@ -97,10 +97,12 @@ def _store(L: FuncLowering, op: ir.Operation) -> None:
     rows, cols = vt.shape
     eb = axis_info.type_bytes(vt.element_type)
     d = L.dist(value.type)
-    if len(coords) != 2 or not pipeline_tma.store_layout_ok(d, eb, permute, L.num_warps):
+    if len(coords) not in (2, 3) or not pipeline_tma.store_layout_ok(d, eb, permute, L.num_warps):
         raise CompilerBugError(f"tile.tma_store of a {rows}x{cols} tile in {d.blocked}")
     box_rows, box_cols = store_box(rows, eb)
-    if L.tensormap_boxes.setdefault(tma, [box_rows, box_cols]) != [box_rows, box_cols]:
+    lead = [1] * (len(coords) - 2)   # a batched map's box: one batch
+    if L.tensormap_boxes.setdefault(tma, [*lead, box_rows, box_cols]) != \
+            [*lead, box_rows, box_cols]:
         raise CompilerBugError(f"tensor map {tma} is copied with two box shapes")
     t = SwizzledTile(rows, cols, eb)
     buf = L.get(buf_v)
@@ -110,7 +112,7 @@ def _store(L: FuncLowering, op: ir.Operation) -> None:
     nvvm.FenceProxyOp(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
     gpu.BarrierOp()
     tmap = L.tensormaps[tma]
-    row0, col0 = (L.get(c) for c in coords)
+    *outer, row0, col0 = (L.get(c) for c in coords)
     if_op = _on_thread0(L)
     with ir.InsertionPoint(if_op.then_block):
         for atom in range(cols // box_cols):
@@ -118,7 +120,7 @@ def _store(L: FuncLowering, op: ir.Operation) -> None:
                 src = byte_address(buf, _c(atom * t.atom_bytes + rb * box_rows * 128))
                 col = arith.AddIOp(col0, _c(atom * box_cols)).result
                 row = arith.AddIOp(row0, _c(rb * box_rows)).result
-                nvvm.CpAsyncBulkTensorSharedCTAToGlobalOp(tmap, src, [col, row])
+                nvvm.CpAsyncBulkTensorSharedCTAToGlobalOp(tmap, src, [col, row, *reversed(outer)])
         nvvm.CpAsyncBulkCommitGroupOp()
         scf.YieldOp([])
 

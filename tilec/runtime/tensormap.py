@@ -13,9 +13,12 @@ same tensors copy 128 cached bytes.
 
 A map that tile-tma-pointers inferred from a pointer access (`inferred:
 true`) has the bounds of that access's mask (`idx < bound`), so a negative
-bound is 0: nothing is in bounds, as the mask says.
+bound is 0: nothing is in bounds, as the mask says.  A batched access's map
+has rank 3: shape [2^31, rows, columns] (the batch dimension a constant: the
+source does not bound it), strides [batch, row, 1], box [1, r, c].
 A dimension of size 0 reads as zeros everywhere: such a map points at a zeroed
-device buffer of one box instead of the (possibly absent) tensor.  A store's
+device buffer of one box (the box's own shape and dense strides, any rank)
+instead of the (possibly absent) tensor.  A store's
 map (`store: true`, a `tile.tma_store` writes through it) is encoded the same
 way; with a dimension of size 0 it writes nothing that anyone reads (the
 kernel has no tile to store then), so it points at a scratch buffer of its
@@ -24,6 +27,7 @@ own, never at the zeros the loads read.
 from __future__ import annotations
 
 import ctypes
+import math
 from typing import Any, Sequence
 
 from tilec.errors import TilecError
@@ -156,8 +160,8 @@ class TensorMaps:
         box = [int(b) for b in recipe["box"]]
         if 0 in shape:  # nothing to read: a zeroed box stands in for the tensor
             shape = tuple(box)
-            strides = tuple(box[1] * eb for _ in strides)
-            addr = self._zero_buffer(box[0] * box[1] * eb, bool(recipe.get("store")))
+            strides = tuple(math.prod(box[i + 1:]) * eb for i in range(len(strides)))
+            addr = self._zero_buffer(math.prod(box) * eb, bool(recipe.get("store")))
         rank = len(shape)
         out = ctypes.create_string_buffer(MAP_BYTES + 64)
         at = (ctypes.addressof(out) + 63) // 64 * 64

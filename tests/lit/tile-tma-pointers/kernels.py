@@ -113,3 +113,82 @@ def variants(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stri
                  eviction_policy="evict_first")
     else:
         tl.store(c_ptrs, acc.to(tl.float16), mask=c_mask)
+
+
+@tilec.kernel
+def batched(a_ptr, b_ptr, c_ptr, M, N, K, stride_ab, stride_am, stride_ak, stride_bb, stride_bk,
+            stride_bn, stride_cb, stride_cm, stride_cn, BLOCK_M: tl.constexpr,
+            BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, A_BATCH: tl.constexpr = 0):
+    """A batched tutorial-03 body: program (m, n, b) multiplies the [M, K] and
+    [K, N] matrices of batch b (rows and columns wrapped by % M / % N, K
+    masked, loop-carried pointers), each operand's batch at `pid_b * stride_xb`.
+    A_BATCH moves A's batch offset: `pid_b * stride_am` (1: the row stride),
+    `pid_b * 64` (2: a constant, not a stride argument), `pid_b * M *
+    stride_am` (3: rows of a flattened [B M, K] tensor), `(pid_b + 1) *
+    stride_ab` (4: the next batch; a map's batch coordinate pid_b + 1) or
+    `pid_b * stride_ab` advanced by one batch per K step (5: a loop-varying
+    batch coordinate pid_b + k)."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    pid_b = tl.program_id(2)
+    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    if A_BATCH == 1:
+        a_batch = pid_b * stride_am
+    elif A_BATCH == 2:
+        a_batch = pid_b * 64
+    elif A_BATCH == 3:
+        a_batch = pid_b * M * stride_am
+    elif A_BATCH == 4:
+        a_batch = (pid_b + 1) * stride_ab
+    else:
+        a_batch = pid_b * stride_ab
+    a_ptrs = a_ptr + a_batch + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + pid_b * stride_bb + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        if A_BATCH == 5:
+            a_ptrs += stride_ab
+        b_ptrs += BLOCK_K * stride_bk
+    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + pid_b * stride_cb + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),
+             mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+@tilec.kernel
+def batched_persistent(a_ptr, b_ptr, c_ptr, M, N, K, NB, stride_ab, stride_am, stride_bb,
+                       stride_bk, stride_cb, stride_cm, BLOCK_M: tl.constexpr,
+                       BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, NUM_SMS: tl.constexpr):
+    """`batched` as a flattened persistent loop over every batch's tiles (the
+    batch index a quotient of the tile id, not a program id)."""
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    per_batch = num_pid_m * num_pid_n
+    for tile_id in tl.range(tl.program_id(0), per_batch * NB, NUM_SMS, flatten=True):
+        pid_b = tile_id // per_batch
+        pid_m = (tile_id % per_batch) // num_pid_n
+        pid_n = (tile_id % per_batch) % num_pid_n
+        offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+        offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+        offs_k = tl.arange(0, BLOCK_K)
+        a_ptrs = a_ptr + pid_b * stride_ab + offs_am[:, None] * stride_am + offs_k[None, :]
+        b_ptrs = b_ptr + pid_b * stride_bb + offs_k[:, None] * stride_bk + offs_bn[None, :]
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BLOCK_K)):
+            a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+            b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+            acc = tl.dot(a, b, acc)
+            a_ptrs += BLOCK_K
+            b_ptrs += BLOCK_K * stride_bk
+        offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        c_ptrs = c_ptr + pid_b * stride_cb + stride_cm * offs_cm[:, None] + offs_cn[None, :]
+        tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),
+                 mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))

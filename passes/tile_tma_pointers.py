@@ -87,7 +87,7 @@ from tilec.passes import pipeline_support as ps
 from tilec.passes import tile_lower_descriptors, tile_tma_descriptors
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.index_poly import Evaluator, Poly, expand_lanes
-from tilec.passes.analysis.map_blocks import divides, host, split_batch, split_rows
+from tilec.passes.analysis.map_blocks import divides, host, int_arg, split_batch, split_rows
 from tilec.targets import Feature, Target
 
 NAME = "tile-tma-pointers"
@@ -326,9 +326,7 @@ class _Prover:
 
     def _is_arg(self, a: tuple[str, int]) -> bool:
         """Whether atom `a` is an integer argument of the kernel."""
-        v = self.ev.values[a[1]] if a[0] == "v" else None
-        return v is not None and v in list(self.block.arguments) and \
-            isinstance(v.type, ir.IntegerType)
+        return int_arg(a, self.ev, self.block) is not None
 
     def _base(self, p: Poly) -> ir.Value | None:
         ptrs = [a for a in p.atoms() if a[0] == "v" and tile.is_ptr(self.ev.values[a[1]].type)]

@@ -25,20 +25,27 @@ from mlir import ir
 from tilec.passes.analysis.index_poly import Evaluator, Poly
 
 
+def int_arg(a: Any, ev: Evaluator, block: ir.Block) -> int | None:
+    """The index of the kernel's integer argument that atom `a` stands for, or None."""
+    v = ev.values[a[1]] if a[0] == "v" else None
+    if v is None or not isinstance(v.type, ir.IntegerType):
+        return None
+    args = list(block.arguments)
+    return args.index(v) if v in args else None
+
+
 def host(p: Poly, ev: Evaluator, block: ir.Block) -> list[Any] | None:
     """`p` as a tensor-map host expression of the kernel's integer arguments."""
-    args = list(block.arguments)
     out: list[Any] | None = None
     for mono, c in p.terms:
         if c.denominator != 1:
             return None
         term: list[Any] | None = None if c == 1 and mono else ["const", int(c)]
         for a in mono:
-            v = ev.values[a[1]] if a[0] == "v" else None
-            if v is None or v not in args or not isinstance(v.type, ir.IntegerType):
+            i = int_arg(a, ev, block)
+            if i is None:
                 return None
-            term = ["arg", args.index(v)] if term is None else \
-                ["mul", term, ["arg", args.index(v)]]
+            term = ["arg", i] if term is None else ["mul", term, ["arg", i]]
         assert term is not None
         out = term if out is None else ["add", out, term]
     return out or ["const", 0]
@@ -54,7 +61,7 @@ def split_rows(r: Poly, stride: Poly) -> tuple[Poly, Poly] | None:
     rows, cols = [], []
     for mono, c in r.terms:
         rest = list(mono)
-        if all(rest.count(a) >= smono.count(a) for a in smono):
+        if divides(smono, mono):
             for a in smono:
                 rest.remove(a)
             rows.append((tuple(rest), c / sc))

@@ -7,7 +7,10 @@ development; the long run is `python -m tests.fuzz --cases 10000 ...`.
 
 The test command runs the first 120 CPU and 24 GPU cases of each seed (the
 case list of a seed does not depend on the count: a prefix of the full run);
-TILEC_TEST_FULL=1 runs 300 and 60, as before (tests/sweeps.py)."""
+TILEC_TEST_FULL=1 runs 300 and 60, as before (tests/sweeps.py).  The `tma`
+mode's seeded run (tile-tma-pointers' differential harness on generated
+pointer kernels, tests/fuzz/tma.py) takes about 20 s; its long run is in
+that module's docstring."""
 from __future__ import annotations
 
 import json
@@ -38,3 +41,14 @@ def test_fuzz_gpu_compile_seeded() -> None:
     summary = fuzz(60 if FULL else 24, seed=20261202, mode="gpu", timeout=120, budget_s=60)
     assert summary["cases"] >= 20 and summary["counts"]["ok"] > 0
     _check(summary)
+
+
+def test_fuzz_tma_seeded() -> None:
+    """Generated pointer matmuls and copies, plain vs tile-tma-pointers
+    emulated on the CPU: every case agrees bitwise, and the pass tagged an
+    access in most of them (a case without a tag proves nothing)."""
+    summary = fuzz(40 if FULL else 16, seed=20261204, mode="tma", timeout=120,
+                   budget_s=60 if FULL else 20)
+    assert summary["cases"] >= 8
+    _check(summary)
+    assert summary["tma"]["tagged_fraction"] >= 0.6, summary["tma"]

@@ -57,6 +57,7 @@ from tilec.cli.compile import write_artifacts
 from tilec.compiler import CompileResult, run_steps, tile_steps
 from tilec.dialects import tile
 from tilec.dialects import tile_descriptors as desc
+from tilec.errors import TilecError
 from tilec.frontend.codegen import generate
 from tilec.kernel import Kernel
 from tilec.passes import tile_lower_descriptors, tile_tma_descriptors, tile_tma_pointers
@@ -80,6 +81,15 @@ class HarnessError(AssertionError):
 
 class Mismatch(AssertionError):
     """The emulated build's results differ from the plain build's."""
+
+
+class BuildFailed(Exception):
+    """A build failed (`plain`: the one without the pass; the message is the
+    compiler's)."""
+
+    def __init__(self, plain: bool, error: Exception) -> None:
+        super().__init__(f"the {'plain' if plain else 'emulated'} build failed: {error}")
+        self.plain = plain
 
 
 # ---------------------------------------------------------------- emulation
@@ -366,7 +376,8 @@ def differential(kernel: Kernel, grid: tuple[int, ...], make_args: Callable[[], 
     """Launch `kernel[grid]` plain and emulated (`rewrite`), each on a fresh
     `make_args()` (positional arguments, keyword constexprs and options: the
     same values each call), and compare every array argument's whole buffer
-    bitwise (a Mismatch names the first that differs)."""
+    bitwise (a Mismatch names the first that differs; a BuildFailed says
+    which build failed)."""
     untouched = specialize(kernel, *make_args())[1]
     results: list[list[Any]] = []
     tagged: list[dict[str, Any]] = []
@@ -374,14 +385,17 @@ def differential(kernel: Kernel, grid: tuple[int, ...], make_args: Callable[[], 
     for how in (None, rewrite):
         args, kwargs = make_args()
         spec, runtime = specialize(kernel, args, kwargs)
-        b = build(kernel, spec, how)
+        try:
+            b = build(kernel, spec, how)
+        except TilecError as e:
+            raise BuildFailed(how is None, e) from e
         b.kernel[grid](*runtime)
         results.append(runtime)
         if how is not None:
             tagged, signature = b.recipes, spec.signature()
     changed = 0
-    for i, (u, p, e) in enumerate(zip(untouched, *results)):
-        w, x, y = _buffer(u), _buffer(p), _buffer(e)
+    for i, (before, plain, emulated) in enumerate(zip(untouched, *results)):
+        w, x, y = _buffer(before), _buffer(plain), _buffer(emulated)
         if w is None or x is None or y is None:
             continue
         if x.shape != y.shape or not np.array_equal(x, y):

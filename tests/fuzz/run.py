@@ -3,6 +3,12 @@ watchdog, classify the outcomes, write a JSON summary.
 
     python -m tests.fuzz --cases 10000 --seed 1 --mode cpu --out benchmarks/results/fuzz.json
     python -m tests.fuzz --cases 1000 --mode gpu --targets sm90,gfx942,gfx1100
+    python -m tests.fuzz --cases 700 --mode tma --budget 900
+
+Mode `tma` (tests/fuzz/tma.py) generates pointer matmul and copy kernels and
+compares each plain CPU build with the one whose tile-tma-pointers tags are
+emulated (tests/tma_emulation.py); its summary adds the fraction of cases
+the pass tagged anything in.
 
 Cases alternate between generated valid kernels (tests/fuzz/gen.py) and
 mutated ones (tests/fuzz/mutate.py) by `--mistakes` (the fraction of
@@ -34,19 +40,22 @@ from typing import Any, Iterator
 
 from .gen import valid_case
 from .mutate import mutated_case
+from .tma import tma_case
+from .tma_run import Tally
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 GOOD = {"ok", "located user error", "documented limitation"}
 OUTCOMES = ["ok", "wrong", "located user error", "documented limitation",
             "unlocated user error", "accepted mistake",
-            "rejected valid kernel", "compiler bug", "internal exception", "crash", "timeout"]
+            "rejected valid kernel", "compiler bug", "plain build failed", "internal exception",
+            "crash", "timeout"]
 
 
 def make_cases(count: int, seed: int, mode: str, mistakes: float,
                targets: list[str]) -> Iterator[dict[str, Any]]:
     r = random.Random(seed)
     for i in range(count):
-        case = valid_case(seed, i)
+        case = tma_case(seed, i) if mode == "tma" else valid_case(seed, i)
         if mode == "cpu" and r.random() < mistakes:
             case = mutated_case(case, seed, i)
         case["mode"] = mode
@@ -110,6 +119,7 @@ def fuzz(count: int, seed: int, mode: str = "cpu", mistakes: float = 0.45,
     counts: Counter[str] = Counter()
     by_kind: dict[str, Counter[str]] = {}
     findings: list[dict[str, Any]] = []
+    tally = Tally()
     t0 = time.time()
     done = 0
     try:
@@ -122,29 +132,38 @@ def fuzz(count: int, seed: int, mode: str = "cpu", mistakes: float = 0.45,
             counts[out["outcome"]] += 1
             tag = case.get("mutation") or case["kind"]
             by_kind.setdefault(tag, Counter())[out["outcome"]] += 1
+            if mode == "tma":
+                tally.add(case, out)
             if out["outcome"] not in GOOD:
-                findings.append({"case": case["name"], "outcome": out["outcome"],
-                                 "kind": case["kind"], "mutation": case.get("mutation"),
-                                 "seconds": round(time.time() - t1, 2),
-                                 "detail": out["detail"], "source": case["source"],
-                                 "constexprs": case["constexprs"]})
+                found = {"case": case["name"], "outcome": out["outcome"],
+                         "kind": case["kind"], "mutation": case.get("mutation"),
+                         "seconds": round(time.time() - t1, 2),
+                         "detail": out["detail"], "source": case["source"],
+                         "constexprs": case["constexprs"]}
+                if mode == "tma":   # what tests.fuzz.tma.run_case needs to rerun it
+                    found["launch"] = {k: case[k] for k in ("params", "arrays", "scalars",
+                                                            "grid", "data_seed", "features")}
+                findings.append(found)
             if progress and done % 100 == 0:
                 print(f"{done} cases, {dict(counts)}, {time.time() - t0:.0f} s", flush=True)
     finally:
         worker.stop()
-    return {"mode": mode, "seed": seed, "cases": done, "requested": count,
-            "targets": targets if mode == "gpu" else ["cpu"],
-            "seconds": round(time.time() - t0, 1),
-            "counts": {k: counts.get(k, 0) for k in OUTCOMES},
-            "by_kind": {k: dict(v) for k, v in sorted(by_kind.items())},
-            "findings": findings}
+    summary = {"mode": mode, "seed": seed, "cases": done, "requested": count,
+               "targets": targets if mode == "gpu" else ["cpu"],
+               "seconds": round(time.time() - t0, 1),
+               "counts": {k: counts.get(k, 0) for k in OUTCOMES},
+               "by_kind": {k: dict(v) for k, v in sorted(by_kind.items())},
+               "findings": findings}
+    if mode == "tma":
+        summary["tma"] = tally.summary()
+    return summary
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--mode", choices=["cpu", "gpu"], default="cpu")
+    ap.add_argument("--mode", choices=["cpu", "gpu", "tma"], default="cpu")
     ap.add_argument("--mistakes", type=float, default=0.45)
     ap.add_argument("--targets", default="sm90,gfx942,gfx1100")
     ap.add_argument("--timeout", type=float, default=60.0)
@@ -161,4 +180,6 @@ def main(argv: list[str] | None = None) -> int:
         with open(a.out, "w") as f:
             f.write(text + "\n")
     print(json.dumps({k: summary[k] for k in ("mode", "cases", "seconds", "counts")}))
+    if "tma" in summary:
+        print(json.dumps({k: summary["tma"][k] for k in ("tagged_cases", "tagged_fraction")}))
     return 0 if all(f["outcome"] in GOOD for f in summary["findings"]) else 1

@@ -7,7 +7,8 @@ is seen there as an end of file or a timeout.
 Modes: "cpu" launches the kernel on the CPU and compares every output with
 its NumPy reference (arrays sit in guard-banded buffers: a write out of
 bounds is a wrong result); "gpu" compiles it for each GPU target named in
-the case (no launch).
+the case (no launch); "tma" runs it plain and with tile-tma-pointers
+emulated on the CPU and compares the two (tests/fuzz/tma_run.py).
 """
 from __future__ import annotations
 
@@ -137,6 +138,9 @@ def _run_gpu(kernel: Any, case: dict[str, Any]) -> None:
 
 
 def run(case: dict[str, Any], directory: str) -> dict[str, Any]:
+    if case["mode"] == "tma":
+        from tma_run import run_case   # tests/fuzz/tma_run.py (this script's folder)
+        return run_case(case, directory)
     valid = case["valid"]
     path = ""
     try:

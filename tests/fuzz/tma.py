@@ -19,10 +19,12 @@ from a 2-D or 3-D grid (axes swapped), GROUP_M swizzled, or a persistent
 loop over tiles (flattened or not); programs beyond the tile grid; negative
 program origins (`pid * BLOCK - SHIFT`, see below); stores with both masks,
 one, or none; elementwise epilogues, and reductions that make wrapped lanes
-live; fp16, bf16 (torch) and fp32 data in NaN-filled buffers (misaligned
-bases sometimes).  A case passes when the plain and the emulated CPU builds
-leave every byte of every buffer the same; the number of accesses the pass
-tagged is recorded (most cases should have one).
+live; A's batch one ahead or one further each K step, its rows drifting
+each K step or reversed (`M - 1 - rows`); Triton's hints and cache
+keywords; fp16, bf16 (torch) and fp32 data in NaN-filled buffers
+(misaligned bases sometimes).  A case passes when the plain and the
+emulated CPU builds leave every byte of every buffer the same; the number
+of accesses the pass tagged is recorded (most cases should have one).
 
 Excluded by construction (an intentional divergence, not a bug): a tagged
 access whose block origin is below zero.  The pass's documented semantic
@@ -35,8 +37,11 @@ anyway.  Also excluded: programs beyond the tile grid under GROUP_M (their
 group size is 0: `% 0`), and unmasked stores that could overlap another
 program's (a race, not a mismatch).
 
-    python -m tests.fuzz --mode tma --cases 700 --seed 20261204 --budget 900 \\
-        --out benchmarks/results/fuzz-tma-cpu-<date>.json
+    python -m tests.fuzz --mode tma --cases 1200 --seed 20261204 --budget 900 \\
+        --out benchmarks/results/fuzz-tma-cpu-2026-12-04-session25.json
+
+(about 0.7 s a case on one core: a plain and an emulated CPU build, two
+launches).
 
 Cases run in tests/fuzz/tma_run.py (the worker's side); a finding's case
 (in the summary, with its `launch`) reruns in-process with
@@ -131,7 +136,8 @@ class _Operand:
     forms: dict[int, str]
     batches: int = 0
     batch_zero: bool = False
-    batch_ahead: bool = False
+    batch_extra: int = 0
+    row_extra: int = 0
     misaligned: bool = False
     strides: dict[int, str | None] = field(default_factory=dict)
     batch_strides: list[str] = field(default_factory=list)
@@ -170,18 +176,20 @@ class _Gen:
 
 
 # ---------------------------------------------------------------- dimensions
-def _index(g: _Gen, dim: _Dim, var: str, wrap_ok: bool, other: _Dim | None,
-           origin: str) -> tuple[str, list[str], bool]:
+def _index(g: _Gen, dim: _Dim, var: str, other: _Dim | None, origin: str,
+           in_bounds: bool = False) -> tuple[str, list[str]]:
     """The index vector of `dim` for a loaded operand: (its broadcastable
-    name or expression, conjuncts over its `[:, None]`-free form as a
-    template with `{i}`, whether it wraps)."""
+    name or expression, its conjuncts as templates over `{i}`, the index as
+    the access broadcasts it).  `in_bounds`: a form whose every lane that is
+    not masked off lies in [0, size)."""
     r = g.r
     if dim.shift:
         form = "mask_lower"
+    elif in_bounds:
+        form = _pick(r, {"wrap": 0.4, "wrap_redundant": 0.3, "mask": 0.3})
     else:
         form = _pick(r, {"wrap": 0.32, "wrap_late": 0.1, "wrap_redundant": 0.2,
-                         "wrap_near": 0.05, "mask": 0.3, "none": 0.03} if wrap_ok else
-                     {"mask": 0.95, "none": 0.05})
+                         "wrap_near": 0.05, "mask": 0.3, "none": 0.03})
     g.feature(f"index_{var}", form)
     ar = f"tl.arange(0, {dim.block})"
     start = f"{origin} + {ar}" if r.random() < 0.7 else f"{ar} + {origin}"
@@ -189,6 +197,8 @@ def _index(g: _Gen, dim: _Dim, var: str, wrap_ok: bool, other: _Dim | None,
         g.emit(f"{var} = ({start}) % {dim.size}")
     else:
         g.emit(f"{var} = {start}")
+    if g.feature(f"hints_{var}", r.random() < 0.08):   # Triton's hints: nothing in the IR
+        g.emit(f"{var} = tl.max_contiguous(tl.multiple_of({var}, {dim.block}), {dim.block})")
     conj: list[str] = []
     if form == "wrap_redundant":
         conj.append(r.choice(["{i} < S", "{i} <= S - 1", "S > {i}"]).replace("S", dim.size))
@@ -202,8 +212,8 @@ def _index(g: _Gen, dim: _Dim, var: str, wrap_ok: bool, other: _Dim | None,
     elif form == "mask_lower":
         conj += [_lower(r, "{i}"), _upper(r, "{i}", dim.size)]
     if form == "wrap_late":
-        return f"{var} % {dim.size}", conj, True   # the remainder after [:, None]
-    return var, conj, form.startswith("wrap")
+        return f"{var} % {dim.size}", conj   # the remainder after [:, None]
+    return var, conj
 
 
 def _indexed(e: str, d: int) -> str:
@@ -235,7 +245,6 @@ def _operand(g: _Gen, name: str, dims: tuple[str, str], transposed: float, batch
     op.misaligned = g.feature(f"{name}_base_misaligned", r.random() < 0.03)
     if batches and not store:
         op.batch_zero = name == "b" and r.random() < 0.25
-        op.batch_ahead = name == "a" and batches == 1 and r.random() < 0.1
     g.feature(f"{name}_layout", "row" if contiguous == 1 else "transposed")
     g.feature(f"{name}_strides", f"{forms[0]},{forms[1]}")
     return op
@@ -246,7 +255,7 @@ def _layout(g: _Gen, op: _Operand, dims: dict[str, _Dim], batch_counts: list[int
     """Choose `op`'s buffer layout and stride arguments; record its array."""
     r = g.r
     c, s = op.contiguous, 1 - op.contiguous
-    reach_c, reach_s = dims[op.dims[c]].reach, dims[op.dims[s]].reach
+    reach_c, reach_s = dims[op.dims[c]].reach, dims[op.dims[s]].reach + op.row_extra
     per_row = -(-reach_c // 16) * 16 + 16 * r.randint(0, 2)
     form = op.forms[s]
     if form == "arg_odd":
@@ -271,8 +280,8 @@ def _layout(g: _Gen, op: _Operand, dims: dict[str, _Dim], batch_counts: list[int
         per_batch += 8    # a batch stride that is no multiple of 16 elements
         g.feature(f"{op.name}_batch_stride", "odd")
     counts = list(batch_counts)
-    if op.batch_ahead:
-        counts[0] += 1
+    if op.batch_extra:
+        counts[0] += op.batch_extra
     bstrides: list[int] = []
     step = per_batch
     for n in reversed(counts):
@@ -415,11 +424,20 @@ def _store_conj(g: _Gen, dim: _Dim, idx: str) -> list[str]:
 
 
 def _other(g: _Gen, load: str, mask: str | None) -> str:
+    """The keywords of a load: mask, other, cache hints (which leave nothing
+    in the IR)."""
+    hint = _hint(g, load, ['cache_modifier=".cg"', 'eviction_policy="evict_last"'])
     if mask is None:
-        return ""
+        return hint
     other = g.feature(f"{load}_other", _pick(g.r, {"absent": 0.3, "0.0": 0.56, "0": 0.1,
                                                    "1.0": 0.02, "-0.0": 0.02}))
-    return f", mask={mask}" + ("" if other == "absent" else f", other={other}")
+    return f", mask={mask}" + ("" if other == "absent" else f", other={other}") + hint
+
+
+def _hint(g: _Gen, access: str, choices: list[str]) -> str:
+    if not g.feature(f"{access}_cache_hint", g.r.random() < 0.08):
+        return ""
+    return ", " + g.r.choice(choices)
 
 
 def _epilogue(g: _Gen, v: str) -> None:
@@ -468,7 +486,17 @@ def _matmul(g: _Gen) -> None:
         g.param("NB", counts[0] * (counts[1] if len(counts) == 2 else 1))
     store_m = _store_conj(g, dims["M"], "{i}")
     store_n = _store_conj(g, dims["N"], "{i}")
+    carried = g.feature("pointers", _pick(r, {"carried": 0.55, "recomputed": 0.45}))
+    one = len(counts) == 1
+    move = g.feature("a_move", _pick(r, {
+        "none": 0.84, "ahead": 0.04 if one else 0.0,              # batch pid_b + 1
+        "step": 0.04 if one and carried == "carried" else 0.0,   # batch pid_b + k
+        "drift": 0.04 if carried == "carried" and not a_t else 0.0,   # rows + k
+        "reversed": 0.04 if not a_t and not dims["M"].shift else 0.0}))   # M - 1 - rows
     a = _operand(g, "a", ("M", "K"), 1.0 if a_t else 0.0, len(counts), True)
+    steps = -(-dims["K"].value // bk)
+    a.batch_extra = {"ahead": 1, "step": steps}.get(move, 0)
+    a.row_extra = steps if move == "drift" else 0
     b = _operand(g, "b", ("K", "N"), 0.35, len(counts), True)
     c_t = r.random() < 0.03
     c = _operand(g, "c", ("M", "N"), 1.0 if c_t else 0.0, len(counts),
@@ -476,11 +504,11 @@ def _matmul(g: _Gen) -> None:
     for op, dt, out in ((a, dtype, False), (b, dtype, False), (c, c_dtype, True)):
         _layout(g, op, dims, counts, dt, lib, out)
     batch = _emit_programs(g, mapping, counts)
-    am, am_conj, _ = _index(g, dims["M"], "offs_am", True, dims["N"], _origin(dims["M"], "pid_m"))
-    bn_, bn_conj, _ = _index(g, dims["N"], "offs_bn", True, dims["M"],
-                             _origin(dims["N"], "pid_n"))
+    am, am_conj = _index(g, dims["M"], "offs_am", dims["N"], _origin(dims["M"], "pid_m"),
+                         move == "reversed")
+    bn_, bn_conj = _index(g, dims["N"], "offs_bn", dims["M"], _origin(dims["N"], "pid_n"))
     g.emit("offs_k = tl.arange(0, BLOCK_K)")
-    _k_loop(g, a, b, batch, (am, am_conj), (bn_, bn_conj))
+    _k_loop(g, a, b, batch, (am, am_conj), (bn_, bn_conj), carried, move)
     _epilogue(g, "acc")
     g.emit(f"offs_cm = {_origin(dims['M'], 'pid_m')} + tl.arange(0, BLOCK_M)")
     g.emit(f"offs_cn = {_origin(dims['N'], 'pid_n')} + tl.arange(0, BLOCK_N)")
@@ -488,25 +516,28 @@ def _matmul(g: _Gen) -> None:
     g.emit(f"c_ptrs = {_pointer(g, c, {0: cm, 1: cn}, batch)}")
     conj = [t.replace("{i}", cm) for t in store_m] + [t.replace("{i}", cn) for t in store_n]
     mask = _conj(r, conj)
+    hint = _hint(g, "c", ['cache_modifier=".cs"', 'eviction_policy="evict_first"'])
     g.emit(f"tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty)"
-           + (f", mask={mask})" if mask else ")"))
+           + (f", mask={mask}" if mask else "") + hint + ")")
     g.grid = grid
 
 
 def _k_loop(g: _Gen, a: _Operand, b: _Operand, batch: list[str],
-            am: tuple[str, list[str]], bn: tuple[str, list[str]]) -> None:
-    """The K loop: A [BLOCK_M, BLOCK_K] and B [BLOCK_K, BLOCK_N] tiles, the dot."""
+            am: tuple[str, list[str]], bn: tuple[str, list[str]], carried: str,
+            move: str) -> None:
+    """The K loop: A [BLOCK_M, BLOCK_K] and B [BLOCK_K, BLOCK_N] tiles, the
+    dot; A's `move` (see `_matmul`)."""
     r = g.r
     over_k = g.feature("loop", _pick(r, {"tiles": 0.6, "elements": 0.4}))
     kk = "k * BLOCK_K" if over_k == "tiles" else "k"
-    carried = g.feature("pointers", _pick(r, {"carried": 0.55, "recomputed": 0.45}))
     k_mask = g.feature("k_mask", _pick(r, {"offs": 0.47, "sum": 0.43, "short": 0.06,
                                            "none": 0.04}))
-    a_batch = ["(pid_b + 1)"] if a.batch_ahead else batch
+    a_batch = ["(pid_b + 1)"] if move == "ahead" else batch
 
     def ptr(op: _Operand, other: str, od: int, bt: list[str]) -> str:
         kd = 1 - od
-        idx = {od: _indexed(other, od)}
+        rev = op.name == "a" and move == "reversed"
+        idx = {od: _bcast(f"M - 1 - {other}", od) if rev else _indexed(other, od)}
         if carried == "carried":
             idx[kd] = _bcast("offs_k", kd)
             return _pointer(g, op, idx, bt)
@@ -544,6 +575,8 @@ def _k_loop(g: _Gen, a: _Operand, b: _Operand, batch: list[str],
         for op, kd in ((a, 1), (b, 0)):
             s = op.strides[kd]
             g.emit(f"{op.name}_ptrs += " + ("BLOCK_K" if s is None else _mul(r, "BLOCK_K", s)))
+        if move in ("step", "drift"):
+            g.emit(f"a_ptrs += {a.batch_strides[0] if move == 'step' else a.strides[0]}")
     g.depth -= 1
 
 
@@ -577,8 +610,8 @@ def _copy(g: _Gen) -> None:
     _layout(g, x, dims, counts, dtype, lib, False)
     _layout(g, y, dims, counts, dtype if r.random() < 0.7 else "fp32", lib, True)
     batch = _emit_programs(g, mapping, counts)
-    xm, xm_conj, _ = _index(g, dims["M"], "offs_xm", True, dims["N"], _origin(dims["M"], "pid_m"))
-    xn, xn_conj, _ = _index(g, dims["N"], "offs_xn", True, dims["M"], _origin(dims["N"], "pid_n"))
+    xm, xm_conj = _index(g, dims["M"], "offs_xm", dims["N"], _origin(dims["M"], "pid_m"))
+    xn, xn_conj = _index(g, dims["N"], "offs_xn", dims["M"], _origin(dims["N"], "pid_n"))
     im, i_n = _indexed(xm, 0), _indexed(xn, 1)
     conj = [t.replace("{i}", im) for t in xm_conj] + [t.replace("{i}", i_n) for t in xn_conj]
     g.emit(f"v = tl.load({_pointer(g, x, {0: im, 1: i_n}, batch)}{_other(g, 'x', _conj(r, conj))})")
@@ -588,8 +621,9 @@ def _copy(g: _Gen) -> None:
     ym, yn = _bcast("offs_ym", 0), _bcast("offs_yn", 1)
     conj = [t.replace("{i}", ym) for t in store_m] + [t.replace("{i}", yn) for t in store_n]
     mask = _conj(r, conj)
+    hint = _hint(g, "y", ['cache_modifier=".cs"', 'eviction_policy="evict_first"'])
     g.emit(f"tl.store({_pointer(g, y, {0: ym, 1: yn}, batch)}, v.to(y_ptr.dtype.element_ty)"
-           + (f", mask={mask})" if mask else ")"))
+           + (f", mask={mask}" if mask else "") + hint + ")")
     g.grid = grid
 
 

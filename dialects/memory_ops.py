@@ -51,7 +51,7 @@ Tensor-memory-accelerator (TMA) copies of descriptor loads (NVIDIA sm90+):
   with `row_permutation = "wgmma"` the element the layout places at row l goes
   to row `row_position(l)`, the accumulator of a loop whose A ring kept its
   rows in order), then one thread copies the buffer to the block at
-  coordinates c of tensor map `tma` (`tile.tensormaps`; rank 3: batch b) with TMA stores;
+  coordinates c of tensor map `tma` (`tile.tensormaps`; rank 3-5: batches first) with TMA stores;
   elements outside the tensor are not written.  The copy runs asynchronously:
   the next `tile.tma_store` into `buf` first waits until this one has read it.
 `tile.tma_store_wait`: the thread that issues TMA stores waits until every

@@ -10,6 +10,9 @@ from mlir import ir
 from tilec.dialects.tile import IP, _create, _segments
 
 SHARED_MEMORY_SPACE = 3
+# Coordinates of a TMA copy or store: a map's rows and columns behind up to
+# three batch dimensions (a tensor map has rank <= 5).
+TMA_COORDS = range(2, 6)
 
 
 def ring_type(slots: int, shape: Sequence[int], element: ir.Type) -> ir.MemRefType:

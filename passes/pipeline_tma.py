@@ -229,7 +229,7 @@ def store_plan(readers: list[ir.OpOperand], num_warps: int) -> StorePlan | None:
         return None
     hint = coords_op(op)
     tma = tma_id(op)
-    if hint is None or tma is None or len(list(hint.operands)) not in (2, 3):
+    if hint is None or tma is None or len(list(hint.operands)) not in tile_memory.TMA_COORDS:
         return None
     return StorePlan(op, conv, hint, tma)
 

@@ -6,7 +6,7 @@ Triton's tutorial matmul reads A and B through pointer tiles,
 tiles can be one TMA copy instead of a `cp.async` per 16 bytes per thread
 (fewer instructions and registers, measured +1-3% on the H200).  This pass
 proves, for a 2-D `tile.load` / `tile.store`, that the access IS the block
-access of a tensor map (rank 2, or rank 3 with a batch dimension), and tags it as `tile-tma-descriptors` tags a
+access of a tensor map (rank 2, or 3 to 5 with batch dimensions), and tags it as `tile-tma-descriptors` tags a
 descriptor access: `tile.tma = id` on the access, `tile.tma_coords` before
 it, the recipe in the kernel's `tile.tensormaps`.  The pipeliner then copies
 it with TMA; an access it does not pipeline stays the pointer access it is.
@@ -23,17 +23,21 @@ passes/analysis/map_blocks.py):
     that block as tile-lower-descriptors writes it, tagged, and `tile.trans`
     of it (the pipeliner's K-major B ring);
   * where that 2-D proof fails (a batched matmul's `pid_b * stride_ab` lands
-    in col0, and no column bound is a host expression), a non-transposed
-    access may be the block of a rank-3 map [batch, rows, columns]:
-    `base + b0 * S_b + (row0 + i) * S + (col0 + j)` (`map_blocks.split_batch`)
-    with S_b, like S, a product of integer arguments, a multiple of 16 bytes,
-    exactly the arguments of every term of col0 that has any (col0 is then
-    free of arguments, row0 of S_b, and neither monomial divides the other),
-    b0 not a constant; its block is [1, R, C], its strides [S_b, S, 1], its
-    coordinates (b0, row0, col0).  The batch index is never masked: the map's
-    batch dimension is `BATCH_EXTENT` (2^31) long, so every batch coordinate
-    from 0 to the largest i32 is inside, as the unmasked pointer access
-    assumes (below 0: the semantic choice below);
+    in col0, and no column bound is a host expression), the access (or its
+    transpose) may be the block of a map [batch..., rows, columns] of rank 3
+    to 5: `base + sum_k b_k * S_k + (row0 + i) * S + (col0 + j)`
+    (`map_blocks.split_batch`; an attention kernel's `off_z * stride_z +
+    off_h * stride_h` is two batches) with each S_k, like S, a product of
+    integer arguments, a multiple of 16 bytes, exactly the arguments of
+    every term of col0 that has them (col0 is then free of arguments, row0
+    of every S_k, and no two of S and the S_k divide one another), b_k not
+    a constant; its block is [1, .., R, C], its strides [S_1, .., S, 1], its
+    coordinates (b_1, .., row0, col0).  A transposed one loads its 2-D block
+    from `base + sum_k b_k * S_k` where the pipeliner does not copy it.  The
+    batch indices are never masked: each batch dimension is `BATCH_EXTENT`
+    (2^31) long, so every batch coordinate from 0 to the largest i32 is
+    inside, as the unmasked pointer access assumes (below 0: the semantic
+    choice below);
   * per dimension, the access is bounded either by its mask, which must be
     exactly the conjunction of `idx_d < bound_d` (`bound_d` a host
     expression: kernel integer arguments and constants), or, for a load, by a
@@ -73,9 +77,9 @@ from __future__ import annotations
 import functools
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Sequence
 
 from mlir import ir
 from mlir.dialects import arith
@@ -102,9 +106,11 @@ BATCH_EXTENT = 2 ** 31
 
 @dataclass
 class _Access:
-    """A tensor-map access: `coords` in the map's dimension order ([batch,]
-    outer, inner), `bounds` of the tile's two (outer, inner); `transposed`: the tile is the transpose of the map's block
-    (a load whose rows are contiguous, e.g. B given K-major)."""
+    """A tensor-map access: `coords` in the map's dimension order (batches,
+    outer, inner), `bounds` of the tile's two (outer, inner), `stride` the
+    row stride and `batch_strides` the batches'; `transposed`: the tile is the
+    transpose of the map's block (a load whose rows are contiguous, e.g. B
+    given K-major)."""
 
     op: ir.Operation
     coords: list[Poly]
@@ -112,6 +118,7 @@ class _Access:
     stride: Poly
     recipe: dict[str, Any]
     transposed: bool = False
+    batch_strides: list[Poly] = field(default_factory=list)
 
 
 def _mask_other(op: ir.Operation) -> tuple[ir.Value | None, ir.Value | None]:
@@ -288,41 +295,40 @@ class _Prover:
         if split is None or any(c.denominator != 1 for p_ in split for _, c in p_.terms):
             return None
         made = self._map(op, base, eb, block, inner, stride, split, wraps)
-        if made is not None or inner == 0:
+        if made is not None:
             return made
-        batch = split_batch(split[1], stride, self._is_arg)   # a batched access: rank 3
-        if batch is None or any(c.denominator != 1 for _, c in batch[0].terms) or any(
-                divides(batch[1].terms[0][0], m) for m, _ in split[0].terms):
+        batched = split_batch(split[1], stride, self._is_arg)   # a batched access: rank 3-5
+        if batched is None or any(c.denominator != 1 for b, _ in batched[0] for _, c in b.terms) \
+                or any(divides(s.terms[0][0], m) for _, s in batched[0] for m, _ in split[0].terms):
             return None
-        return self._map(op, base, eb, block, inner, stride, (split[0], batch[2]), wraps,
-                         batch[:2])
+        return self._map(op, base, eb, block, inner, stride, (split[0], batched[1]), wraps,
+                         batched[0])
 
     def _map(self, op: ir.Operation, base: ir.Value, eb: int, block: list[int], inner: int,
              stride: Poly, split: tuple[Poly, Poly], wraps: frozenset[tuple[Poly, Poly]],
-             batch: tuple[Poly, Poly] | None = None) -> _Access | None:
+             batches: Sequence[tuple[Poly, Poly]] = ()) -> _Access | None:
         """The access through the map whose rows are `split[0] + lane` (row
-        stride `stride`) and columns `split[1] + lane`, behind a batch
-        coordinate `batch[0]` of stride `batch[1]` (rank 3), or None."""
+        stride `stride`) and columns `split[1] + lane`, behind batch
+        coordinates b of strides s, `batches` = [(b, s), ...] (rank 3-5), or None."""
         outer = 1 - inner
         coords = [split[0], split[1]] if inner == 1 else [split[1], split[0]]   # per tile dim
         bounds = self._bounds(op, coords, wraps)
-        strides = [stride] if batch is None else [batch[1], stride]
+        strides = [*(s for _, s in batches), stride]
         if bounds is None or not all(self._stride_ok(s, eb) for s in strides):
             return None
         order = (outer, inner)
         hosts = [host(x, self.ev, self.block) for x in (bounds[outer], bounds[inner], *strides)]
         if any(h is None for h in hosts):
             return None
-        shape, lead, box = hosts[:2], [], block
-        if batch is not None:
-            shape, lead, box = [["const", BATCH_EXTENT], *shape], [batch[0]], [1, *block]
+        lead = [["const", BATCH_EXTENT]] * len(batches)
         recipe = {"base": list(self.block.arguments).index(base), "elem_bytes": eb,
-                  "shape": shape, "strides": [*hosts[2:], ["const", 1]], "block": box,
-                  "inferred": True}
+                  "shape": [*lead, *hosts[:2]], "strides": [*hosts[2:], ["const", 1]],
+                  "block": [*(1 for _ in batches), *block], "inferred": True}
         if op.name == "tile.store":
             recipe["store"] = True
-        return _Access(op, [*lead, *(coords[d] for d in order)], [bounds[d] for d in order],
-                       stride, recipe, transposed=inner == 0)
+        return _Access(op, [*(b for b, _ in batches), *(coords[d] for d in order)],
+                       [bounds[d] for d in order], stride, recipe, transposed=inner == 0,
+                       batch_strides=[s for _, s in batches])
 
     def _is_arg(self, a: tuple[str, int]) -> bool:
         """Whether atom `a` is an integer argument of the kernel."""
@@ -379,7 +385,8 @@ class _Prover:
         """Tag the access (its coordinates before it).  A transposed load is
         replaced by the masked load of the map's block, as tile-lower-descriptors
         writes it (zeros outside the bounds: dead lanes only, where the source
-        wrapped), and `tile.trans` of it."""
+        wrapped; a batched map's 2-D block at the batches' offset), and
+        `tile.trans` of it."""
         op, loc = a.op, a.op.location
         i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
         with ir.InsertionPoint(op), loc:
@@ -389,11 +396,16 @@ class _Prover:
                 op.attributes["tile.tma"] = ir.IntegerAttr.get(i32, tma)
                 return
             base = list(self.block.arguments)[a.recipe["base"]]
+            nb = len(a.batch_strides)
+            if nb:   # the batches' offset moves the base (one batch's 2-D block)
+                base = tile.addptr(base, self._build(sum(
+                    (b * s for b, s in zip(a.coords, a.batch_strides)), Poly()), i64), loc=loc)
             shape = [self._build(b, i64) for b in a.bounds]
             strides = [self._build(a.stride, i64), arith.constant(i64, 1)]
-            block = tile.tensor_type(a.recipe["block"], tile.element_type(op.results[0].type))
+            block = tile.tensor_type(a.recipe["block"][nb:],
+                                     tile.element_type(op.results[0].type))
             made = desc.make_descriptor(base, shape, strides, block, loc=loc)
-            loaded = desc.descriptor_load(made, coords, loc=loc)
+            loaded = desc.descriptor_load(made, coords[nb:], loc=loc)
             new = tile_lower_descriptors.lower_load(loaded.owner.operation)
             new.attributes["tile.tma"] = ir.IntegerAttr.get(i32, tma)
             made.owner.operation.erase()

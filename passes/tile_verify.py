@@ -18,7 +18,7 @@ from typing import Callable
 
 from mlir import ir
 
-from tilec.dialects import tile
+from tilec.dialects import tile, tile_memory
 from tilec.dialects import tile_descriptors as descs
 from tilec.errors import TilecError, source_loc
 from tilec.options import CompileOptions
@@ -270,8 +270,8 @@ def _descriptor(op: ir.Operation) -> None:
 
 def _tma_store(op: ir.Operation) -> None:
     """tma_store(buf, value, [b,] c0, c1): a one-slot shared-memory buffer of
-    the value's [R, C] tile and element type, two i32 coordinates (three: a
-    batched map's, the batch first), a map id and a known row permutation."""
+    the value's [R, C] tile and element type, two i32 coordinates (three to five: a
+    batched map's, the batches first), a map id and a known row permutation."""
     buf, value, *coords = op.operands
     bt = buf.type
     if not isinstance(bt, ir.MemRefType) or len(bt.shape) != 3 or bt.shape[0] != 1 or \
@@ -279,8 +279,8 @@ def _tma_store(op: ir.Operation) -> None:
             bt.element_type != tile.element_type(value.type):
         raise VerifyError(op, f"buffer {bt} does not hold one {value.type} tile")
     i32 = ir.IntegerType.get_signless(32)
-    if len(coords) not in (2, 3) or any(c.type != i32 for c in coords):
-        raise VerifyError(op, "needs 2 or 3 i32 coordinates, got (" +
+    if len(coords) not in tile_memory.TMA_COORDS or any(c.type != i32 for c in coords):
+        raise VerifyError(op, "needs 2 to 5 i32 coordinates, got (" +
                           ", ".join(str(c.type) for c in coords) + ")")
     if _attr_int(op, "tma") < 0:
         raise VerifyError(op, "tma must be a tensor-map id (>= 0)")

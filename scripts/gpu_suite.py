@@ -18,6 +18,7 @@ line is 'N passed, N failed'.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import os
 import sys
@@ -434,11 +435,7 @@ def _tma_pointer_matmul(torch: Any, device: str, launch: bool) -> None:
     # A's K mask as <, <=, > and >= (the same bound: maps), and A's masked
     # lanes filled with 1.0 (B's are 0, so the product is the same; A stays a
     # pointer load): tests/lit/tile-tma-pointers/kernels.py.
-    spec = importlib.util.spec_from_file_location(
-        "tma_pointer_kernels", ROOT / "tests" / "lit" / "tile-tma-pointers" / "kernels.py")
-    assert spec is not None and spec.loader is not None
-    kmod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(kmod)
+    kmod = _pointer_kernels()
     m, n, k = 200, 336, 1000 + 8
     a = torch.randn(m, k, device=device).to(torch.float16)
     b = torch.randn(k, n, device=device).to(torch.float16)
@@ -476,7 +473,24 @@ def _tma_pointer_matmul(torch: Any, device: str, launch: bool) -> None:
             want[(n if row == 4 else m - 1):] = 0
         torch.testing.assert_close(c.double(), want, rtol=2e-2, atol=2e-2 * k ** 0.5,
                                    msg=f"variant hints={hints} cache={cache} row={row}")
+
+
+@functools.lru_cache(maxsize=None)
+def _pointer_kernels() -> Any:
+    """tests/lit/tile-tma-pointers/kernels.py as module `tma_pointer_kernels`."""
+    spec = importlib.util.spec_from_file_location(
+        "tma_pointer_kernels", ROOT / "tests" / "lit" / "tile-tma-pointers" / "kernels.py")
+    assert spec is not None and spec.loader is not None
+    kmod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kmod)
+    return kmod
+
+
+def _tma_batched(torch: Any, device: str, launch: bool) -> None:
+    kmod = _pointer_kernels()
     _tma_pointer_batched(torch, device, launch, kmod)
+    _tma_batched_k_major(torch, device, launch, kmod)
+    _tma_heads(torch, device, launch, kmod)
 
 
 def _tma_pointer_batched(torch: Any, device: str, launch: bool, kmod: Any) -> None:
@@ -742,6 +756,61 @@ def _attention(torch: Any, device: str, launch: bool) -> None:
             assert err < 2e-2, (z, h, n, d, dt, causal, err)
 
 
+def _tma_batched_k_major(torch: Any, device: str, launch: bool, kmod: Any) -> None:
+    """`batched` with B given K-major (a [N, K] weight per batch seen as [K,
+    N]: the transpose of a rank-3 map's block): ragged M and N, K ragged and
+    0, fp16 / bf16, depths 2-4, B's batch stride 0 once; against float64."""
+    f16, bf16 = torch.float16, torch.bfloat16
+    for dt, nb, m, n, k, warps, stages, shared in (
+            (f16, 3, 200, 336, 1008, 8, 3, False), (bf16, 4, 130, 272, 1040, 8, 4, False),
+            (f16, 3, 300, 400, 0, 4, 2, False), (f16, 2, 129, 200, 640, 8, 2, True)):
+        kp = (k + 31) // 16 * 16   # padded rows: strides 16-element multiples, not K
+        big_a = torch.randn(nb, m + 3, kp, device=device).to(dt)
+        big_b = torch.randn(1 if shared else nb, n + 5, kp, device=device).to(dt)
+        c = torch.full((nb, m, n), float("nan"), device=device, dtype=dt)
+        a, bt = big_a[:, :m, :k], big_b[:, :n, :k]
+        args = (a, bt, c, m, n, k, a.stride(0), a.stride(1), 1, 0 if shared else bt.stride(0),
+                1, bt.stride(1), c.stride(0), c.stride(1), 1)
+        cx = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=warps, num_stages=stages)
+        if not launch:
+            kmod.batched.warmup(*args, **cx, target="sm90")
+            continue
+        kmod.batched[(tilec.cdiv(m, 128), tilec.cdiv(n, 128), nb)](*args, **cx)
+        want = a.double() @ bt.double().transpose(1, 2)
+        torch.testing.assert_close(c.double(), want, rtol=2e-2, atol=2e-2 * max(k, 1) ** 0.5,
+                                   msg=f"batched K-major {dt} {nb}x{m}x{n}x{k}")
+
+
+def _tma_heads(torch: Any, device: str, launch: bool, kmod: Any) -> None:
+    """`heads` (Q K^T per batch and head, pointers as attention kernels write
+    them): rank-4 maps (two batch terms) and rank-5 (three), K read K-major
+    from a sequence-major [Z, N, H, X, D] tensor, Q and O head-major views
+    with padded rows; ragged M, N, D; 8 and 4 warps (a `.5d` TMA store);
+    against float64."""
+    f16, bf16 = torch.float16, torch.bfloat16
+    for dt, extra, z, h, x, m, n, d, warps, stages in (
+            (f16, 0, 2, 3, 1, 300, 260, 128, 8, 3), (bf16, 0, 3, 2, 1, 129, 513, 64, 8, 2),
+            (f16, 1, 2, 2, 3, 200, 136, 96, 4, 3), (bf16, 1, 1, 3, 2, 128, 128, 208, 8, 4)):
+        dp, np_ = (d + 31) // 16 * 16, (n + 31) // 16 * 16   # padded: 16-element strides
+        big_q = torch.randn(z, h, x, m + 2, dp, device=device).to(dt)
+        big_k = torch.randn(z, n, h, x, dp, device=device).to(dt)
+        big_o = torch.full((z, h, x, m + 1, np_), float("nan"), device=device, dtype=dt)
+        q, kk, o = big_q[..., :m, :d], big_k[..., :d], big_o[..., :m, :n]
+        sq, sk, so = big_q.stride(), big_k.stride(), big_o.stride()
+        args = (big_q, big_k, big_o, m, n, d, h, x, sq[0], sq[1], sq[2], sq[3], sk[0], sk[2],
+                sk[3], sk[1], so[0], so[1], so[2], so[3])
+        cx = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_D=64, EXTRA=extra, num_warps=warps,
+                  num_stages=stages)
+        if not launch:
+            kmod.heads.warmup(*args, **cx, target="sm90")
+            continue
+        kmod.heads[(tilec.cdiv(m, 128), tilec.cdiv(n, 128), z * h * x)](*args, **cx)
+        want = torch.einsum("zhxmd,znhxd->zhxmn", q.double(), kk.double())
+        torch.testing.assert_close(o.double(), want, rtol=2e-2, atol=2e-2 * d ** 0.5,
+                                   msg=f"heads {dt} extra={extra} {z}x{h}x{x} {m}x{n}x{d}")
+        assert big_o[..., m:, :].isnan().all() and big_o[..., n:].isnan().all(), "stored past O"
+
+
 CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
          Case("examples: vector_add, saxpy, elementwise_2d (strided view)", _examples),
          Case("softmax, layernorm, rmsnorm, cross-entropy", _norms),
@@ -755,8 +824,10 @@ CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
          Case("TMA descriptor loads: persistent matmul, ragged, K = 0, depths 2-5, fp8",
               _tma_matmul),
          Case("inferred tensor maps: tutorial-03 pointer matmul, ragged (% M, % N), K = 0, "
-              "unaligned strides, depths 1-5, bf16, K-major B (fp8), batched (rank-3 maps)",
+              "unaligned strides, depths 1-5, bf16, K-major B (fp8), source variants",
               _tma_pointer_matmul),
+         Case("batched tensor maps (rank 3-5): batched matmul (batch stride 0, persistent, "
+              "K-major B), per-head Q K^T with two / three batch terms", _tma_batched),
          Case("flattened persistent matmul: many tiles per program, short K, depths 2-5, fp8",
               _flat_matmul),
          Case("TMA store epilogue: ragged M and N, 128x256 / 128x128 / fp8, buffer reuse",

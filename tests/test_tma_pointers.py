@@ -194,17 +194,38 @@ def test_batch_terms_split_off_the_columns() -> None:
         return a in (("v", 1), ("v", 3))
 
     rest = V[0] * V[1] + V[2].scale(64)
-    assert split_batch(rest, V[3], is_arg) == (V[0], V[1], V[2].scale(64))
+    assert split_batch(rest, V[3], is_arg) == ([(V[0], V[1])], V[2].scale(64))
     # (pid_b + 1) stride_ab: batch coordinate pid_b + 1
-    assert split_batch(rest + V[1], V[3], is_arg) == (V[0] + Poly.const(1), V[1],
+    assert split_batch(rest + V[1], V[3], is_arg) == ([(V[0] + Poly.const(1), V[1])],
                                                      V[2].scale(64))
-    # a constant batch coordinate (an argument offset), terms with different
-    # arguments, no argument at all, a batch stride dividing the row stride:
+    # a constant batch coordinate (an argument offset), a batch stride dividing
+    # another's, no argument at all, a batch stride dividing the row stride:
     # ambiguous or not a batch
     assert split_batch(V[1] + V[2], V[3], is_arg) is None
     assert split_batch(V[0] * V[1] + V[0] * V[3] * V[1], V[3] * V[3], is_arg) is None
     assert split_batch(V[2].scale(64), V[3], is_arg) is None
     assert split_batch(V[0] * V[1], V[1] * V[3], is_arg) is None
+
+
+def test_two_and_three_batch_terms_are_batch_dimensions() -> None:
+    # V[0]: off_z, V[1]: stride_z, V[2]: off_h, V[3]: stride_h, V[4]: stride_m,
+    # V[5]: pid_n, V[6]: extra stride (V[1], V[3], V[4], V[6] arguments):
+    # off_z stride_z + off_h stride_h + 64 pid_n -> batches (off_z, stride_z),
+    # (off_h, stride_h), column 64 pid_n (an attention kernel's head offset)
+    w = [Poly.atom(("v", i)) for i in range(10)]
+
+    def is_arg(a: Any) -> bool:
+        return a in (("v", 1), ("v", 3), ("v", 4), ("v", 6), ("v", 8))
+
+    rest = w[0] * w[1] + w[2] * w[3] + w[5].scale(64)
+    assert split_batch(rest, w[4], is_arg) == ([(w[0], w[1]), (w[2], w[3])], w[5].scale(64))
+    three = rest + (w[7] + Poly.const(2)) * w[6]
+    assert split_batch(three, w[4], is_arg) == (
+        [(w[0], w[1]), (w[2], w[3]), (w[7] + Poly.const(2), w[6])], w[5].scale(64))
+    # four batch terms: a map has rank <= 5
+    assert split_batch(three + w[9] * w[8], w[4], is_arg) is None
+    # off_h (H stride_h): the batch strides stride_h and H stride_h divide
+    assert split_batch(w[0] * w[1] * w[3] + w[2] * w[3], w[4], is_arg) is None
 
 
 BSIG = ("*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32:16,"
@@ -336,3 +357,73 @@ def test_flattened_persistent_batched_matmul() -> None:
                                      BLOCK_M=32, BLOCK_N=16, BLOCK_K=16, NUM_SMS=4)
     want = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(c.astype(np.float64), want, rtol=2e-2, atol=2e-2 * kk ** 0.5)
+
+
+KSIG = ("*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32=1,"
+        "i32:16,i32:16,i32:16,i32=1")
+
+
+def test_batched_k_major_b_is_a_transposed_rank_3_map() -> None:
+    """`batched` with B given K-major (stride_bk = 1): B's tile is the
+    transpose of a rank-3 map's block [1, N-rows, K-columns]; both operands
+    are `.3d` copies on sm90 (no cp.async left)."""
+    k = KERNELS.batched.compile(target="sm90", signature=KSIG, num_warps=8, num_stages=3,
+                                constexprs={"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64})
+    ptx = k.asm["ptx"]
+    assert "cp.async.cg" not in ptx and "cp.async.bulk.tensor.2d" not in ptx
+    assert ptx.count("cp.async.bulk.tensor.3d.shared::cluster.global") >= 4
+    b = k.metadata["tensormaps"][1]
+    assert b["base"] == 1 and b["shape"] == [["const", 2 ** 31], ["arg", 4], ["arg", 5]]
+    assert b["strides"] == [["arg", 9], ["arg", 11], ["const", 1]] and b["box"] == [1, 128, 64]
+    if k.asm.get("cubin"):
+        assert k.metadata["spill_stores"] == 0
+
+
+HSIG = ("*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32,i32,i32:16,i32:16,i32:16,i32:16,"
+        "i32:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32:16")
+
+
+@pytest.mark.parametrize("extra,target,warps", [(0, "sm90", 8), (1, "sm90", 4), (0, "sm100", 8),
+                                                (1, "sm100", 8)])
+def test_heads_are_rank_4_and_5_maps(extra: int, target: str, warps: int) -> None:
+    """`heads` (Q K^T per batch and head, as attention kernels address them):
+    two batch terms give rank-4 maps, a third rank 5 (TMA's largest): `.4d` /
+    `.5d` copies (coordinates innermost first, batches last), K read K-major;
+    with 4 warps O is a `.5d` TMA store.  ptxas takes them for sm_90a and
+    sm_100a."""
+    k = KERNELS.heads.compile(target=target, signature=HSIG, num_warps=warps, num_stages=3,
+                              constexprs={"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_D": 64,
+                                          "EXTRA": extra})
+    ptx, rank = k.asm["ptx"], 4 + extra
+    assert "cp.async.cg" not in ptx and "cp.async.bulk.tensor.2d" not in ptx
+    assert ptx.count(f"cp.async.bulk.tensor.{rank}d.shared::cluster.global") >= 4
+    maps = k.metadata["tensormaps"]
+    assert [m["box"] for m in maps[:2]] == [[1] * (rank - 2) + [128, 64]] * 2
+    assert maps[0]["shape"][:rank - 2] == [["const", 2 ** 31]] * (rank - 2)
+    assert maps[1]["strides"] == [["arg", 12], ["arg", 13], *([["arg", 14]] if extra else []),
+                                  ["arg", 15], ["const", 1]]
+    if warps == 4:
+        assert f"cp.async.bulk.tensor.{rank}d.global.shared::cta" in ptx
+    if k.asm.get("cubin"):
+        assert k.metadata["spill_stores"] == 0
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_heads_on_the_cpu(extra: int) -> None:
+    """`heads`' pointer semantics on the CPU against NumPy: Z x H (x X) heads
+    of ragged M, N and D, Q and O head-major views with padded rows, K a
+    sequence-major [Z, N, H, D] tensor seen per head (its head stride is D,
+    its row stride H D, as a packed QKV projection lays it out)."""
+    rng = np.random.default_rng(3 + extra)
+    z, h, x, m, n, d = 2, 3, 2 if extra else 1, 40, 37, 72
+    big_q = rng.standard_normal((z, h, x, m + 2, d + 8)).astype(np.float16)
+    big_k = rng.standard_normal((z, n, h, x, d + 8)).astype(np.float16)
+    big_o = np.full((z, h, x, m + 1, n + 7), np.nan, np.float16)
+    q, kk, o = big_q[..., :m, :d], big_k[..., :d], big_o[..., :m, :n]
+    sq, sk, so = (np.array(t.strides) // 2 for t in (big_q, big_k, big_o))
+    KERNELS.heads[(tilec.cdiv(m, 32), tilec.cdiv(n, 16), z * h * x)](
+        big_q, big_k, big_o, m, n, d, h, x, sq[0], sq[1], sq[2], sq[3], sk[0], sk[2], sk[3],
+        sk[1], so[0], so[1], so[2], so[3], BLOCK_M=32, BLOCK_N=16, BLOCK_D=16, EXTRA=extra)
+    want = np.einsum("zhxmd,znhxd->zhxmn", q.astype(np.float64), kk.astype(np.float64))
+    np.testing.assert_allclose(o.astype(np.float64), want, rtol=2e-2, atol=2e-2 * d ** 0.5)
+    assert np.isnan(big_o[..., m:, :]).all() and np.isnan(big_o[..., n:]).all()

@@ -4,8 +4,8 @@ block coordinates, and bounds written as the map's host expressions
 
 `split_rows` splits the offset r of `base + r + i * S + j` (rows i, columns
 j, row stride S) as row0 * S + col0; `split_batch` splits col0 further as
-b0 * S_b + col0' for a batched access (S_b a product of the kernel's integer
-arguments: a rank-3 map [batch, rows, columns]); `host` writes a polynomial
+sum_k b_k * S_k + col0' for a batched access (each S_k a product of the
+kernel's integer arguments: a map [batch..., rows, columns] of rank 3 to 5); `host` writes a polynomial
 of the kernel's integer arguments as a recipe expression (["arg", i],
 ["const", c], ["add"|"mul", x, y]).  Each answers None where the split would
 be a choice (a wrong split is a wrong tensor map, hence a silent wrong
@@ -23,6 +23,10 @@ from typing import Any, Callable
 from mlir import ir
 
 from tilec.passes.analysis.index_poly import Evaluator, Poly
+
+# Batch dimensions a map may have in front of its rows and columns (a tensor
+# map has rank <= 5).
+MAX_BATCHES = 3
 
 
 def int_arg(a: Any, ev: Evaluator, block: ir.Block) -> int | None:
@@ -77,27 +81,32 @@ def divides(m: tuple[Any, ...], n: tuple[Any, ...]) -> bool:
 
 
 def split_batch(rest: Poly, stride: Poly, is_arg: Callable[[Any], bool]
-                ) -> tuple[Poly, Poly, Poly] | None:
-    """(b0, S_b, col0) with rest == b0 * S_b + col0, where `rest` is what
-    `split_rows` left as columns: S_b the product of kernel integer arguments
-    that is exactly the arguments of every term of `rest` that has any (all
-    the same, else ambiguous), b0 the rest of those terms (not a constant),
-    col0 the terms free of arguments; S_b's monomial must not divide the row
-    stride's (the terms' split between rows and batches would be a choice)."""
-    mb: tuple[Any, ...] | None = None
-    batch, cols = [], []
+                ) -> tuple[list[tuple[Poly, Poly]], Poly] | None:
+    """([(b_k, S_k)], col0) with rest == sum_k b_k * S_k + col0, where `rest` is
+    what `split_rows` left as columns: the terms of `rest` with kernel integer
+    arguments grouped by exactly those arguments, S_k their product and b_k
+    the rest of the group's terms (not a constant), at most `MAX_BATCHES`
+    groups (a map has rank <= 5), outermost first in monomial order; col0 the
+    terms free of arguments.  No S_k's monomial may divide the row stride's
+    or another S_k's (the terms' split between rows and batches would be a
+    choice: `pid * s * t` is a batch of stride s * t or t batches of s)."""
+    groups: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], Fraction]]] = {}
+    cols = []
     for mono, c in rest.terms:
         args = tuple(a for a in mono if is_arg(a))
-        if not args:
+        if args:
+            groups.setdefault(args, []).append((tuple(a for a in mono if not is_arg(a)), c))
+        else:
             cols.append((mono, c))
-            continue
-        if mb is not None and args != mb:
-            return None
-        mb = args
-        batch.append((tuple(a for a in mono if not is_arg(a)), c))
-    if mb is None or divides(mb, stride.terms[0][0]):
+    monos = sorted(groups)
+    if not monos or len(monos) > MAX_BATCHES or any(divides(m, stride.terms[0][0]) for m in monos) \
+            or any(m != n and divides(m, n) for m in monos for n in monos):
         return None
-    b0, sb, col0 = Poly.of(batch), Poly.of([(mb, Fraction(1))]), Poly.of(cols)
-    if b0.const_value() is not None or b0 * sb + col0 != rest:
+    batches = [(Poly.of(groups[m]), Poly.of([(m, Fraction(1))])) for m in monos]
+    col0 = Poly.of(cols)
+    total = col0
+    for b, s in batches:
+        total = total + b * s
+    if any(b.const_value() is not None for b, _ in batches) or total != rest:
         return None
-    return b0, sb, col0
+    return batches, col0

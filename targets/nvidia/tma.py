@@ -7,7 +7,7 @@ pipeliner's `tile.tma_*` and `tile.mbarrier_*` ops (dialects/memory_ops.py).
 | `tile.mbarrier_alloc` | `TMA` | S x 8 bytes of workgroup memory; thread 0 `mbarrier.init` (count 1) each, then `fence.mbarrier_init` and a barrier after the last of consecutive allocations |
 | `tile.mbarrier_inval` | `TMA` | thread 0 `mbarrier.inval` each; the bytes are released |
 | `tile.tma_expect` | `TMA` | `@p mbarrier.arrive.expect_tx.shared.b64 _, [bar], bytes`, p = the `elect.sync` lane of warp 0 and live |
-| `tile.tma_copy` | `TMA` | where live, the `elect.sync` lane of warp 0: one `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` per box (more than 4 boxes: lane q of warp 0 box q, q + 32, ...), `.3d` with a batched map's three coordinates (box [1, r, c], the batch coordinate last); the expect and copies of one refill share one `elect.sync`, consecutive copies one branch |
+| `tile.tma_copy` | `TMA` | where live, the `elect.sync` lane of warp 0: one `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` per box (more than 4 boxes: lane q of warp 0 box q, q + 32, ...), `.3d`-`.5d` with a batched map's coordinates (box [1, .., r, c], the batch coordinates last, outermost last); the expect and copies of one refill share one `elect.sync`, consecutive copies one branch |
 | `tile.mbarrier_wait` | `TMA` | `mbarrier.try_wait.parity` in a loop (every thread; with `tile.one_thread` the first warp, whose lanes issue the copies) |
 | `tile.mbarrier_arrive` | `TMA` | where live, lane 0 of every warp `mbarrier.arrive` (count: the warps) |
 
@@ -31,9 +31,10 @@ over the active lanes' values (`R2UR` in a `BRA.U.ANY` loop, one box per
 trip) around every copy.  A copy may complete before the slot's expect-tx (the transaction count may go
 below zero); the phase cannot complete before the arrival that carries it.
 Coordinates are innermost first (column, row), as the instruction takes them;
-a rank-3 map (tile-tma-pointers' batched accesses: `tile.tma_copy` with
-three coordinates, batch first) adds the batch coordinate last and a box
-dimension 1 first ([1, r, c] in the recipe): each box of the 2-D copy is the
+a map of rank 3-5 (tile-tma-pointers' batched accesses: `tile.tma_copy` with
+three to five coordinates, batches first) adds the batch coordinates last
+(outermost last) and a box dimension 1 per batch first ([1, .., r, c] in the
+recipe): each box of the 2-D copy is the
 same box of one batch, so the slot, the expect-tx bytes and the wgmma
 operands are those of the 2-D copy.
 
@@ -47,6 +48,7 @@ from typing import TYPE_CHECKING
 from mlir import ir
 from mlir.dialects import arith, gpu, llvm, nvvm, scf
 
+from tilec.dialects import tile_memory
 from tilec.errors import CompilerBugError
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.layouts import SwizzledTile
@@ -189,7 +191,7 @@ def _copy(L: FuncLowering, op: ir.Operation) -> None:
     ring_v, slot, bars, live, *coords = op.operands
     tma = int(ir.IntegerAttr(op.attributes["tma"]).value)
     t, _slots = ring_tile(L, ring_v)
-    if not isinstance(t, SwizzledTile) or len(coords) not in (2, 3):
+    if not isinstance(t, SwizzledTile) or len(coords) not in tile_memory.TMA_COORDS:
         raise CompilerBugError("tile.tma_copy needs a 2-D ring with the 128-byte swizzle")
     rows, cols = box(t)
     lead = [1] * (len(coords) - 2)   # a batched map's box: one batch

@@ -4,7 +4,7 @@ place of the epilogue's store of a wgmma accumulator, passes/pipeline_tma.py).
 
 | key | feature | lowering |
 |---|---|---|
-| `tile.tma_store` | `TMA` | thread 0 `cp.async.bulk.wait_group.read 0` (the previous store from the buffer has read it), a barrier; every thread writes its fragment into the swizzled buffer (`stmatrix.x4` for 2-byte elements in the wgmma accumulator layout, else `st.shared`); `fence.proxy.async.shared::cta`; a barrier; thread 0 one `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group` per box (`.3d` with a batched map's three coordinates: box [1, r, c], the batch coordinate last) and `cp.async.bulk.commit_group` |
+| `tile.tma_store` | `TMA` | thread 0 `cp.async.bulk.wait_group.read 0` (the previous store from the buffer has read it), a barrier; every thread writes its fragment into the swizzled buffer (`stmatrix.x4` for 2-byte elements in the wgmma accumulator layout, else `st.shared`); `fence.proxy.async.shared::cta`; a barrier; thread 0 one `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group` per box (`.3d`-`.5d` with a batched map's coordinates: box [1, .., r, c], the batch coordinates last) and `cp.async.bulk.commit_group` |
 | `tile.tma_store_wait` | `TMA` | thread 0 `cp.async.bulk.wait_group.read 0` |
 
 The buffer is a `layouts.SwizzledTile` of the stored tile: 128-byte column
@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 from mlir import ir
 from mlir.dialects import arith, gpu, llvm, nvvm, scf
 
+from tilec.dialects import tile_memory
 from tilec.errors import CompilerBugError
 from tilec.passes import pipeline_tma
 from tilec.passes.analysis import axis_info
@@ -97,7 +98,7 @@ def _store(L: FuncLowering, op: ir.Operation) -> None:
     rows, cols = vt.shape
     eb = axis_info.type_bytes(vt.element_type)
     d = L.dist(value.type)
-    if len(coords) not in (2, 3) or not pipeline_tma.store_layout_ok(d, eb, permute, L.num_warps):
+    if len(coords) not in tile_memory.TMA_COORDS or not pipeline_tma.store_layout_ok(d, eb, permute, L.num_warps):
         raise CompilerBugError(f"tile.tma_store of a {rows}x{cols} tile in {d.blocked}")
     box_rows, box_cols = store_box(rows, eb)
     lead = [1] * (len(coords) - 2)   # a batched map's box: one batch

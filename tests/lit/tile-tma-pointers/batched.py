@@ -68,7 +68,16 @@
 # NOTA: "tile.tma_coords"(%{{.*}}, %{{.*}}, %{{.*}}) {tma = 0 : i32}
 # NOTA-NEXT: "tile.load"({{.*}}tile.tma = 0 : i32}
 
-# B given K-major (stride_bk = 1): a batched transposed load is not taken
-# (only 2-D maps are read transposed); A and C are maps.
-# KMAJOR: tile.tensormaps = "{\220\22: {\22base\22: 0, {{.*}} \221\22: {\22base\22: 2, {{[^}]*}}}}"
-# KMAJOR-NOT: \22base\22: 1,
+# B given K-major (stride_bk = 1, stride_bn the row stride): B's tile is the
+# transpose of the block of a rank-3 map [batch, N, K], strides [stride_bb,
+# stride_bn, 1]; the load reads that 2-D block at the batch's offset
+# (`pid_b * stride_bb` moves the base) and `tile.trans` of it feeds the dot.
+# KMAJOR: \221\22: {\22base\22: 1, \22block\22: [1, 128, 64], \22elem_bytes\22: 2, \22inferred\22: true, \22shape\22: {{\[\[}}\22const\22, 2147483648], [\22arg\22, 4], [\22arg\22, 5]], \22strides\22: {{\[\[}}\22arg\22, 9], [\22arg\22, 11], [\22const\22, 1]]}
+# KMAJOR: %[[B:.*]] = "tile.program_id"() {axis = 2 : i32}
+# KMAJOR: "tile.tma_coords"(%[[B]], %{{.*}}, %{{.*}}) {tma = 1 : i32} : (i32, i32, i32) -> ()
+# KMAJOR: %[[BB:.*]] = arith.extsi %[[B]] : i32 to i64
+# KMAJOR: %[[OFF:.*]] = arith.muli %[[BB]], %{{.*}} : i64
+# KMAJOR: %[[BASE:.*]] = "tile.addptr"(%arg1, %[[OFF]]) : (!tile.ptr<f16>, i64) -> !tile.ptr<f16>
+# KMAJOR: tensor.splat %[[BASE]] : tensor<128x64x!tile.ptr<f16>>
+# KMAJOR: %[[T:.*]] = "tile.load"({{.*}}tile.tma = 1 : i32} : ({{.*}}) -> tensor<128x64xf16>
+# KMAJOR-NEXT: "tile.trans"(%[[T]]) : (tensor<128x64xf16>) -> tensor<64x128xf16>

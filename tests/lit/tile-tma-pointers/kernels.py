@@ -192,3 +192,47 @@ def batched_persistent(a_ptr, b_ptr, c_ptr, M, N, K, NB, stride_ab, stride_am, s
         c_ptrs = c_ptr + pid_b * stride_cb + stride_cm * offs_cm[:, None] + offs_cn[None, :]
         tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),
                  mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+@tilec.kernel
+def heads(q_ptr, k_ptr, o_ptr, M, N, D, H, X, sqz, sqh, sqx, sqm, skz, skh, skx, skn, soz, soh,
+          sox, som, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+          EXTRA: tl.constexpr = 0):
+    """Scores Q K^T per (batch, head) as an attention kernel written with
+    pointers addresses them: program (m, n, zh) multiplies the [M, D] block
+    of Q and the [N, D] block of K (read K-major, as [D, N]) of batch z =
+    zh // H, head h = zh % H, each at `z * s_z + h * s_h`; rows, columns
+    and D masked; O [M, N] stored masked.  EXTRA adds a third batch index x
+    (zh = (z H + h) X + x) at `x * s_x`."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    pid_zh = tl.program_id(2)
+    if EXTRA:
+        off_x = pid_zh % X
+        pid_zh = pid_zh // X
+    off_z = pid_zh // H
+    off_h = pid_zh % H
+    q_off = off_z * sqz + off_h * sqh
+    k_off = off_z * skz + off_h * skh
+    o_off = off_z * soz + off_h * soh
+    if EXTRA:
+        q_off += off_x * sqx
+        k_off += off_x * skx
+        o_off += off_x * sox
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, BLOCK_D)
+    q_ptrs = q_ptr + q_off + offs_m[:, None] * sqm + offs_d[None, :]
+    k_ptrs = k_ptr + k_off + offs_d[:, None] + offs_n[None, :] * skn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for d in range(0, tl.cdiv(D, BLOCK_D)):
+        q = tl.load(q_ptrs, mask=(offs_m[:, None] < M) & (offs_d[None, :] < D - d * BLOCK_D),
+                    other=0.0)
+        k = tl.load(k_ptrs, mask=(offs_d[:, None] < D - d * BLOCK_D) & (offs_n[None, :] < N),
+                    other=0.0)
+        acc = tl.dot(q, k, acc)
+        q_ptrs += BLOCK_D
+        k_ptrs += BLOCK_D
+    o_ptrs = o_ptr + o_off + offs_m[:, None] * som + offs_n[None, :]
+    tl.store(o_ptrs, acc.to(o_ptr.dtype.element_ty),
+             mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))

@@ -2,7 +2,8 @@
 // RUN: not %tilec-opt %s.bad --split-input-file --pass tile-verify 2>&1 | %FileCheck %s.bad
 
 // A well-formed TMA store (its buffer holds one tile of the value's shape and
-// element type, two i32 coordinates, or three for a batched map's block, a
+// element type, two i32 coordinates, or three to five for a batched map's block
+// (a tensor map has rank <= 5), a
 // map id, a known row permutation) and its wait verify; tma-store.mlir.bad
 // breaks each rule once.
 // OK-NOT: error
@@ -10,6 +11,7 @@ func.func @ok(%v: tensor<128x64xf16>, %r: i32, %c: i32) attributes {tile.kernel}
   %b = "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<1x128x64xf16, 3>
   "tile.tma_store"(%b, %v, %r, %c) {row_permutation = "wgmma", tma = 2 : i32} : (memref<1x128x64xf16, 3>, tensor<128x64xf16>, i32, i32) -> ()
   "tile.tma_store"(%b, %v, %r, %r, %c) {row_permutation = "none", tma = 3 : i32} : (memref<1x128x64xf16, 3>, tensor<128x64xf16>, i32, i32, i32) -> ()
+  "tile.tma_store"(%b, %v, %r, %r, %r, %r, %c) {row_permutation = "none", tma = 4 : i32} : (memref<1x128x64xf16, 3>, tensor<128x64xf16>, i32, i32, i32, i32, i32) -> ()
   "tile.tma_store_wait"() : () -> ()
   "tile.local_dealloc"(%b) : (memref<1x128x64xf16, 3>) -> ()
   return

@@ -92,10 +92,15 @@ def _empty(shape: tuple[int, ...], dtype: str, lib: str) -> Array:
 
 
 def _check(kernel: Any, grid: tuple[int, ...], make: Callable[[], te.Args], tagged: int,
-           rewrite: te.Rewrite = te.emulate) -> te.Pair:
+           rewrite: te.Rewrite = te.emulate, transposed: bool = False) -> te.Pair:
+    """The differential launch, `tagged` accesses tagged; `transposed`: one
+    is a K-major load, whose untagged form (the pass's own block load and
+    transposition) is compared too."""
     pair = te.differential(kernel, grid, make, rewrite)
     assert pair.tagged == tagged, (pair.signature, json.dumps(pair.recipes))
     assert pair.changed > 0, "the launch wrote nothing"
+    if rewrite is te.emulate:
+        assert ("untagged pass IR" in pair.variants) == transposed, pair.variants
     return pair
 
 
@@ -164,7 +169,7 @@ def test_tutorial_k_major_b_bf16_torch() -> None:
     cx = {**BLOCKS, "ROW_SUM": 0, "OTHER": 0, "STORE_ROWS": 1}
     for i, (m, n, k) in enumerate(RAGGED[:2]):
         _check(KERNELS.tutorial, _grid2(m, n),
-               _mm(m, n, k, cx, "bfloat16", "torch", kmajor=True, seed=i), 3)
+               _mm(m, n, k, cx, "bfloat16", "torch", kmajor=True, seed=i), 3, transposed=True)
 
 
 @pytest.mark.parametrize("row_mask, tagged", [(0, 3), (1, 3), (2, 3), (3, 3), (4, 2), (5, 2),
@@ -181,7 +186,7 @@ def test_variants_row_masks(row_mask: int, tagged: int) -> None:
 def test_variants_bf16_k_major() -> None:
     cx = {**BLOCKS, "ROW_MASK": 1, "HINTS": 1, "CACHE": 1}
     _check(KERNELS.variants, _grid2(70, 45), _mm(70, 45, 21, cx, "bfloat16", "torch",
-                                                 kmajor=True), 3)
+                                                 kmajor=True), 3, transposed=True)
 
 
 def test_mm_tutorial() -> None:
@@ -192,7 +197,8 @@ def test_mm_tutorial() -> None:
     for i, (m, n, k) in enumerate(RAGGED):
         grid = (tilec.cdiv(m, 32) * tilec.cdiv(n, 64),)
         _check(mm_tutorial, grid, _mm(m, n, k, cx, seed=i), 3)
-        _check(mm_tutorial, grid, _mm(m, n, k, cx, "bfloat16", "torch", kmajor=True, seed=i), 3)
+        _check(mm_tutorial, grid, _mm(m, n, k, cx, "bfloat16", "torch", kmajor=True, seed=i), 3,
+               transposed=True)
     _check(mm_tutorial, (6,), _mm(45, 70, 0, cx), 3)
 
 
@@ -204,7 +210,8 @@ def test_examples_matmul() -> None:
         cx = {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32}
         _check(matmul, (tilec.cdiv(m, 32) + 1, tilec.cdiv(n, 32) + 1),
                _mm(m, n, k, cx, "float32", c_dtype="float32", seed=i), 3)
-        _check(matmul, _grid2(m, n), _mm(m, n, k, BLOCKS, kmajor=True, seed=i), 3)
+        _check(matmul, _grid2(m, n), _mm(m, n, k, BLOCKS, kmajor=True, seed=i), 3,
+               transposed=True)
 
 
 def test_matmul_persistent_descriptors_are_not_pointer_maps() -> None:
@@ -270,7 +277,7 @@ def test_batched_bf16_torch_and_k_major() -> None:
     grid = (*_grid2(45, 70), 2)
     _check(KERNELS.batched, grid, _batched(2, 45, 70, 77, 0, "bfloat16", "torch"), 3)
     _check(KERNELS.batched, grid, _batched(2, 45, 70, 0, 0, "bfloat16", "torch"), 3)
-    _check(KERNELS.batched, grid, _batched(2, 45, 70, 77, 0, kmajor=True), 3)
+    _check(KERNELS.batched, grid, _batched(2, 45, 70, 77, 0, kmajor=True), 3, transposed=True)
 
 
 def test_batched_persistent() -> None:
@@ -318,7 +325,8 @@ def test_heads_rank_4_and_5(extra: int) -> None:
     z, h, x = 2, 3, 1 + extra
     for i, (m, n, d) in enumerate([(45, 70, 77), (70, 45, 0)]):
         grid = (tilec.cdiv(m, 32) + 1, tilec.cdiv(n, 64) + 1, z * h * x)
-        pair = _check(KERNELS.heads, grid, _heads(z, h, x, m, n, d, extra, seed=i), 3)
+        pair = _check(KERNELS.heads, grid, _heads(z, h, x, m, n, d, extra, seed=i), 3,
+                      transposed=True)
         assert [len(r["block"]) for r in pair.recipes] == [4 + extra] * 3
 
 
@@ -345,6 +353,10 @@ def _shrink_rows(r: dict[str, Any]) -> None:
 
 
 def _skew_strides(r: dict[str, Any]) -> None:
+    r["strides"][-2] = ["add", r["strides"][-2], ["const", 16]]
+
+
+def _misalign_strides(r: dict[str, Any]) -> None:
     r["strides"][-2] = ["add", r["strides"][-2], ["const", 1]]
 
 
@@ -353,7 +365,7 @@ def _rank5(r: dict[str, Any]) -> None:
     coordinate is 0 (see `_lift_coords`)."""
     lead = 5 - len(r["block"])
     r["shape"] = [["const", 1]] * lead + r["shape"]
-    r["strides"] = [["const", 7]] * lead + r["strides"]
+    r["strides"] = [["const", 64]] * lead + r["strides"]
     r["block"] = [1] * lead + r["block"]
 
 
@@ -378,10 +390,19 @@ def _lift_coords(module: ir.Module) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("change", [_shrink_rows, _skew_strides], ids=["rows", "strides"])
 def test_the_harness_sees_a_wrong_recipe(change: Callable[[dict[str, Any]], None]) -> None:
     """A map one row short (its last row reads zeros / is not stored) or a
-    row stride one element off: the comparison fails."""
+    row stride 16 elements off: the comparison fails."""
     cx = {**BLOCKS, "ROW_SUM": 0, "OTHER": 0, "STORE_ROWS": 1}
     with pytest.raises(te.Mismatch, match="differs between the plain and the emulated"):
         te.differential(KERNELS.tutorial, _grid2(45, 70), _mm(45, 70, 77, cx), _tampered(change))
+
+
+def test_the_harness_sees_a_map_the_runtime_refuses() -> None:
+    """A row stride one element off is no multiple of 16 bytes: the GPU
+    runtime would refuse the map at launch (checked before comparing)."""
+    cx = {**BLOCKS, "ROW_SUM": 0, "OTHER": 0, "STORE_ROWS": 1}
+    with pytest.raises(te.Refused, match="multiples of 16 bytes"):
+        te.differential(KERNELS.tutorial, _grid2(45, 70), _mm(45, 70, 77, cx),
+                        _tampered(_misalign_strides))
 
 
 def test_the_emulation_takes_rank_5_blocks() -> None:

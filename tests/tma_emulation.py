@@ -27,18 +27,18 @@ arguments and compares every array argument's whole buffer bitwise.
 What agreement proves: for those launches, the tagged program (the pass's
 proof: which accesses, which recipe, which coordinates, the rewrite of a
 K-major load into a block load and `tile.trans`) computes exactly what the
-pointer program computes, under TMA's documented semantics.  What it cannot
-prove: anything about the hardware or the NVIDIA lowering (the pipeliner, the
-TMA copies, the runtime's encoding of the map: `tests/test_tma_pointers.py`
-and the GPU suite cover those); programs whose origin is below zero (the
-pass's documented semantic choice: the map reads zeros there and stores
-nothing, the pointer program reads and writes outside the tensor; callers
-must not launch such programs); the CPU's IR is not the GPU's after
-tile-tma-pointers (other passes follow on each); coordinates are i32 as on
-the GPU, so index arithmetic past 2^31 is not checked; the runtime's refusal
-of fields a tensor map cannot hold (`tilec.runtime.tensormap.check_fields`)
-is not emulated.  Both builds bypass the disk cache (they never share an
-entry, nor an in-memory kernel).
+pointer program computes, under TMA's documented semantics; and the GPU
+runtime's checks of each map's fields (`tensormap.check_fields`, on the
+launch's arguments) pass.  What it cannot prove: anything about the hardware
+or the NVIDIA lowering (the pipeliner, the TMA copies, the runtime's
+encoding of the map: `tests/test_tma_pointers.py` and the GPU suite cover
+those); programs whose origin is below zero (the pass's documented semantic
+choice: the map reads zeros there and stores nothing, the pointer program
+reads and writes outside the tensor; callers must not launch such
+programs); the CPU's IR is not the GPU's after tile-tma-pointers (other
+passes follow on each); coordinates are i32 as on the GPU, so index
+arithmetic past 2^31 is not checked.  Both builds bypass the disk cache
+(they never share an entry, nor an in-memory kernel).
 """
 from __future__ import annotations
 
@@ -61,6 +61,7 @@ from tilec.errors import TilecError
 from tilec.frontend.codegen import generate
 from tilec.kernel import Kernel
 from tilec.passes import tile_lower_descriptors, tile_tma_descriptors, tile_tma_pointers
+from tilec.runtime import tensormap
 from tilec.runtime.loaded import AotKernel
 from tilec.specialization import Specialization
 from tilec.targets import Target, get_target
@@ -69,8 +70,9 @@ from tilec.targets.pipeline import Compilation, Stages, Step
 
 TMA_TARGET = "sm90"
 STEP = "tile-tma-pointers"
-# The metadata key of the recipes the emulating step rewrote.
-RECIPES = "tma_emulated_recipes"
+# The metadata keys of the recipes the emulating step rewrote and of how
+# many tagged loads feed a transposition.
+RECIPES, TRANSPOSED = "tma_emulated_recipes", "tma_emulated_transposed"
 HostExpr = Any   # a recipe's host expression: ["arg", i], ["const", c], ["add"|"mul", x, y]
 
 
@@ -83,13 +85,18 @@ class Mismatch(AssertionError):
     """The emulated build's results differ from the plain build's."""
 
 
+class Refused(Mismatch):
+    """The GPU runtime would refuse a tagged access's map at this launch
+    (`tilec.runtime.tensormap.check_fields`), where the pointer program runs."""
+
+
 class BuildFailed(Exception):
     """A build failed (`plain`: the one without the pass; the message is the
     compiler's)."""
 
-    def __init__(self, plain: bool, error: Exception) -> None:
-        super().__init__(f"the {'plain' if plain else 'emulated'} build failed: {error}")
-        self.plain = plain
+    def __init__(self, variant: str, error: Exception) -> None:
+        super().__init__(f"the {variant} build failed: {error}")
+        self.plain = variant == "plain"
 
 
 # ---------------------------------------------------------------- emulation
@@ -247,14 +254,48 @@ def emulate(module: ir.Module) -> list[dict[str, Any]]:
     return done
 
 
+def strip_tags(module: ir.Module) -> list[dict[str, Any]]:
+    """Drop the tags and leave the pass's IR otherwise as it is: what runs
+    on the GPU where the pipeliner does not copy a tagged access (a K-major
+    load is then the pass's own masked block load and `tile.trans`); the
+    recipes of the accesses that were tagged, by id."""
+    dropped: list[dict[str, Any]] = []
+    with module.context:
+        for view in module.body.operations:
+            func = view.operation
+            if func.name != "func.func":
+                continue
+            recipes = tile_tma_descriptors.recipes(func)
+            for op, coords_op in tagged_accesses(func):
+                dropped.append(recipes[_tma_id(op, "tile.tma")])
+                del op.attributes["tile.tma"]
+                coords_op.erase()
+            if tile_tma_descriptors.ATTR in func.attributes:
+                del func.attributes[tile_tma_descriptors.ATTR]
+    return dropped
+
+
+def _feeds_trans(module: ir.Module) -> int:
+    """How many tagged loads only feed `tile.trans` (the pass's K-major form,
+    or a transposition in the source)."""
+    count = 0
+    for block in _blocks(module.operation):
+        for view in block.operations:
+            op = view.operation
+            if op.name == "tile.load" and "tile.tma" in op.attributes:
+                users = [u.owner.name for u in op.results[0].uses]
+                count += bool(users) and all(n == "tile.trans" for n in users)
+    return count
+
+
 Rewrite = Callable[[ir.Module], list[dict[str, Any]]]
 
 
 def _emulating_step(tma_target: Target, rewrite: Rewrite) -> Step:
     def run(c: Compilation) -> None:
         tile_tma_pointers.run(c.module, tma_target, c.options)
-        recipes = rewrite(c.module)
-        c.metadata[RECIPES] = recipes
+        c.metadata[TRANSPOSED] = _feeds_trans(c.module)
+        c.metadata[RECIPES] = rewrite(c.module)
     return Step(run, (), f"{STEP} (target {tma_target.name}), then tests/tma_emulation.py")
 
 
@@ -275,10 +316,12 @@ def cpu_steps(options: Any, rewrite: Rewrite | None) -> Stages:
 @dataclass
 class Build:
     """One CPU build of a specialization: the loaded kernel and, for an
-    emulated build, the accesses tagged (their recipes)."""
+    emulated build, the accesses tagged (their recipes) and how many of the
+    tagged loads feed `tile.trans`."""
 
     kernel: AotKernel
     recipes: list[dict[str, Any]]
+    transposed: int = 0
 
     @property
     def tagged(self) -> int:
@@ -312,9 +355,11 @@ def _build(kernel: Kernel, spec: Specialization, rewrite: Rewrite | None) -> Bui
     c.metadata.update(name=kernel.name, target="cpu", num_warps=spec.options.num_warps,
                       stored_args=list(fe.stored_params or []))
     ck = driver.CompiledKernel(kernel.name, spec, dict(c.asm), c.metadata)
-    folder = Path(_OUT) / f"{kernel.name}-{len(_BUILDS)}-{'plain' if rewrite is None else 'tma'}"
+    how = "plain" if rewrite is None else getattr(rewrite, "__name__", "rewritten")
+    folder = Path(_OUT) / f"{kernel.name}-{len(_BUILDS)}-{how}"
     write_artifacts(ck, folder)
-    return Build(AotKernel(folder), list(c.metadata.get(RECIPES, [])))
+    return Build(AotKernel(folder), list(c.metadata.get(RECIPES, [])),
+                 int(c.metadata.get(TRANSPOSED, 0)))
 
 
 def specialize(kernel: Kernel, args: Sequence[Any], kwargs: dict[str, Any]
@@ -352,6 +397,19 @@ def _first_difference(x: np.ndarray, y: np.ndarray) -> str:
     return f"{bad.size} bytes differ, first at byte {int(bad[0])}" if bad.size else "equal"
 
 
+def _check_fields(name: str, b: Build, runtime: Sequence[Any]) -> None:
+    """Refused unless the runtime would encode every map of `b` for these
+    arguments (its fields evaluated as on the GPU)."""
+    raw = b.kernel.loaded.spec.admit(name, runtime)
+    for recipe in b.recipes:
+        addr, shape, strides = tensormap.fields(recipe, raw)
+        try:
+            tensormap.check_fields(recipe, addr, tensormap.map_shape(recipe, shape), strides)
+        except TilecError as e:
+            raise Refused(f"{name}: the runtime would refuse map {json.dumps(recipe)} "
+                          f"(shape {shape}, byte strides {strides}): {e}") from None
+
+
 @dataclass
 class Pair:
     """A differential launch's facts: the accesses the pass tagged (their
@@ -362,6 +420,7 @@ class Pair:
     recipes: list[dict[str, Any]]
     signature: str
     changed: int
+    variants: list[str]
 
     @property
     def tagged(self) -> int:
@@ -376,32 +435,41 @@ def differential(kernel: Kernel, grid: tuple[int, ...], make_args: Callable[[], 
     """Launch `kernel[grid]` plain and emulated (`rewrite`), each on a fresh
     `make_args()` (positional arguments, keyword constexprs and options: the
     same values each call), and compare every array argument's whole buffer
-    bitwise (a Mismatch names the first that differs; a BuildFailed says
-    which build failed)."""
+    bitwise (a Mismatch names the first that differs; Refused: the GPU
+    runtime would not encode a map for these arguments; a BuildFailed says
+    which build failed).  Where `emulate` found a tagged load feeding
+    `tile.trans`, the pass's IR without its tags (`strip_tags`: the K-major
+    fallback when not pipelined) is launched and compared too."""
     untouched = specialize(kernel, *make_args())[1]
+    variants: list[tuple[str, Rewrite | None]] = [("plain", None), ("emulated", rewrite)]
     results: list[list[Any]] = []
     tagged: list[dict[str, Any]] = []
     signature = ""
-    for how in (None, rewrite):
+    for name, how in variants:
         args, kwargs = make_args()
         spec, runtime = specialize(kernel, args, kwargs)
         try:
             b = build(kernel, spec, how)
         except TilecError as e:
-            raise BuildFailed(how is None, e) from e
+            raise BuildFailed(name, e) from e
         b.kernel[grid](*runtime)
         results.append(runtime)
-        if how is not None:
+        if name == "emulated":
             tagged, signature = b.recipes, spec.signature()
+            _check_fields(kernel.name, b, runtime)
+            if b.transposed and rewrite is emulate:
+                variants.append(("untagged pass IR", strip_tags))
     changed = 0
-    for i, (before, plain, emulated) in enumerate(zip(untouched, *results)):
-        w, x, y = _buffer(before), _buffer(plain), _buffer(emulated)
-        if w is None or x is None or y is None:
-            continue
-        if x.shape != y.shape or not np.array_equal(x, y):
-            raise Mismatch(f"{kernel.name}{list(grid)}: argument {i} "
-                           f"({kernel.plan.runtime[i].name}) differs between the plain and the "
-                           f"emulated build ({_first_difference(x, y)}); signature {signature}; "
-                           f"recipes {json.dumps(tagged)}")
-        changed += int(np.count_nonzero(w != x)) if w.shape == x.shape else x.size
-    return Pair(tagged, signature, changed)
+    for k, (name, _) in enumerate(variants[1:], 1):
+        for i, (before, plain, other) in enumerate(zip(untouched, results[0], results[k])):
+            w, x, y = _buffer(before), _buffer(plain), _buffer(other)
+            if w is None or x is None or y is None:
+                continue
+            if x.shape != y.shape or not np.array_equal(x, y):
+                raise Mismatch(f"{kernel.name}{list(grid)}: argument {i} "
+                               f"({kernel.plan.runtime[i].name}) differs between the plain and "
+                               f"the {name} build ({_first_difference(x, y)}); signature "
+                               f"{signature}; recipes {json.dumps(tagged)}")
+            if k == 1:
+                changed += int(np.count_nonzero(w != x)) if w.shape == x.shape else x.size
+    return Pair(tagged, signature, changed, [name for name, _ in variants[1:]])

@@ -89,7 +89,7 @@ def run_case(case: Case, directory: str) -> dict[str, Any]:
     return {"outcome": "ok", "detail": "", "tagged": pair.tagged, "changed": pair.changed,
             "ranks": [len(m["block"]) for m in pair.recipes],
             "bases": [case["params"][int(m["base"])] for m in pair.recipes],
-            "signature": pair.signature}
+            "signature": pair.signature, "variants": pair.variants}
 
 
 class Tally:

@@ -21,6 +21,12 @@ A loop-carried value that the loop advances by a loop-invariant amount d is
 two are equal where 0 <= x < m, and the caller proves the other lanes do not
 matter.  Integers are mathematical integers: a program whose 32-bit index
 arithmetic overflows addresses memory it does not mean to, whatever the copy.
+A zero extension (`arith.extui`) reads as its operand too: the two differ
+only where the operand is negative as a signed integer, where the pointer
+program indexes 2^32 elements past it; an index a mask bounds by an i32
+argument is then out of bounds in both readings (the map's coordinate is
+below zero), and an index only a remainder bounds has a negative origin,
+tile-tma-pointers' documented semantic choice.
 
 Input: a tile-level `func.func` (before `tile-layout`).  Nothing is changed.
 Nearest upstream analogue: MLIR's affine expressions / `ValueBoundsOpInterface`

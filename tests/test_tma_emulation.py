@@ -5,13 +5,15 @@ fp32), and the two must agree bitwise on every byte of every buffer (the
 outputs' untouched regions prefilled with NaN).  Shapes are ragged (M, N, K
 not multiples of the blocks, K = 0, K < BLOCK_K), operands are strided and
 sliced NumPy or torch views, batched B may have batch stride 0, and 2-D
-grids have programs beyond the tile grid.  Each case also asserts how many
-accesses the pass tagged (the FileCheck tests in tests/lit/tile-tma-pointers/
-say which), so that no case passes vacuously; `matmul_persistent`'s
-accesses are descriptor blocks that tile-tma-descriptors takes on sm90, and
-their lowered CPU form (with `idx >= 0` conjuncts) is no pointer map: none
-is tagged.  Blocks are small (32 x 64 x 64 for 16-bit types: a map's rows
-are whole 128-byte lines) to keep the CPU builds cheap."""
+grids have programs beyond the tile grid; K-major cases also compare the
+pass's untagged IR (its own block load and transposition).  Each case also
+asserts how many accesses the pass tagged (the FileCheck tests in
+tests/lit/tile-tma-pointers/ say which), so that no case passes vacuously;
+`matmul_persistent`'s accesses are descriptor blocks that
+tile-tma-descriptors takes on sm90, and their lowered CPU form (with
+`idx >= 0` conjuncts) is no pointer map: none is tagged.  Blocks are small
+(32 x 64 x 64 for 16-bit types: a map's rows are whole 128-byte lines) to
+keep the CPU builds cheap."""
 from __future__ import annotations
 
 import importlib.util

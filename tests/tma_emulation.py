@@ -29,10 +29,14 @@ proof: which accesses, which recipe, which coordinates, the rewrite of a
 K-major load into a block load and `tile.trans`) computes exactly what the
 pointer program computes, under TMA's documented semantics; and the GPU
 runtime's checks of each map's fields (`tensormap.check_fields`, on the
-launch's arguments) pass.  What it cannot prove: anything about the hardware
-or the NVIDIA lowering (the pipeliner, the TMA copies, the runtime's
-encoding of the map: `tests/test_tma_pointers.py` and the GPU suite cover
-those); programs whose origin is below zero (the pass's documented semantic
+launch's arguments) pass.  Where a tagged load feeds `tile.trans` (a
+K-major operand), the pass's own IR without the tags (its masked block load
+and transposition: what runs where the pipeliner does not copy the load) is
+compared too.  What it cannot prove: anything about the hardware or the
+NVIDIA lowering (the pipeliner, which recomputes the coordinates of later
+iterations for its prefetches, the TMA copies, the runtime's encoding of
+the map: `tests/test_tma_pointers.py` and the GPU suite cover those);
+programs whose origin is below zero (the pass's documented semantic
 choice: the map reads zeros there and stores nothing, the pointer program
 reads and writes outside the tensor; callers must not launch such
 programs); the CPU's IR is not the GPU's after tile-tma-pointers (other

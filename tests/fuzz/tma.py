@@ -14,7 +14,8 @@ contiguous stride the launch specializes to 1), constexpr constants, the
 size argument itself (`rows * K`) or omitted (constexpr 1); terms of the
 pointer sums in any order and grouping; row-major or transposed (K-major
 B, column-major A or X); a batch offset `pid_b * stride_xb` (batch stride 0
-for B, A one batch ahead) or two, `off_z * s_z + off_h * s_h`; program ids
+for B, A one batch ahead), two, `off_z * s_z + off_h * s_h`, or three
+(rank-5 maps); program ids
 from a 2-D or 3-D grid (axes swapped), GROUP_M swizzled, or a persistent
 loop over tiles (flattened or not); programs beyond the tile grid; negative
 program origins (`pid * BLOCK - SHIFT`, see below); stores with both masks,
@@ -23,8 +24,10 @@ live; A's batch one ahead or one further each K step, its rows drifting
 each K step or reversed (`M - 1 - rows`); Triton's hints and cache
 keywords; fp16, bf16 (torch) and fp32 data in NaN-filled buffers
 (misaligned bases sometimes).  A case passes when the plain and the
-emulated CPU builds leave every byte of every buffer the same; the number
-of accesses the pass tagged is recorded (most cases should have one).
+emulated CPU builds leave every byte of every buffer the same (and, with a
+K-major tag, the pass's untagged IR too), and the GPU runtime would accept
+every map for the launch's arguments; the number of accesses the pass
+tagged is recorded (most cases should have one).
 
 Excluded by construction (an intentional divergence, not a bug): a tagged
 access whose block origin is below zero.  The pass's documented semantic
@@ -289,7 +292,7 @@ def _layout(g: _Gen, op: _Operand, dims: dict[str, _Dim], batch_counts: list[int
         step *= n
     if op.batch_zero:
         bstrides[0] = 0
-    names = ["b"] if op.batches == 1 else ["z", "h"][:op.batches]
+    names = ["b"] if op.batches == 1 else ["z", "h", "x"][:op.batches]
     op.batch_strides = [g.param(f"stride_{op.name}{n}", v) for n, v in zip(names, bstrides)]
     eb = EB[dtype]
     lead = (16 // eb) * r.randint(1, 4) + (r.randint(1, 16 // eb - 1) if op.misaligned else 0)
@@ -317,8 +320,9 @@ def _pointer(g: _Gen, op: _Operand, index: dict[int, str], batch: list[str],
 def _batch_counts(g: _Gen) -> list[int]:
     """The batch extents: [] (none), [nb] (`pid_b`), [Z, H] (`off_z`, `off_h`)."""
     r = g.r
-    n = int(g.feature("batches", _pick(g.r, {"0": 0.45, "1": 0.35, "2": 0.2})))
-    return [] if n == 0 else [r.randint(1, 3)] if n == 1 else [r.randint(1, 2), r.randint(1, 3)]
+    n = int(g.feature("batches", _pick(g.r, {"0": 0.42, "1": 0.33, "2": 0.17, "3": 0.08})))
+    return [] if n == 0 else [r.randint(1, 3)] if n == 1 else \
+        [r.randint(1, 2), r.randint(1, 3)] if n == 2 else [r.randint(1, 2) for _ in range(3)]
 
 
 def _programs(g: _Gen, dims: dict[str, _Dim], counts: list[int], mapping: str
@@ -385,9 +389,24 @@ def _emit_programs(g: _Gen, mapping: str, counts: list[int]) -> list[str]:
         g.emit(f"pid_b = {source}")
         return ["pid_b"]
     g.emit(f"zh = {source}")
+    if len(counts) == 3:   # zh = (z H + h) X + x
+        g.emit("off_x = zh % X")
+        g.emit("zh = zh // X")
     g.emit("off_z = zh // H")
     g.emit("off_h = zh % H")
-    return ["off_z", "off_h"]
+    return ["off_z", "off_h", "off_x"][:len(counts)]
+
+
+def _batch_params(g: _Gen, counts: list[int], mapping: str) -> None:
+    """H (and X) that split the batch program id; NB, the batches a
+    persistent loop walks."""
+    for name, n in zip(("H", "X"), counts[1:]):
+        g.param(name, n)
+    if mapping == "persistent" and counts:
+        total = 1
+        for n in counts:
+            total *= n
+        g.param("NB", total)
 
 
 def _dims(g: _Gen, bm: int, bn: int, bk: int | None, dtype: str) -> dict[str, _Dim]:
@@ -480,10 +499,7 @@ def _matmul(g: _Gen) -> None:
     _reach(dims, tiles)
     for d in ("M", "N", "K"):
         g.param(d, dims[d].value)
-    if len(counts) == 2:
-        g.param("H", counts[1])
-    if mapping == "persistent" and counts:
-        g.param("NB", counts[0] * (counts[1] if len(counts) == 2 else 1))
+    _batch_params(g, counts, mapping)
     store_m = _store_conj(g, dims["M"], "{i}")
     store_n = _store_conj(g, dims["N"], "{i}")
     carried = g.feature("pointers", _pick(r, {"carried": 0.55, "recomputed": 0.45}))
@@ -599,10 +615,7 @@ def _copy(g: _Gen) -> None:
     _reach(dims, tiles)
     g.param("M", dims["M"].value)
     g.param("N", dims["N"].value)
-    if len(counts) == 2:
-        g.param("H", counts[1])
-    if mapping == "persistent" and counts:
-        g.param("NB", counts[0] * (counts[1] if len(counts) == 2 else 1))
+    _batch_params(g, counts, mapping)
     store_m = _store_conj(g, dims["M"], "{i}")
     store_n = _store_conj(g, dims["N"], "{i}")
     x = _operand(g, "x", ("M", "N"), 1.0 if x_t else 0.0, len(counts), True)

@@ -104,6 +104,7 @@ class Tally:
         self.bases: dict[str, int] = {}
         self.ranks: dict[str, int] = {}
         self.no_writes = 0
+        self.fallbacks = 0
         self.features: dict[str, list[int]] = {}
 
     def add(self, case: Case, out: dict[str, Any]) -> None:
@@ -115,6 +116,7 @@ class Tally:
             for k in keys:
                 table[k] = table.get(k, 0) + 1
         self.no_writes += out.get("outcome") == "ok" and not out.get("changed")
+        self.fallbacks += "untagged pass IR" in (out.get("variants") or [])
         for k, v in case.get("features", {}).items():
             row = self.features.setdefault(f"{k}={v}", [0, 0])
             row[0] += 1
@@ -125,6 +127,8 @@ class Tally:
                 "tagged_fraction": round(self.tagged_cases / max(self.cases, 1), 3),
                 "tags_per_case": dict(sorted(self.tags.items())),
                 "tagged_accesses": dict(sorted(self.bases.items())),
-                "map_ranks": dict(sorted(self.ranks.items())), "cases_writing_nothing": self.no_writes,
+                "map_ranks": dict(sorted(self.ranks.items())),
+                "cases_comparing_the_untagged_k_major_fallback": self.fallbacks,
+                "cases_writing_nothing": self.no_writes,
                 "by_feature": {k: {"cases": v[0], "tagged": v[1]}
                                for k, v in sorted(self.features.items())}}

@@ -40,7 +40,7 @@ anyway.  Also excluded: programs beyond the tile grid under GROUP_M (their
 group size is 0: `% 0`), and unmasked stores that could overlap another
 program's (a race, not a mismatch).
 
-    python -m tests.fuzz --mode tma --cases 1200 --seed 20261204 --budget 900 \\
+    python -m tests.fuzz --mode tma --cases 1400 --seed 20261204 --budget 900 \\
         --out benchmarks/results/fuzz-tma-cpu-2026-12-04-session25.json
 
 (about 0.7 s a case on one core: a plain and an emulated CPU build, two

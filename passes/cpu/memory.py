@@ -3,7 +3,7 @@
 | op | CPU form |
 |---|---|
 | `tile.addptr` | `llvm.getelementptr` on a pointer or a vector of pointers. |
-| `tile.load`   | split into chunks of the contiguity axis info proves: `llvm.load` (unmasked) or `llvm.intr.masked.load` per chunk, joined with `vector.insert_strided_slice`; `llvm.intr.masked.gather` when nothing is contiguous or there would be more than `MAX_CHUNKS` chunks; a scalar load under a mask is an `scf.if`.  Booleans are bytes in memory: loaded as i8 and compared with zero. |
+| `tile.load`   | (bf16 vectors as their i16 bits) split into chunks of the contiguity axis info proves: `llvm.load` (unmasked) or `llvm.intr.masked.load` per chunk, joined with `vector.insert_strided_slice`; `llvm.intr.masked.gather` when nothing is contiguous or there would be more than `MAX_CHUNKS` chunks; a scalar load under a mask is an `scf.if`.  Booleans are bytes in memory: loaded as i8 and compared with zero. |
 | `tile.store`  | the same with `llvm.store` / `llvm.intr.masked.store` / `llvm.intr.masked.scatter`; booleans are stored as bytes 0/1.  In strip-mined elementwise kernels (`lw.streaming`) vector stores are non-temporal, and a masked chunk stores non-temporally when its mask is all true.  A mask known at compile time (constants, cmpi/andi/ori/xori of them) gives plain stores of its runs of true lanes, never `llvm.intr.masked.store` (see `_store_runs`). |
 
 On a target without `Feature.MASKED_NARROW_MEMORY`, a masked load or store of
@@ -38,6 +38,15 @@ def addptr(lw: Lowering, op: ir.Operation) -> None:
     lw.bind(op.result, llvm.GEPOp(lw.convert(op.result.type), lw.mapped(op.operands[0]),
                                   [lw.mapped(op.operands[1])], [GEP_DYNAMIC], elem,
                                   llvm.GEPNoWrapFlags.none).result)
+
+
+def _bits(vt: ir.VectorType) -> ir.VectorType:
+    """The i16 vector a bf16 vector is loaded and stored as: LLVM 22's x86
+    back end cannot select a masked load of bf16 lanes on a host with
+    AVX512-BF16 (`Cannot select: v16bf16 masked_load`, an abort: found by the
+    tma fuzzer on Triton's tutorial matmul in bf16), and the bits are all a
+    load or store moves."""
+    return ir.VectorType.get(vt.shape, int_t(16))
 
 
 def _chunking(lw: Lowering, ptr: ir.Value, n: int, elem_bytes: int) -> tuple[int, int]:
@@ -88,6 +97,11 @@ def _load_value(lw: Lowering, ptr_old: ir.Value, mask: ir.Value | None, other: i
     vt = ir.VectorType(rt)
     n = vt.shape[0]
     elem = vt.element_type
+    if isinstance(elem, ir.BF16Type):   # moved as their bits (see _bits)
+        bits_t = _bits(vt)
+        raw = _load_value(lw, ptr_old, mask, None if other is None else
+                          arith.BitcastOp(bits_t, other).result, bits_t)
+        return arith.BitcastOp(rt, raw).result
     ebytes = ai.type_bytes(elem)
     chunk, align = _chunking(lw, ptr_old, n, ebytes)
     passthru = other if other is not None else zeros(rt)
@@ -223,6 +237,9 @@ def store(lw: Lowering, op: ir.Operation) -> None:
             if_else(mask, do_store, lambda: None, None)
         return
     vt = ir.VectorType(value.type)
+    if isinstance(vt.element_type, ir.BF16Type):   # moved as their bits (see _bits)
+        vt = _bits(vt)
+        value = arith.BitcastOp(vt, value).result
     n = vt.shape[0]
     ebytes = ai.type_bytes(vt.element_type)
     chunk, align = _chunking(lw, ptr_old, n, ebytes)

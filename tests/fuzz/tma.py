@@ -517,16 +517,23 @@ def _matmul(g: _Gen) -> None:
     g.emit("offs_k = tl.arange(0, BLOCK_K)")
     _k_loop(g, a, b, batch, (am, am_conj), (bn_, bn_conj), carried, move)
     _epilogue(g, "acc")
-    g.emit(f"offs_cm = {_origin(dims['M'], 'pid_m')} + tl.arange(0, BLOCK_M)")
-    g.emit(f"offs_cn = {_origin(dims['N'], 'pid_n')} + tl.arange(0, BLOCK_N)")
-    cm, cn = _bcast("offs_cm", 0), _bcast("offs_cn", 1)
-    g.emit(f"c_ptrs = {_pointer(g, c, {0: cm, 1: cn}, batch)}")
-    conj = [t.replace("{i}", cm) for t in store_m] + [t.replace("{i}", cn) for t in store_n]
-    mask = _conj(r, conj)
-    hint = _hint(g, "c", ['cache_modifier=".cs"', 'eviction_policy="evict_first"'])
-    g.emit(f"tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty)"
-           + (f", mask={mask}" if mask else "") + hint + ")")
+    _store(g, c, "c", "acc", dims, (store_m, store_n), batch)
     g.grid = grid
+
+
+def _store(g: _Gen, out: _Operand, name: str, value: str, dims: dict[str, _Dim],
+           conjuncts: tuple[list[str], list[str]], batch: list[str]) -> None:
+    """The epilogue's store of `value` into operand `name` at the program's
+    tile (offs_<name>m / offs_<name>n), masked by the store conjuncts."""
+    g.emit(f"offs_{name}m = {_origin(dims['M'], 'pid_m')} + tl.arange(0, BLOCK_M)")
+    g.emit(f"offs_{name}n = {_origin(dims['N'], 'pid_n')} + tl.arange(0, BLOCK_N)")
+    im, i_n = _bcast(f"offs_{name}m", 0), _bcast(f"offs_{name}n", 1)
+    ptr = _pointer(g, out, {0: im, 1: i_n}, batch)
+    mask = _conj(g.r, [t.replace("{i}", im) for t in conjuncts[0]]
+                 + [t.replace("{i}", i_n) for t in conjuncts[1]])
+    hint = _hint(g, name, ['cache_modifier=".cs"', 'eviction_policy="evict_first"'])
+    g.emit(f"tl.store({ptr}, {value}.to({name}_ptr.dtype.element_ty)"
+           + (f", mask={mask}" if mask else "") + hint + ")")
 
 
 def _k_loop(g: _Gen, a: _Operand, b: _Operand, batch: list[str],
@@ -620,14 +627,7 @@ def _copy(g: _Gen) -> None:
     conj = [t.replace("{i}", im) for t in xm_conj] + [t.replace("{i}", i_n) for t in xn_conj]
     g.emit(f"v = tl.load({_pointer(g, x, {0: im, 1: i_n}, batch)}{_other(g, 'x', _conj(r, conj))})")
     _epilogue(g, "v")
-    g.emit(f"offs_ym = {_origin(dims['M'], 'pid_m')} + tl.arange(0, BLOCK_M)")
-    g.emit(f"offs_yn = {_origin(dims['N'], 'pid_n')} + tl.arange(0, BLOCK_N)")
-    ym, yn = _bcast("offs_ym", 0), _bcast("offs_yn", 1)
-    conj = [t.replace("{i}", ym) for t in store_m] + [t.replace("{i}", yn) for t in store_n]
-    mask = _conj(r, conj)
-    hint = _hint(g, "y", ['cache_modifier=".cs"', 'eviction_policy="evict_first"'])
-    g.emit(f"tl.store({_pointer(g, y, {0: ym, 1: yn}, batch)}, v.to(y_ptr.dtype.element_ty)"
-           + (f", mask={mask}" if mask else "") + hint + ")")
+    _store(g, y, "y", "v", dims, (store_m, store_n), batch)
     g.grid = grid
 
 

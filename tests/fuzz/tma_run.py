@@ -6,26 +6,14 @@ classify the outcome; and the mode's summary (`Tally`).  Heavy imports
 (tests/fuzz/run.py) stays light."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import pathlib
 import sys
 import traceback
-from typing import Any
+from typing import Any, Callable
 
 Case = dict[str, Any]
 DTYPE = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
-
-def _load_kernel(case: Case, directory: str) -> Any:
-    path = os.path.join(directory, f"{case['name']}_{abs(hash(case['source'])) % 10**8}.py")
-    with open(path, "w") as f:
-        f.write("import tilec\nimport tilec.language as tl\n" + case["source"])
-    spec = importlib.util.spec_from_file_location(pathlib.Path(path).stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return getattr(module, case["name"])
-
 
 def _array(spec: dict[str, Any], g: Any) -> Any:
     """A NaN-filled buffer, random values in its logical region, passed from
@@ -60,7 +48,8 @@ def make_args(case: Case) -> Any:
     return make
 
 
-def run_case(case: Case, directory: str) -> dict[str, Any]:
+def run_case(case: Case, directory: str,
+             load: Callable[[Case, str], tuple[Any, str]]) -> dict[str, Any]:
     """The outcome of one case: ok (with the accesses tagged), wrong (the
     builds differ: a soundness bug in the pass, or in the harness), compiler
     bug (the emulated build failed where the plain one did not: the pass or
@@ -73,7 +62,7 @@ def run_case(case: Case, directory: str) -> dict[str, Any]:
     import tma_emulation as te
     from tilec.errors import CompilerBugError, TilecError
     try:
-        kernel = _load_kernel(case, directory)
+        kernel, _ = load(case, directory)
         pair = te.differential(kernel, tuple(case["grid"]), make_args(case))
     except te.Mismatch as e:
         return {"outcome": "wrong", "detail": str(e)[:3000]}

@@ -140,7 +140,7 @@ def _run_gpu(kernel: Any, case: dict[str, Any]) -> None:
 def run(case: dict[str, Any], directory: str) -> dict[str, Any]:
     if case["mode"] == "tma":
         from tma_run import run_case   # tests/fuzz/tma_run.py (this script's folder)
-        return run_case(case, directory)
+        return run_case(case, directory, _load)
     valid = case["valid"]
     path = ""
     try:

@@ -33,11 +33,13 @@ passes/analysis/map_blocks.py):
     of every S_k, and no two of S and the S_k divide one another), b_k not
     a constant; its block is [1, .., R, C], its strides [S_1, .., S, 1], its
     coordinates (b_1, .., row0, col0).  A transposed one loads its 2-D block
-    from `base + sum_k b_k * S_k` where the pipeliner does not copy it.  The
-    batch indices are never masked: each batch dimension is `BATCH_EXTENT`
-    (2^31) long, so every batch coordinate from 0 to the largest i32 is
-    inside, as the unmasked pointer access assumes (below 0: the semantic
-    choice below);
+    from `base + sum_k b_k * S_k` where the pipeliner does not copy it.  A
+    batch index the mask bounds with a lane-free conjunct `b_k < X` (X a
+    host expression: `pid_b < B` splat into the mask) has extent X, as a row
+    mask bounds rows (not on a transposed access: its 2-D fallback load would
+    not mask the batch); an unmasked one `BATCH_EXTENT` (2^31), so every
+    batch coordinate from 0 to the largest i32 is inside, as the unmasked
+    pointer access assumes (below 0: the semantic choice below);
   * per dimension, the access is bounded either by its mask, which must be
     exactly the conjunction of `idx_d < bound_d` (`bound_d` a host
     expression: kernel integer arguments and constants), or, for a load, by a
@@ -154,7 +156,7 @@ def conjuncts(mask: ir.Value, ev: Evaluator,
     if op.name == "arith.andi":
         x, y = (conjuncts(w, ev, moduli) for w in op.operands)
         return None if x is None or y is None else x + y
-    if op.name == "tile.broadcast":
+    if op.name in ("tile.broadcast", "tensor.splat"):   # (a splat: a lane-free conjunct)
         return conjuncts(op.operands[0], ev, moduli)
     if op.name == "tile.expand_dims":
         inner = conjuncts(op.operands[0], ev, moduli)
@@ -312,15 +314,16 @@ class _Prover:
         coordinates b of strides s, `batches` = [(b, s), ...] (rank 3-5), or None."""
         outer = 1 - inner
         coords = [split[0], split[1]] if inner == 1 else [split[1], split[0]]   # per tile dim
-        bounds = self._bounds(op, coords, wraps)
+        got = self._bounds(op, coords, wraps)
         strides = [*(s for _, s in batches), stride]
-        if bounds is None or not all(self._stride_ok(s, eb) for s in strides):
+        if got is None or not all(self._stride_ok(s, eb) for s in strides):
             return None
+        bounds, free = got
+        lead = self._batch_extents(free, [b for b, _ in batches], inner == 0)
         order = (outer, inner)
         hosts = [host(x, self.ev, self.block) for x in (bounds[outer], bounds[inner], *strides)]
-        if any(h is None for h in hosts):
+        if lead is None or any(h is None for h in hosts):
             return None
-        lead = [["const", BATCH_EXTENT]] * len(batches)
         recipe = {"base": list(self.block.arguments).index(base), "elem_bytes": eb,
                   "shape": [*lead, *hosts[:2]], "strides": [*hosts[2:], ["const", 1]],
                   "block": [*(1 for _ in batches), *block], "inferred": True}
@@ -329,6 +332,25 @@ class _Prover:
         return _Access(op, [*(b for b, _ in batches), *(coords[d] for d in order)],
                        [bounds[d] for d in order], stride, recipe, transposed=inner == 0,
                        batch_strides=[s for _, s in batches])
+
+    def _batch_extents(self, free: list[Poly], coords: list[Poly],
+                       transposed: bool) -> list[Any] | None:
+        """Each batch dimension's extent: X for a lane-free mask conjunct
+        `b_k < X` (b_k the batch coordinate, X a host expression: `pid_b < B`
+        bounds the batch as a mask bounds rows), at most one per batch, else
+        `BATCH_EXTENT`; None where a conjunct bounds no batch (or two), or a
+        transposed access has one (the 2-D block load it falls back to
+        would not mask the batch)."""
+        out: list[Any] = [None] * len(coords)
+        if free and transposed:
+            return None
+        for dpoly in free:
+            hits = [(k, h) for k, b in enumerate(coords)
+                    if (h := host(b - dpoly, self.ev, self.block)) is not None]
+            if len(hits) != 1 or out[hits[0][0]] is not None:
+                return None
+            out[hits[0][0]] = hits[0][1]
+        return [["const", BATCH_EXTENT] if e is None else e for e in out]
 
     def _is_arg(self, a: tuple[str, int]) -> bool:
         """Whether atom `a` is an integer argument of the kernel."""
@@ -351,11 +373,13 @@ class _Prover:
             div *= self.info.get(self.ev.values[a[1]]).divisibility[0]
         return div > 0 and (div * eb) % 16 == 0
 
-    def _bounds(self, op: ir.Operation, coords: list[Poly],
-                wraps: frozenset[tuple[Poly, Poly]]) -> list[Poly] | None:
-        """The bound of each tile dimension (lane-free polynomials), or None."""
+    def _bounds(self, op: ir.Operation, coords: list[Poly], wraps: frozenset[tuple[Poly, Poly]]
+                ) -> tuple[list[Poly], list[Poly]] | None:
+        """The bound of each tile dimension (lane-free polynomials) and the
+        mask's lane-free conjuncts D (D < 0: `_batch_extents`), or None."""
         idx = [coords[d] + Poly.atom(("lane", d)) for d in (0, 1)]
         bound: list[Poly | None] = [None, None]
+        free: list[Poly] = []
         mask, other = _mask_other(op)
         if mask is not None:
             parts = conjuncts(mask, self.ev, frozenset(m for _, m in wraps))
@@ -364,6 +388,9 @@ class _Prover:
                 return None
             for dpoly in parts:
                 lanes = dpoly.lanes()
+                if not lanes:
+                    free.append(dpoly)
+                    continue
                 if len(lanes) != 1:
                     return None
                 d = lanes.pop()
@@ -379,7 +406,7 @@ class _Prover:
             bound[dim] = m
         if any(b is None or b.lanes() for b in bound):
             return None
-        return [b for b in bound if b is not None]
+        return [b for b in bound if b is not None], free
 
     def materialize(self, a: _Access, tma: int) -> None:
         """Tag the access (its coordinates before it).  A transposed load is

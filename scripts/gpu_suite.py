@@ -491,6 +491,7 @@ def _tma_batched(torch: Any, device: str, launch: bool) -> None:
     _tma_pointer_batched(torch, device, launch, kmod)
     _tma_batched_k_major(torch, device, launch, kmod)
     _tma_heads(torch, device, launch, kmod)
+    _tma_batch_mask(torch, device, launch, kmod)
 
 
 def _tma_pointer_batched(torch: Any, device: str, launch: bool, kmod: Any) -> None:
@@ -781,6 +782,32 @@ def _tma_batched_k_major(torch: Any, device: str, launch: bool, kmod: Any) -> No
                                    msg=f"batched K-major {dt} {nb}x{m}x{n}x{k}")
 
 
+def _tma_batch_mask(torch: Any, device: str, launch: bool, kmod: Any) -> None:
+    """`batched` with `pid_b < NB` (BATCH_MASK 1) or `pid_b < NB - 1` (2) in
+    every mask: maps whose batch extent is that bound; programs over one
+    batch more than the tensors hold, whose C stays NaN; NB = 0 (an empty
+    batch dimension: every map a zero-size stand-in); against float64."""
+    f16 = torch.float16
+    m, n, k, nb = 200, 336, 1008, 3
+    for batch_mask, live in ((1, nb), (2, nb), (1, 0)):
+        a = torch.randn(nb + 1, m, k, device=device).to(f16)
+        b = torch.randn(nb + 1, k, n, device=device).to(f16)
+        c = torch.full((nb + 1, m, n), float("nan"), device=device, dtype=f16)
+        args = (a, b, c, m, n, k, a.stride(0), a.stride(1), 1, b.stride(0), b.stride(1), 1,
+                c.stride(0), c.stride(1), 1)
+        cx = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, NB=live, BATCH_MASK=batch_mask,
+                  num_warps=8, num_stages=3)
+        if not launch:
+            kmod.batched.warmup(*args, **cx, target="sm90")
+            continue
+        kmod.batched[(tilec.cdiv(m, 128), tilec.cdiv(n, 128), nb + 1)](*args, **cx)
+        done = max(live - (batch_mask - 1), 0)
+        torch.testing.assert_close(c[:done].double(), a[:done].double() @ b[:done].double(),
+                                   rtol=2e-2, atol=2e-2 * k ** 0.5,
+                                   msg=f"batch mask {batch_mask} NB={live}")
+        assert c[done:].isnan().all(), f"batch mask {batch_mask} NB={live}: stored a masked batch"
+
+
 def _tma_heads(torch: Any, device: str, launch: bool, kmod: Any) -> None:
     """`heads` (Q K^T per batch and head, pointers as attention kernels write
     them): rank-4 maps (two batch terms) and rank-5 (three), K read K-major
@@ -827,7 +854,7 @@ CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
               "unaligned strides, depths 1-5, bf16, K-major B (fp8), source variants",
               _tma_pointer_matmul),
          Case("batched tensor maps (rank 3-5): batched matmul (batch stride 0, persistent, "
-              "K-major B), per-head Q K^T with two / three batch terms", _tma_batched),
+              "K-major B, batch masks), per-head Q K^T with two / three batch terms", _tma_batched),
          Case("flattened persistent matmul: many tiles per program, short K, depths 2-5, fp8",
               _flat_matmul),
          Case("TMA store epilogue: ragged M and N, 128x256 / 128x128 / fp8, buffer reuse",

@@ -416,3 +416,25 @@ def test_the_emulation_takes_rank_5_blocks() -> None:
     pair = _check(KERNELS.batched, (*_grid2(45, 70), 2), _batched(2, 45, 70, 77, 0), 3,
                   _lift_coords)
     assert [r["block"][:3] for r in pair.recipes] == [[1, 1, 1]] * 3
+
+
+@pytest.mark.parametrize("batch_mask, tagged", [(1, 3), (2, 3)])
+def test_batched_with_a_batch_mask(batch_mask: int, tagged: int) -> None:
+    """`batched` with `pid_b < NB` (1) or `pid_b < NB - 1` (2) in every mask:
+    the maps' batch extent is NB (NB - 1), so the masked batches read zeros
+    and store nothing; 4 batches of programs over 3 (and over 0) live ones;
+    a K-major B with the mask stays a pointer load (its fallback block load
+    would not mask the batch)."""
+    nb, m, n, k = 3, 45, 70, 77
+    grid = (*_grid2(m, n), nb + 1)
+
+    def with_mask(make: Callable[[], te.Args], live: int) -> Callable[[], te.Args]:
+        def made() -> te.Args:
+            args, cx = make()
+            return args, {**cx, "NB": live, "BATCH_MASK": batch_mask}
+        return made
+    _check(KERNELS.batched, grid, with_mask(_batched(nb + 1, m, n, k, 0), nb), tagged)
+    none = te.differential(KERNELS.batched, grid, with_mask(_batched(nb + 1, m, n, k, 0, seed=3),
+                                                            0), te.emulate)
+    assert none.tagged == tagged and none.changed == 0   # no live batch: nothing stored
+    _check(KERNELS.batched, grid, with_mask(_batched(nb + 1, m, n, k, 0, kmajor=True), nb), 2)

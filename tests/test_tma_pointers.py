@@ -229,7 +229,7 @@ def test_two_and_three_batch_terms_are_batch_dimensions() -> None:
 
 
 BSIG = ("*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32:16,"
-        "i32=1,i32:16,i32:16,i32=1")
+        "i32=1,i32:16,i32:16,i32=1,i32")
 
 
 def test_batched_loads_and_store_are_rank_3_maps_on_sm90() -> None:
@@ -360,7 +360,7 @@ def test_flattened_persistent_batched_matmul() -> None:
 
 
 KSIG = ("*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32=1,"
-        "i32:16,i32:16,i32:16,i32=1")
+        "i32:16,i32:16,i32:16,i32=1,i32")
 
 
 def test_batched_k_major_b_is_a_transposed_rank_3_map() -> None:

@@ -14,9 +14,9 @@ same tensors copy 128 cached bytes.
 A map that tile-tma-pointers inferred from a pointer access (`inferred:
 true`) has the bounds of that access's mask (`idx < bound`), so a negative
 bound is 0: nothing is in bounds, as the mask says.  A batched access's map
-has rank 3 to 5: shape [2^31, ..., rows, columns] (each batch dimension a
-constant: the source does not bound it), strides [batch, ..., row, 1], box
-[1, ..., r, c].
+has rank 3 to 5: shape [2^31, ..., rows, columns] (a batch dimension the
+source does not bound is the constant 2^31; one a `pid_b < B` mask bounds
+is B, like a row bound), strides [batch, ..., row, 1], box [1, ..., r, c].
 A dimension of size 0 reads as zeros everywhere: such a map points at a zeroed
 device buffer of one box (the box's own shape and dense strides, any rank)
 instead of the (possibly absent) tensor.  A store's

@@ -1,21 +1,27 @@
-# RUN: %tilec ir %S/kernels.py --target sm90 --kernel batched --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 --num-warps 8 --stage tile-opt > %t.mlir
+# RUN: %tilec ir %S/kernels.py --target sm90 --kernel batched --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 --num-warps 8 --stage tile-opt > %t.mlir
 # RUN: %tilec-opt %t.mlir --pass tile-tma-pointers --target sm90 --num-warps 8 | %FileCheck %s
 # RUN: %tilec-opt %t.mlir --pass tile-tma-pointers --target sm80 --num-warps 8 | %FileCheck %s --check-prefix=SM80
-# RUN: %tilec ir %S/kernels.py --target sm90 --kernel batched --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 A_BATCH=4 --num-warps 8 --stage tile-opt > %t.next.mlir
+# RUN: %tilec ir %S/kernels.py --target sm90 --kernel batched --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 A_BATCH=4 --num-warps 8 --stage tile-opt > %t.next.mlir
 # RUN: %tilec-opt %t.next.mlir --pass tile-tma-pointers --target sm90 --num-warps 8 | %FileCheck %s --check-prefix=NEXT
-# RUN: %tilec ir %S/kernels.py --target sm90 --kernel batched --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 A_BATCH=5 --num-warps 8 --stage tile-opt > %t.loop.mlir
+# RUN: %tilec ir %S/kernels.py --target sm90 --kernel batched --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 A_BATCH=5 --num-warps 8 --stage tile-opt > %t.loop.mlir
 # RUN: %tilec-opt %t.loop.mlir --pass tile-tma-pointers --target sm90 --num-warps 8 | %FileCheck %s --check-prefix=LOOP
-# RUN: %tilec ir %S/kernels.py --target sm90 --kernel batched --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 A_BATCH=1 --num-warps 8 --stage tile-opt > %t.rowstride.mlir
+# RUN: %tilec ir %S/kernels.py --target sm90 --kernel batched --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 A_BATCH=1 --num-warps 8 --stage tile-opt > %t.rowstride.mlir
 # RUN: %tilec-opt %t.rowstride.mlir --pass tile-tma-pointers --target sm90 --num-warps 8 | %FileCheck %s --check-prefix=NOTA
-# RUN: %tilec ir %S/kernels.py --target sm90 --kernel batched --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 A_BATCH=2 --num-warps 8 --stage tile-opt > %t.const.mlir
+# RUN: %tilec ir %S/kernels.py --target sm90 --kernel batched --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 A_BATCH=2 --num-warps 8 --stage tile-opt > %t.const.mlir
 # RUN: %tilec-opt %t.const.mlir --pass tile-tma-pointers --target sm90 --num-warps 8 | %FileCheck %s --check-prefix=NOTA
-# RUN: %tilec ir %S/kernels.py --target sm90 --kernel batched --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 A_BATCH=3 --num-warps 8 --stage tile-opt > %t.flat.mlir
+# RUN: %tilec ir %S/kernels.py --target sm90 --kernel batched --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 A_BATCH=3 --num-warps 8 --stage tile-opt > %t.flat.mlir
 # RUN: %tilec-opt %t.flat.mlir --pass tile-tma-pointers --target sm90 --num-warps 8 | %FileCheck %s --check-prefix=NOTA
-# RUN: %tilec ir %S/kernels.py --target sm90 --kernel batched --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32,i32:16,i32=1,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 --num-warps 8 --stage tile-opt > %t.unaligned.mlir
+# RUN: %tilec ir %S/kernels.py --target sm90 --kernel batched --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32,i32:16,i32=1,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 --num-warps 8 --stage tile-opt > %t.unaligned.mlir
 # RUN: %tilec-opt %t.unaligned.mlir --pass tile-tma-pointers --target sm90 --num-warps 8 | %FileCheck %s --check-prefix=NOTA
-# RUN: %tilec ir %S/kernels.py --target sm90 --kernel batched --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32=1,i32:16,i32:16,i32:16,i32=1" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 --num-warps 8 --stage tile-opt > %t.kmajor.mlir
+# RUN: %tilec ir %S/kernels.py --target sm90 --kernel batched --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32=1,i32:16,i32:16,i32:16,i32=1,i32" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 --num-warps 8 --stage tile-opt > %t.kmajor.mlir
 # RUN: %tilec-opt %t.kmajor.mlir --pass tile-tma-pointers --target sm90 --num-warps 8 | %FileCheck %s --check-prefix=KMAJOR
 
+# RUN: %tilec ir %S/kernels.py --target sm90 --kernel batched --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 BATCH_MASK=1 --num-warps 8 --stage tile-opt > %t.bmask.mlir
+# RUN: %tilec-opt %t.bmask.mlir --pass tile-tma-pointers --target sm90 --num-warps 8 | %FileCheck %s --check-prefix=BMASK
+# RUN: %tilec ir %S/kernels.py --target sm90 --kernel batched --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32:16,i32:16,i32=1,i32" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 BATCH_MASK=2 --num-warps 8 --stage tile-opt > %t.bmask2.mlir
+# RUN: %tilec-opt %t.bmask2.mlir --pass tile-tma-pointers --target sm90 --num-warps 8 | %FileCheck %s --check-prefix=BMASK2
+# RUN: %tilec ir %S/kernels.py --target sm90 --kernel batched --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32=1,i32:16,i32:16,i32:16,i32=1,i32" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 BATCH_MASK=1 --num-warps 8 --stage tile-opt > %t.kbmask.mlir
+# RUN: %tilec-opt %t.kbmask.mlir --pass tile-tma-pointers --target sm90 --num-warps 8 | %FileCheck %s --check-prefix=KBMASK
 # A batched tutorial-03 body (kernels.py, `batched`): each operand's pointer
 # is `base + pid_b * stride_xb + rows * stride_xm + cols`, which no 2-D map
 # holds (the batch term is not a column bound).  Each access is the block of
@@ -81,3 +87,16 @@
 # KMAJOR: tensor.splat %[[BASE]] : tensor<128x64x!tile.ptr<f16>>
 # KMAJOR: %[[T:.*]] = "tile.load"({{.*}}tile.tma = 1 : i32} : ({{.*}}) -> tensor<128x64xf16>
 # KMAJOR-NEXT: "tile.trans"(%[[T]]) : (tensor<128x64xf16>) -> tensor<64x128xf16>
+
+# A batch mask `pid_b < NB` (BATCH_MASK 1) in every mask: a lane-free
+# conjunct on the batch coordinate bounds the batch dimension as a row mask
+# bounds rows: each map's batch extent is NB (arg 15) instead of 2^31, so
+# the masked batches read zeros and store nothing; `pid_b < NB - 1` (2):
+# NB - 1.
+# BMASK: tile.tensormaps = "{\220\22: {\22base\22: 0, \22block\22: [1, 128, 64], \22elem_bytes\22: 2, \22inferred\22: true, \22shape\22: {{\[\[}}\22arg\22, 15], [\22arg\22, 3], [\22arg\22, 5]], {{.*}} \221\22: {\22base\22: 1, \22block\22: [1, 64, 128], \22elem_bytes\22: 2, \22inferred\22: true, \22shape\22: {{\[\[}}\22arg\22, 15], {{.*}} \222\22: {\22base\22: 2, \22block\22: [1, 128, 128], \22elem_bytes\22: 2, \22inferred\22: true, \22shape\22: {{\[\[}}\22arg\22, 15],
+# BMASK2: \22shape\22: {{\[\[}}\22add\22, [\22const\22, -1], [\22arg\22, 15]], [\22arg\22, 3], [\22arg\22, 5]]
+
+# The batch mask on a K-major B: not taken (the 2-D block load a transposed
+# access falls back to would not mask the batch); A and C are maps.
+# KBMASK: tile.tensormaps = "{\220\22: {\22base\22: 0, {{.*}} \221\22: {\22base\22: 2, {{[^}]*}}}}"
+# KBMASK-NOT: \22base\22: 1,

@@ -118,7 +118,8 @@ def variants(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stri
 @tilec.kernel
 def batched(a_ptr, b_ptr, c_ptr, M, N, K, stride_ab, stride_am, stride_ak, stride_bb, stride_bk,
             stride_bn, stride_cb, stride_cm, stride_cn, BLOCK_M: tl.constexpr,
-            BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, A_BATCH: tl.constexpr = 0):
+            BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, A_BATCH: tl.constexpr = 0,
+            NB=0, BATCH_MASK: tl.constexpr = 0):
     """A batched tutorial-03 body: program (m, n, b) multiplies the [M, K] and
     [K, N] matrices of batch b (rows and columns wrapped by % M / % N, K
     masked, loop-carried pointers), each operand's batch at `pid_b * stride_xb`.
@@ -127,10 +128,12 @@ def batched(a_ptr, b_ptr, c_ptr, M, N, K, stride_ab, stride_am, stride_ak, strid
     stride_am` (3: rows of a flattened [B M, K] tensor), `(pid_b + 1) *
     stride_ab` (4: the next batch; a map's batch coordinate pid_b + 1) or
     `pid_b * stride_ab` advanced by one batch per K step (5: a loop-varying
-    batch coordinate pid_b + k)."""
+    batch coordinate pid_b + k).  BATCH_MASK adds `pid_b < NB` to every
+    mask (1), or `pid_b < NB - 1` (2)."""
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     pid_b = tl.program_id(2)
+    live_b = pid_b < NB - (BATCH_MASK - 1)
     offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
     offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
     offs_k = tl.arange(0, BLOCK_K)
@@ -148,8 +151,13 @@ def batched(a_ptr, b_ptr, c_ptr, M, N, K, stride_ab, stride_am, stride_ak, strid
     b_ptrs = b_ptr + pid_b * stride_bb + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        a_mask = offs_k[None, :] < K - k * BLOCK_K
+        b_mask = offs_k[:, None] < K - k * BLOCK_K
+        if BATCH_MASK:
+            a_mask = a_mask & live_b
+            b_mask = b_mask & live_b
+        a = tl.load(a_ptrs, mask=a_mask, other=0.0)
+        b = tl.load(b_ptrs, mask=b_mask, other=0.0)
         acc = tl.dot(a, b, acc)
         a_ptrs += BLOCK_K * stride_ak
         if A_BATCH == 5:
@@ -158,8 +166,10 @@ def batched(a_ptr, b_ptr, c_ptr, M, N, K, stride_ab, stride_am, stride_ak, strid
     offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     c_ptrs = c_ptr + pid_b * stride_cb + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
-    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),
-             mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+    if BATCH_MASK:
+        c_mask = c_mask & live_b
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=c_mask)
 
 
 @tilec.kernel

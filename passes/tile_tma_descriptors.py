@@ -5,15 +5,28 @@ tensor's address, shape, strides and block (box) shape.  tilec encodes it on
 the host at launch (`cuTensorMapEncodeTiled`, tilec/runtime/tensormap.py) and
 passes it as a `__grid_constant__` kernel parameter, so the kernel needs
 neither a scratch buffer nor a fence: this works where the descriptor's fields
-are functions of the kernel's arguments.  (Triton also builds descriptors on
-the device, which takes any base; a per-program base, as attention's
-per-head descriptors have, is not taken here and keeps the pointer loads.)
+are functions of the kernel's arguments.  (Triton builds descriptors on the
+device too, which takes any base.)  A per-program base, as a batched
+matmul's or attention's per-head descriptors have
+(`make_tensor_descriptor(O + off_z * s_z + off_h * s_h, [N, D], [D, 1], ..)`),
+is the block of a map of rank 3 to 5 whose leading dimensions are batches:
+the base offset written as sum_k b_k * S_k (`map_blocks.split_offset`:
+terms grouped by their kernel integer arguments, S_k those arguments times
+the gcd of the group's coefficients), the map [2^31.., rows, columns] with
+strides [S_k.., row stride, 1], block [1.., R, C], and coordinates
+(b_k.., row, column) built before the access.  That block holds exactly
+the descriptor's elements wherever every b_k >= 0; a base offset whose
+batch coordinate is below zero (a base below the argument's address) reads
+zeros and stores nothing there, the negative-origin choice of
+`tile-tma-pointers`.
 
 Input: tile-level IR before `tile-lower-descriptors`.  A
 `tile.descriptor_load` or `tile.descriptor_store` qualifies when the target
 has `Feature.TMA` and
   * its `tile.make_descriptor` has rank 2, its base is a pointer argument of
-    the kernel known to be 16-byte aligned (the launch's specialization), and
+    the kernel known to be 16-byte aligned (the launch's specialization),
+    plus a scalar offset of at most 3 batch terms whose strides S_k are
+    known to be multiples of 16 bytes (above), and
     its shape and strides are host expressions (kernel integer arguments,
     constants, and sums and products of them, through `arith.extsi`/`extui`);
     the last stride is the constant 1 and the first one, in bytes, is known to
@@ -30,7 +43,8 @@ makes it a `tile.tma_store` where it stores a wgmma accumulator); the
 kernel's `tile.tensormaps` (a JSON string) maps each id
 to its recipe: `base` (argument index), `elem_bytes`, `shape` and `strides`
 (host expressions: ["arg", i], ["const", c], ["add"|"mul", x, y]; strides in
-elements), `block` and, for a store's map, `store: true`.  A tagged access that `tile-pipeline` does not turn into
+elements), `block` and, for a store's map, `store: true`; with a per-program
+base, the hint's coordinates are the batches' then the access's offsets.  A tagged access that `tile-pipeline` does not turn into
 TMA copies stays the correct pointer access it is; `convert-tile-to-gpu` drops
 the hints and passes only the tensor maps a `tile.tma_copy` or
 `tile.tma_store` reads.  Every new
@@ -51,6 +65,9 @@ from tilec.dialects import tile_descriptors as desc
 from tilec.options import CompileOptions
 from tilec.passes import tile_lower_descriptors
 from tilec.passes.analysis import axis_info
+from tilec.passes.analysis.index_poly import Evaluator, Poly
+from tilec.passes.analysis.map_blocks import BATCH_EXTENT, build, host, int_arg, pointer_base, \
+    split_offset
 from tilec.targets import Feature, Target
 
 NAME = "tile-tma-descriptors"
@@ -80,8 +97,10 @@ def host_expr(v: ir.Value, func_block: ir.Block) -> HostExpr | None:
     return None
 
 
-def _recipe(make: ir.Operation, func_block: ir.Block, info: axis_info.AxisInfoMap
-            ) -> dict[str, Any] | None:
+def _recipe(make: ir.Operation, func_block: ir.Block, info: axis_info.AxisInfoMap,
+            ev: Evaluator) -> tuple[dict[str, Any], list[Poly]] | None:
+    """The map of `make`'s descriptor and its batch coordinates (none where
+    the base is a pointer argument), or None."""
     base, shape, strides = desc.parts(make)
     block = tuple(desc.block_type(make.results[0].type).shape)
     elem = tile.pointee(base.type)
@@ -90,9 +109,11 @@ def _recipe(make: ir.Operation, func_block: ir.Block, info: axis_info.AxisInfoMa
         return None
     if block[0] % 8 or (block[1] * eb) % 128:
         return None
-    if not (isinstance(base.owner, ir.Block) and base.owner == func_block):
+    batches = _batches(base, func_block, info, ev, eb)
+    if batches is None:
         return None
-    if info.get(base).divisibility[0] < 16:
+    arg, coords, batch_strides = batches
+    if info.get(arg).divisibility[0] < 16:
         return None
     if not tile_lower_descriptors.constant_one(strides[1]):
         return None
@@ -101,8 +122,41 @@ def _recipe(make: ir.Operation, func_block: ir.Block, info: axis_info.AxisInfoMa
     exprs = [host_expr(v, func_block) for v in (*shape, *strides)]
     if any(e is None for e in exprs):
         return None
-    return {"base": list(func_block.arguments).index(base), "elem_bytes": eb,
-            "shape": exprs[:2], "strides": exprs[2:], "block": list(block)}
+    lead = [["const", BATCH_EXTENT] for _ in coords]
+    return {"base": list(func_block.arguments).index(arg), "elem_bytes": eb,
+            "shape": [*lead, *exprs[:2]], "strides": [*batch_strides, *exprs[2:]],
+            "block": [*(1 for _ in coords), *block]}, coords
+
+
+def _batches(base: ir.Value, func_block: ir.Block, info: axis_info.AxisInfoMap, ev: Evaluator,
+             eb: int) -> tuple[ir.Value, list[Poly], list[HostExpr]] | None:
+    """(pointer argument, batch coordinates, batch strides as host
+    expressions) of a descriptor's base: the argument itself, or it plus
+    sum_k b_k * S_k with each S_k a known multiple of 16 bytes."""
+    if isinstance(base.owner, ir.Block):
+        return (base, [], []) if base.owner == func_block else None
+    e = ev.expr(base)
+    if e is None or e[1]:
+        return None
+    arg = pointer_base(e[0], ev, func_block)
+    if arg is None:
+        return None
+    split = split_offset(e[0] - ev.atom_of(arg),
+                         lambda a: int_arg(a, ev, func_block) is not None)
+    if split is None:
+        return None
+    coords, hosts = [], []
+    for b, s in split:
+        mono, c = s.terms[0]
+        div = int(c)
+        for a in mono:
+            div *= info.get(ev.values[a[1]]).divisibility[0]
+        h = host(s, ev, func_block)
+        if (div * eb) % 16 or h is None:
+            return None
+        coords.append(b)
+        hosts.append(h)
+    return arg, coords, hosts
 
 
 def _accesses(func: ir.Operation) -> list[ir.Operation]:
@@ -123,17 +177,22 @@ def _run_func(func: ir.Operation) -> None:
         return
     func_block = func.regions[0].blocks[0]
     info = axis_info.analyze(func)
+    ev = Evaluator()
     maps: dict[str, Any] = {}
     for op in accesses:
         is_load = op.name == "tile.descriptor_load"
         if "boundary" in op.attributes or (is_load and desc.padding(op) != "zero"):
             continue
-        recipe = _recipe(tile_lower_descriptors.make_of(op), func_block, info)
-        if recipe is None:
+        made = _recipe(tile_lower_descriptors.make_of(op), func_block, info, ev)
+        if made is None:
             continue
+        recipe, batch = made
         tma = len(maps)
         offsets = list(op.operands)[1 if is_load else 2:]
-        tile_memory.tma_coords(offsets, tma, loc=op.location, ip=ir.InsertionPoint(op))
+        with op.location, ir.InsertionPoint(op):
+            i32 = ir.IntegerType.get_signless(32)
+            lead = [build(b, ev, i32) for b in batch]
+        tile_memory.tma_coords([*lead, *offsets], tma, loc=op.location, ip=ir.InsertionPoint(op))
         lowered = tile_lower_descriptors.lower_load(op) if is_load else \
             tile_lower_descriptors.lower_store(op)
         lowered.attributes["tile.tma"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), tma)

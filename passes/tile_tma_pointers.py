@@ -80,7 +80,6 @@ import functools
 import json
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any, Sequence
 
 from mlir import ir
@@ -93,17 +92,14 @@ from tilec.passes import pipeline_support as ps
 from tilec.passes import tile_lower_descriptors, tile_tma_descriptors
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.index_poly import Evaluator, Poly, expand_lanes
-from tilec.passes.analysis.map_blocks import divides, host, int_arg, split_batch, split_rows
+from tilec.passes.analysis.map_blocks import (BATCH_EXTENT, build, divides, host, int_arg,
+                                              pointer_base, split_batch, split_rows)
 from tilec.targets import Feature, Target
 
 NAME = "tile-tma-pointers"
 # arith.cmpi predicate -> (sign, minus): `lhs P rhs` == `sign * (lhs - rhs) - minus < 0`
 # on integers (slt, sle, sgt, sge; the unsigned ones are not taken).
 _CMP = {2: (1, 0), 3: (1, 1), 4: (-1, 0), 5: (-1, 1)}
-# The extent of a batched map's batch dimension: every i32 coordinate >= 0 is
-# inside (the source does not bound its batch index; cuTensorMapEncodeTiled
-# takes sizes up to 2^32).
-BATCH_EXTENT = 2 ** 31
 
 
 @dataclass
@@ -357,14 +353,8 @@ class _Prover:
         return int_arg(a, self.ev, self.block) is not None
 
     def _base(self, p: Poly) -> ir.Value | None:
-        ptrs = [a for a in p.atoms() if a[0] == "v" and tile.is_ptr(self.ev.values[a[1]].type)]
-        if len(ptrs) != 1 or (((ptrs[0],), Fraction(1)) not in p.terms):
-            return None
-        v = self.ev.values[ptrs[0][1]]
-        if v not in list(self.block.arguments) or any(
-                ptrs[0] in m for m, _ in p.terms if m != (ptrs[0],)):
-            return None
-        return v if self.info.get(v).divisibility[0] >= 16 else None
+        v = pointer_base(p, self.ev, self.block)
+        return v if v is not None and self.info.get(v).divisibility[0] >= 16 else None
 
     def _stride_ok(self, s0: Poly, eb: int) -> bool:
         mono, c = s0.terms[0]
@@ -440,24 +430,7 @@ class _Prover:
         op.erase()
 
     def _build(self, p: Poly, ty: ir.Type) -> ir.Value:
-        total: ir.Value | None = None
-        for mono, c in p.terms:
-            factors = [self._cast(self.ev.values[a[1]], ty) for a in mono]
-            if int(c) != 1 or not factors:
-                factors.insert(0, arith.constant(ty, int(c)))
-            v = factors[0]
-            for f in factors[1:]:
-                v = arith.muli(v, f)
-            total = v if total is None else arith.addi(total, v)
-        return total if total is not None else arith.constant(ty, 0)
-
-    @staticmethod
-    def _cast(x: ir.Value, ty: ir.Type) -> ir.Value:
-        """Integer `x` as `ty` (sizes and indices are signed)."""
-        if isinstance(x.type, ir.IndexType):
-            return arith.index_cast(ty, x)
-        w, want = ir.IntegerType(x.type).width, ir.IntegerType(ty).width
-        return x if w == want else arith.trunci(ty, x) if w > want else arith.extsi(ty, x)
+        return build(p, self.ev, ty)
 
 
 def _accesses(func: ir.Operation) -> list[ir.Operation]:

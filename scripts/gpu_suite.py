@@ -476,14 +476,18 @@ def _tma_pointer_matmul(torch: Any, device: str, launch: bool) -> None:
 
 
 @functools.lru_cache(maxsize=None)
-def _pointer_kernels() -> Any:
-    """tests/lit/tile-tma-pointers/kernels.py as module `tma_pointer_kernels`."""
+def _lit_kernels(folder: str) -> Any:
+    """tests/lit/<folder>/kernels.py as a module."""
     spec = importlib.util.spec_from_file_location(
-        "tma_pointer_kernels", ROOT / "tests" / "lit" / "tile-tma-pointers" / "kernels.py")
+        f"{folder.replace('-', '_')}_kernels", ROOT / "tests" / "lit" / folder / "kernels.py")
     assert spec is not None and spec.loader is not None
     kmod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(kmod)
     return kmod
+
+
+def _pointer_kernels() -> Any:
+    return _lit_kernels("tile-tma-pointers")
 
 
 def _tma_batched(torch: Any, device: str, launch: bool) -> None:
@@ -492,6 +496,68 @@ def _tma_batched(torch: Any, device: str, launch: bool) -> None:
     _tma_batched_k_major(torch, device, launch, kmod)
     _tma_heads(torch, device, launch, kmod)
     _tma_batch_mask(torch, device, launch, kmod)
+    dmod = _lit_kernels("tile-tma-descriptors")
+    _tma_descriptor_batches(torch, device, launch, dmod)
+    _tma_descriptor_heads(torch, device, launch, dmod)
+
+
+def _tma_descriptor_batches(torch: Any, device: str, launch: bool, dmod: Any) -> None:
+    """Per-batch descriptors (`batched_desc`: base `x_ptr + pid_b * stride_xb`,
+    rank-3 maps; A's base also `pid_b * 64 * stride_am` and `(pid_b + 1) *
+    stride_ab`): ragged M, N, K, K = 0, 128x256 tiles (a `.3d` TMA store) and
+    128x128, 8 and 4 warps, depths 2-4; against float64."""
+    f16, bf16 = torch.float16, torch.bfloat16
+    for dt, base, nb, m, n, k, bn, warps, stages in (
+            (f16, 0, 3, 300, 520, 200, 256, 8, 3), (bf16, 0, 2, 129, 136, 0, 128, 8, 2),
+            (f16, 2, 3, 64, 264, 136, 128, 4, 4), (bf16, 3, 2, 257, 128, 72, 256, 8, 3)):
+        rows = 64 if base == 2 else m + 3
+        kp, np_ = (k + 31) // 16 * 16, (n + 31) // 16 * 16
+        big_a = torch.randn(nb + 1, rows, kp, device=device).to(dt)
+        big_b = torch.randn(nb, k + 2, np_, device=device).to(dt)
+        big_c = torch.full((nb + 1, m + 1, np_), float("nan"), device=device, dtype=dt)
+        first = 1 if base == 3 else 0
+        a, b, c = big_a[first:first + nb, :m, :k], big_b[:, :k, :n], big_c[:nb, :m, :n]
+        sa, sb, sc = big_a.stride(), big_b.stride(), big_c.stride()
+        args = (big_a, big_b, big_c, m, n, k, sa[0], sa[1], sb[0], sb[1], sc[0], sc[1])
+        cx = dict(BLOCK_M=128, BLOCK_N=bn, BLOCK_K=64, BASE=base, num_warps=warps,
+                  num_stages=stages)
+        if not launch:
+            dmod.batched_desc.warmup(*args, **cx, target="sm90")
+            continue
+        dmod.batched_desc[(tilec.cdiv(m, 128), tilec.cdiv(n, bn), nb)](*args, **cx)
+        torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=2e-2,
+                                   atol=2e-2 * max(k, 1) ** 0.5,
+                                   msg=f"batched_desc {dt} base={base} {nb}x{m}x{n}x{k}")
+        assert big_c[:, m:].isnan().all() and big_c[..., n:].isnan().all() and \
+            big_c[nb:].isnan().all(), "stored past C"
+
+
+def _tma_descriptor_heads(torch: Any, device: str, launch: bool, dmod: Any) -> None:
+    """Per-head descriptors (`heads_desc`: Q and K at `z * s_z + h * s_h`
+    (+ `x * s_x`): rank-4 / rank-5 maps, K's blocks transposed; O at
+    `zh * M * N`, rank 3): ragged M, N, D; against float64."""
+    f16, bf16 = torch.float16, torch.bfloat16
+    for dt, extra, z, h, x, m, n, d, warps, stages in (
+            (f16, 0, 2, 3, 1, 300, 256, 128, 8, 3), (bf16, 1, 2, 2, 3, 129, 136, 96, 4, 2)):
+        dp = (d + 31) // 16 * 16
+        big_q = torch.randn(z, h, x, m + 2, dp, device=device).to(dt)
+        big_k = torch.randn(z, n, h, x, dp, device=device).to(dt)
+        o = torch.full((z * h * x + 1, m, n), float("nan"), device=device, dtype=dt)
+        q, kk = big_q[..., :m, :d], big_k[..., :d]
+        sq, sk = big_q.stride(), big_k.stride()
+        args = (big_q, big_k, o, m, n, d, h, x, sq[0], sq[1], sq[2], sq[3], sk[0], sk[2],
+                sk[3], sk[1])
+        cx = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_D=64, EXTRA=extra, num_warps=warps,
+                  num_stages=stages)
+        if not launch:
+            dmod.heads_desc.warmup(*args, **cx, target="sm90")
+            continue
+        dmod.heads_desc[(tilec.cdiv(m, 128), tilec.cdiv(n, 128), z * h * x)](*args, **cx)
+        want = torch.einsum("zhxmd,znhxd->zhxmn", q.double(), kk.double())
+        torch.testing.assert_close(o[:-1].double(), want.reshape(z * h * x, m, n), rtol=2e-2,
+                                   atol=2e-2 * d ** 0.5,
+                                   msg=f"heads_desc {dt} extra={extra} {z}x{h}x{x} {m}x{n}x{d}")
+        assert o[-1].isnan().all(), "stored past O"
 
 
 def _tma_pointer_batched(torch: Any, device: str, launch: bool, kmod: Any) -> None:
@@ -854,7 +920,8 @@ CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
               "unaligned strides, depths 1-5, bf16, K-major B (fp8), source variants",
               _tma_pointer_matmul),
          Case("batched tensor maps (rank 3-5): batched matmul (batch stride 0, persistent, "
-              "K-major B, batch masks), per-head Q K^T with two / three batch terms", _tma_batched),
+              "K-major B, batch masks), per-head Q K^T with two / three batch terms, "
+              "per-batch and per-head descriptors", _tma_batched),
          Case("flattened persistent matmul: many tiles per program, short K, depths 2-5, fp8",
               _flat_matmul),
          Case("TMA store epilogue: ragged M and N, 128x256 / 128x128 / fp8, buffer reuse",

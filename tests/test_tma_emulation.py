@@ -16,7 +16,6 @@ tile-tma-descriptors takes on sm90, and their lowered CPU form (with
 keep the CPU builds cheap."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import pathlib
 import sys
@@ -37,21 +36,13 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from matmul_kernels import mm_tutorial  # noqa: E402
 
 
-def _module(relative: str, name: str) -> Any:
-    """The Python file at `relative` (from the repository root) as a module."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / relative)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 # The FileCheck tests' kernels; the examples by path (examples/ on sys.path
 # would shadow other modules of the same names).
-KERNELS = _module("tests/lit/tile-tma-pointers/kernels.py", "tma_pointer_kernels_emulated")
-matmul = _module("examples/matmul.py", "example_matmul_emulated").matmul
-matmul_persistent = _module("examples/matmul_persistent.py",
-                            "example_matmul_persistent_emulated").matmul_persistent
+KERNELS = te.load_module("tests/lit/tile-tma-pointers/kernels.py",
+                         "tma_pointer_kernels_emulated")
+matmul = te.load_module("examples/matmul.py", "example_matmul_emulated").matmul
+matmul_persistent = te.load_module("examples/matmul_persistent.py",
+                                   "example_matmul_persistent_emulated").matmul_persistent
 BLOCKS = {"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 64}
 Array = Any   # a NumPy array or a torch tensor
 

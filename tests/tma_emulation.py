@@ -46,6 +46,7 @@ arithmetic past 2^31 is not checked.  Both builds bypass the disk cache
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import tempfile
 from dataclasses import dataclass
@@ -74,10 +75,21 @@ from tilec.targets.pipeline import Compilation, Stages, Step
 
 TMA_TARGET = "sm90"
 STEP = "tile-tma-pointers"
+DESCRIPTOR_STEP = "tile-tma-descriptors"
 # The metadata keys of the recipes the emulating step rewrote and of how
 # many tagged loads feed a transposition.
 RECIPES, TRANSPOSED = "tma_emulated_recipes", "tma_emulated_transposed"
 HostExpr = Any   # a recipe's host expression: ["arg", i], ["const", c], ["add"|"mul", x, y]
+
+
+def load_module(relative: str, name: str) -> Any:
+    """The Python file at `relative` (from the repository root) as module `name`."""
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parent.parent
+                                                  / relative)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 class HarnessError(AssertionError):
@@ -295,6 +307,12 @@ def _feeds_trans(module: ir.Module) -> int:
 Rewrite = Callable[[ir.Module], list[dict[str, Any]]]
 
 
+def _descriptor_step(tma_target: Target) -> Step:
+    def run(c: Compilation) -> None:
+        tile_tma_descriptors.run(c.module, tma_target, c.options)
+    return Step(run, (), f"{DESCRIPTOR_STEP} (target {tma_target.name})")
+
+
 def _emulating_step(tma_target: Target, rewrite: Rewrite) -> Step:
     def run(c: Compilation) -> None:
         tile_tma_pointers.run(c.module, tma_target, c.options)
@@ -309,10 +327,13 @@ def cpu_steps(options: Any, rewrite: Rewrite | None) -> Stages:
     it), tile-tma-pointers runs for sm90 and `rewrite` after it."""
     target = get_target("cpu")
     steps = {**tile_steps(), **cpu_backend.stages(target, options)}
-    if STEP not in steps:
-        raise HarnessError(f"the CPU stage list has no '{STEP}' step: {list(steps)}")
+    if STEP not in steps or DESCRIPTOR_STEP not in steps:
+        raise HarnessError(f"the CPU stage list lacks '{STEP}' or '{DESCRIPTOR_STEP}': "
+                           f"{list(steps)}")
     if rewrite is not None:
-        steps[STEP] = _emulating_step(get_target(TMA_TARGET), rewrite)
+        tma_target = get_target(TMA_TARGET)
+        steps[DESCRIPTOR_STEP] = _descriptor_step(tma_target)
+        steps[STEP] = _emulating_step(tma_target, rewrite)
     return steps
 
 

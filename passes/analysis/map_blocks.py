@@ -5,28 +5,40 @@ block coordinates, and bounds written as the map's host expressions
 `split_rows` splits the offset r of `base + r + i * S + j` (rows i, columns
 j, row stride S) as row0 * S + col0; `split_batch` splits col0 further as
 sum_k b_k * S_k + col0' for a batched access (each S_k a product of the
-kernel's integer arguments: a map [batch..., rows, columns] of rank 3 to 5); `host` writes a polynomial
+kernel's integer arguments: a map [batch..., rows, columns] of rank 3 to 5);
+`split_offset` writes a descriptor's per-program base offset as such batch
+terms (`tile-tma-descriptors`); `host` writes a polynomial
 of the kernel's integer arguments as a recipe expression (["arg", i],
-["const", c], ["add"|"mul", x, y]).  Each answers None where the split would
+["const", c], ["add"|"mul", x, y]); `pointer_base` finds the pointer
+argument of a pointer's polynomial and `build` writes a polynomial as i32 /
+i64 arithmetic.  The splits answer None where the split would
 be a choice (a wrong split is a wrong tensor map, hence a silent wrong
 answer), so the caller keeps the pointer access.
 
-Input: polynomials of `index_poly.Evaluator`.  Nothing is changed.
+Input: polynomials of `index_poly.Evaluator`.  Only `build` changes the IR
+(new arithmetic at the insertion point).
 Nearest upstream analogue: none (MLIR's affine `delinearize` goes the other
 way, from a linear index and known sizes).
 """
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any, Callable
 
 from mlir import ir
+from mlir.dialects import arith
 
+from tilec.dialects import tile
 from tilec.passes.analysis.index_poly import Evaluator, Poly
 
 # Batch dimensions a map may have in front of its rows and columns (a tensor
 # map has rank <= 5).
 MAX_BATCHES = 3
+# The extent of a batched map's batch dimension: every i32 coordinate >= 0 is
+# inside (the source does not bound its batch index; cuTensorMapEncodeTiled
+# takes sizes up to 2^32).
+BATCH_EXTENT = 2 ** 31
 
 
 def int_arg(a: Any, ev: Evaluator, block: ir.Block) -> int | None:
@@ -110,3 +122,64 @@ def split_batch(rest: Poly, stride: Poly, is_arg: Callable[[Any], bool]
     if any(b.const_value() is not None for b, _ in batches) or total != rest:
         return None
     return batches, col0
+
+
+def split_offset(off: Poly, is_arg: Callable[[Any], bool]) -> list[tuple[Poly, Poly]] | None:
+    """[(b_k, S_k)] with off == sum_k b_k * S_k: a per-program base offset
+    (`make_tensor_descriptor(O + off_z * s_z + off_h * s_h, ...)`) as the
+    batch coordinates and strides of a map [batch..., rows, columns].  Terms
+    are grouped by exactly their kernel integer arguments (the terms free of
+    arguments are one group); S_k is the group's arguments times the gcd g of
+    its coefficients, b_k the rest of its terms divided by g.  Any grouping is
+    exact here (the descriptor gives rows and columns: nothing is split
+    between them), so none is refused but for more than `MAX_BATCHES` groups
+    or a coefficient that is not an integer."""
+    groups: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], Fraction]]] = {}
+    for mono, c in off.terms:
+        if c.denominator != 1:
+            return None
+        args = tuple(a for a in mono if is_arg(a))
+        groups.setdefault(args, []).append((tuple(a for a in mono if not is_arg(a)), c))
+    if not groups or len(groups) > MAX_BATCHES:
+        return None
+    out = []
+    for args in sorted(groups):
+        g = math.gcd(*(int(c) for _, c in groups[args]))
+        out.append((Poly.of([(m, c / g) for m, c in groups[args]]),
+                    Poly.of([(args, Fraction(g))])))
+    return out
+
+
+def pointer_base(p: Poly, ev: Evaluator, block: ir.Block) -> ir.Value | None:
+    """The pointer argument of the function (entry `block`) that the
+    pointer polynomial `p` starts from: its one pointer atom, with
+    coefficient 1 and in no other term; else None."""
+    ptrs = [a for a in p.atoms() if a[0] == "v" and tile.is_ptr(ev.values[a[1]].type)]
+    if len(ptrs) != 1 or (((ptrs[0],), Fraction(1)) not in p.terms):
+        return None
+    v = ev.values[ptrs[0][1]]
+    if v not in list(block.arguments) or any(ptrs[0] in m for m, _ in p.terms if m != (ptrs[0],)):
+        return None
+    return v
+
+
+def build(p: Poly, ev: Evaluator, ty: ir.Type) -> ir.Value:
+    """`p` (integer coefficients) as `ty` arithmetic at the insertion point
+    (sizes and indices are signed: atoms sign-extended or truncated)."""
+    total: ir.Value | None = None
+    for mono, c in p.terms:
+        factors = [_cast(ev.values[a[1]], ty) for a in mono]
+        if int(c) != 1 or not factors:
+            factors.insert(0, arith.constant(ty, int(c)))
+        v = factors[0]
+        for f in factors[1:]:
+            v = arith.muli(v, f)
+        total = v if total is None else arith.addi(total, v)
+    return total if total is not None else arith.constant(ty, 0)
+
+
+def _cast(x: ir.Value, ty: ir.Type) -> ir.Value:
+    if isinstance(x.type, ir.IndexType):
+        return arith.index_cast(ty, x)
+    w, want = ir.IntegerType(x.type).width, ir.IntegerType(ty).width
+    return x if w == want else arith.trunci(ty, x) if w > want else arith.extsi(ty, x)

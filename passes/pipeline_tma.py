@@ -194,6 +194,20 @@ def _only_user(v: ir.Value) -> ir.Operation | None:
     return uses[0].owner.operation
 
 
+# The TMA store pays where the accumulator takes at least half of a thread's
+# registers: measured on the H200 (benchmarks/results/README.md, session 7),
+# 128x256 tiles of 8 warps (128 f32 per thread) were 0-3% faster with it and
+# lost their 4-byte spill, 128x128 tiles of 8 warps (64 per thread) 3-5% slower
+# than the row exchange and pointer stores.
+TMA_STORE_MIN_ACC_PER_THREAD = 128
+
+
+def wide(dot: ir.Operation, num_warps: int) -> bool:
+    """Whether `dot`'s accumulator is wide enough for a TMA store to pay."""
+    rows, cols = ir.RankedTensorType(dot.results[0].type).shape
+    return rows * cols // (32 * num_warps) >= TMA_STORE_MIN_ACC_PER_THREAD
+
+
 def store_plan(readers: list[ir.OpOperand], num_warps: int) -> StorePlan | None:
     """The tagged store of the accumulator whose readers (scf.yields left out)
     are `readers`: one `arith.truncf` or none, then one `tile.convert_layout` or

@@ -19,7 +19,8 @@ Input: tiled IR (after `tile-layout`).  A `scf.for` is transformed when
     that only the load side uses and updates (loop-carried pointer tiles), by
     pure region-free ops; the step is a positive constant;
   * each load moves at least 4 bytes per thread and access along the tile's
-    contiguous dimension (what `cp.async` can copy; the axis analysis says).
+    contiguous dimension (what `cp.async` can copy; the axis analysis says),
+    or both are tensor-map blocks TMA copies (below: whatever their masks).
 Output: before the loop, two rings (`tile.local_alloc`, 128-byte swizzle, A's
 rows permuted for the wgmma accumulator layout) and a prologue: the load side
 of iterations 0 .. S-2 cloned (induction variable lb + p * step), each issuing
@@ -56,7 +57,7 @@ rather than one per 8-row block, which cost a sixth of the loop) and
 `tile.row_exchange` after the loop puts the accumulator's rows in place.
 On targets with TMA, a store that `tile-tma-descriptors` tagged and that
 writes a wgmma loop's accumulator (or its `arith.truncf`) of at least
-`TMA_STORE_MIN_ACC_PER_THREAD` elements per thread becomes
+`pipeline_tma.TMA_STORE_MIN_ACC_PER_THREAD` elements per thread becomes
 `tile.tma_store` from a swizzled buffer of its own (passes/pipeline_tma.py
 `store_plan`): it places the rows itself (`row_permutation = "wgmma"` where
 A's ring keeps them in order; no row exchange), and in a flattened loop its
@@ -119,6 +120,7 @@ class _Plan:
     carried: list[int]             # iteration-argument indices the load side carries
     b_trans: ir.Operation | None = None   # b = tile.trans(load): B is K-major in its ring
     tail: ir.Operation | None = None      # a flattened loop's epilogue `scf.if`
+    copyable: bool = True          # cp.async can copy both loads (else only TMA may)
 
 
 def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
@@ -155,6 +157,7 @@ def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
         return None
     loads = []
     b_trans: ir.Operation | None = None
+    copyable = True
     for idx, v in enumerate(list(dot.operands)[:2]):
         owner = v.owner
         if idx == 1 and kind in _ASYNC and isinstance(owner, ir.OpView) and \
@@ -171,14 +174,16 @@ def _plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
         if other is not None and not ps.is_zero(other):
             return None
         if not ps.copyable(ptr, mask, info):
-            return None
+            if pipeline_tma.tma_id(owner.operation) is None:
+                return None
+            copyable = False   # a tagged load: TMA copies it whatever its mask
         loads.append(owner.operation)
     found = ps.load_side(body, loads, forbidden=acc_index)
     if found is None:
         return None
     side, carried = found
     return _Plan(dot, (loads[0], loads[1]), acc_index, side, carried, b_trans,
-                 tail[0] if tail else None)
+                 tail[0] if tail else None, copyable)
 
 
 def _wrap(v: ir.Value, stages: int) -> ir.Value:
@@ -238,6 +243,9 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
             return True
         return tile_pipeline_multi.transform(for_op, multi, stages, shared_bytes, has_tma)
     kind = ps.kind(plan.dot)
+    use_tma = has_tma and kind in _ASYNC and pipeline_tma.all_tagged(list(plan.loads))
+    if not (plan.copyable or use_tma):
+        return False   # a load cp.async cannot copy, and no TMA copies for the pair
     pad = 16 if kind == "mma_sync" else 0   # bytes after each row (PaddedTile)
     per_stage = sum((axis_info.type_bytes(ld.results[0].type.element_type) *
                      ld.results[0].type.shape[1] + pad) * ld.results[0].type.shape[0]
@@ -257,7 +265,6 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     args = list(body.arguments)
     ub, step = list(for_op.operands)[1:3]
     a_t, b_t = (ld.results[0].type for ld in plan.loads)
-    use_tma = has_tma and kind in _ASYNC and pipeline_tma.all_tagged(list(plan.loads))
     macs = a_t.shape[0] * b_t.shape[0] * b_t.shape[1]   # BM x (BK x BN)
     lag = _lagged(kind, num_warps, stages, use_tma, macs)
     ahead = stages - 2 if lag else stages - 1
@@ -266,7 +273,7 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     # buffer and TMA (pipeline_tma.store_plan); a flattened loop's buffer sits
     # beside the rings and replaces the store's layout conversion.
     store = pipeline_tma.store_plan(_acc_readers(for_op, plan), num_warps) \
-        if has_tma and kind == "wgmma" and _wide(plan.dot, num_warps) else None
+        if has_tma and kind == "wgmma" and pipeline_tma.wide(plan.dot, num_warps) else None
     if store is not None and plan.tail is not None and \
             stages * per_stage + store.nbytes + ps.conversion_bytes(plan.tail, store.conv) + \
             ps.RESERVED_SHARED > shared_bytes:
@@ -466,19 +473,6 @@ def _cast_reader(uses: list[ir.OpOperand]) -> ir.Operation | None:
             uses[0].owner.operation.name == "arith.truncf":
         return uses[0].owner.operation
     return None
-
-
-# The TMA store pays where the accumulator takes at least half of a thread's
-# registers: measured on the H200 (benchmarks/results/README.md, session 7),
-# 128x256 tiles of 8 warps (128 f32 per thread) were 0-3% faster with it and
-# lost their 4-byte spill, 128x128 tiles of 8 warps (64 per thread) 3-5% slower
-# than the row exchange and pointer stores.
-TMA_STORE_MIN_ACC_PER_THREAD = 128
-
-
-def _wide(dot: ir.Operation, num_warps: int) -> bool:
-    rows, cols = ir.RankedTensorType(dot.results[0].type).shape
-    return rows * cols // (32 * num_warps) >= TMA_STORE_MIN_ACC_PER_THREAD
 
 
 def _exchange_rows(acc: ir.Value, loc: ir.Location) -> None:

@@ -15,7 +15,7 @@ holds >= 1 `tile.dot`s with `tile.mma = "wgmma"` (no fp8), where each dot's
     (`layouts.wgmma_register_a`: wgmma reads it from registers);
   * B is a `tile.load`, or `tile.trans` of one (B is then K-major in shared
     memory), the load in the body or before the loop and used only as B;
-  * every load is copyable (`tile_pipeline._copyable`) with no or a zero
+  * every load is copyable (`pipeline_support.copyable`) with no or a zero
     `other`; the load side of the body's loads follows `tile_pipeline`'s rules.
 Output: a ring (`tile.local_alloc`, 128-byte swizzle, A rings row-permuted)
 per loaded tile: S slots for loads in the body, one for loads before the loop

@@ -12,7 +12,9 @@ bases.py) show the recipes; the GPU suite runs the kernels on the H200
 from __future__ import annotations
 
 import re
+import sys
 from fractions import Fraction
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -22,6 +24,9 @@ import tilec
 import tma_emulation as te
 from tilec.passes.analysis.index_poly import Poly
 from tilec.passes.analysis.map_blocks import split_offset
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from matmul_kernels import mm_tutorial  # noqa: E402
 
 KERNELS = te.load_module("tests/lit/tile-tma-descriptors/kernels.py",
                          "tma_descriptor_kernels")
@@ -165,3 +170,30 @@ def test_per_program_bases_are_tma_copies(target: str) -> None:
         for kk in (k, kh):   # (k5's cp.async ring spills 4 bytes on sm100, as before)
             if kk.asm.get("cubin"):
                 assert kk.metadata["spill_stores"] == 0
+
+
+RAGGED = "*fp16:16,*fp16:16,*fp16:16,i32,i32,i32," + ",".join(["i32:16"] * 6)
+
+
+@pytest.mark.parametrize("target", ["sm90", "sm100"])
+def test_ragged_bounds_pipeline_through_tma(target: str) -> None:
+    """M, N and K not known to be multiples of 16 (padded rows: strides are):
+    the descriptors' masks vary element by element, which no cp.async can
+    copy, and the loop was left unpipelined; both loads are map blocks, so
+    tile-pipeline copies them with TMA.  The tutorial-03 source with such a
+    K (and N a multiple of 16, its `% N` wrap keeping B's rows contiguous)
+    likewise."""
+    k = KERNELS.batched_desc.compile(target=target, signature=RAGGED, num_warps=8, num_stages=3,
+                                     constexprs={"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64})
+    ptx = k.asm["ptx"]
+    assert set(_COPY.findall(ptx)) == {"3"} and "mbarrier.try_wait" in ptx
+    assert "ld.global" not in ptx and "cp.async.cg" not in ptx
+    tut = mm_tutorial.compile(target=target, num_warps=8, num_stages=3,
+                              signature="*fp16:16,*fp16:16,*fp16:16,i32,i32:16,i32,i32:16,i32=1,"
+                                        "i32:16,i32=1,i32:16,i32=1",
+                              constexprs={"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64,
+                                          "GROUP_M": 8})
+    assert set(_COPY.findall(tut.asm["ptx"])) == {"2"} and "cp.async.cg" not in tut.asm["ptx"]
+    for kk in (k, tut):
+        if kk.asm.get("cubin"):
+            assert kk.metadata["spill_stores"] == 0

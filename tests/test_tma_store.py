@@ -111,7 +111,7 @@ def _compile(sig: str, bm: int, bn: int, bk: int, stages: int, target: str = "sm
 @pytest.mark.parametrize("sig,stages", [(F16, 4), (F8, 3)])
 def test_narrow_accumulators_keep_the_row_exchange(sig: str, stages: int) -> None:
     """128x128 tiles of 8 warps (64 accumulator elements per thread, under
-    tile_pipeline.TMA_STORE_MIN_ACC_PER_THREAD) keep the row exchange and the
+    pipeline_tma.TMA_STORE_MIN_ACC_PER_THREAD) keep the row exchange and the
     pointer store: measured 3-5% faster there than the TMA store."""
     k = _compile(sig, 128, 128, 64 if sig == F16 else 128, stages)
     tiled = k.asm["tiled"]

@@ -276,6 +276,30 @@ def test_axis_info_2d() -> None:
     assert masks                                                    # the and-ed mask
 
 
+def test_axis_info_successor_bounds() -> None:
+    """`x <= n - 1`, `x > n - 1`, `n - 1 >= x` and `n - 1 < x` flip where
+    x == n: runs of n's divisibility (16), as `x < n`'s; `x <= n` flips at
+    n + 1, of unknown divisibility."""
+    i = "tensor<64xi32>"
+    info = _info(f'''func.func @f(%n: i32 {{tile.divisibility = 16 : i32}}) attributes {{tile.kernel}} {{
+  %r = "tile.range"() {{start = 0 : i32, end = 64 : i32}} : () -> {i}
+  %c1 = arith.constant 1 : i32
+  %m = arith.subi %n, %c1 : i32
+  %s = tensor.splat %m : {i}
+  %le = arith.cmpi sle, %r, %s : {i}
+  %gt = arith.cmpi sgt, %r, %s : {i}
+  %ge = arith.cmpi sge, %s, %r : {i}
+  %lt = arith.cmpi slt, %s, %r : {i}
+  %sn = tensor.splat %n : {i}
+  %le_n = arith.cmpi sle, %r, %sn : {i}
+  return
+}}
+''')
+    # (the parsed values are renumbered: %2-%5 the four, %6 x <= n)
+    assert [info[k].constancy for k in ("%2", "%3", "%4", "%5")] == [(16,)] * 4
+    assert info["%6"].constancy == (1,)
+
+
 def test_value_keys_are_stable() -> None:
     with tile.new_context():
         module = ir.Module.parse(vadd_ir("f32"))

@@ -6,6 +6,7 @@ shared-memory size).  Correctness on a GPU: scripts/gpu_mma_check.py on the
 H200 (sm90 configs with BLOCK_K=32 take this path; CI has no GPU)."""
 from __future__ import annotations
 
+import importlib.util
 import re
 import sys
 from pathlib import Path
@@ -104,3 +105,24 @@ def test_pipelined_mma_sync_kernels_assemble_without_spills(target: str, bm: int
 def test_one_stage_keeps_the_staged_dot() -> None:
     ptx = _compile("sm80", 64, 64, 32, 4, 1).asm["ptx"]
     assert "cp.async" not in ptx and "mma.sync.aligned.m16n8k16" in ptx
+
+
+@pytest.mark.parametrize("form", [0, 1, 2, 3])
+def test_k_mask_spellings_pipeline_on_sm80(form: int) -> None:
+    """tutorial-03's K mask as `<`, `<=` (`offs_k <= K - 1 - k * BLOCK_K`),
+    `>` and `>=`: each bounds runs of 16 elements (the axis analysis sees
+    that `K - 1 - k * BLOCK_K` + 1 is a multiple of 16), so cp.async copies
+    A in every form (the `<=` / `>=` ones were plain loads)."""
+    spec = importlib.util.spec_from_file_location(
+        "tma_pointer_kernels_sm80", Path(__file__).resolve().parent / "lit" / "tile-tma-pointers"
+        / "kernels.py")
+    assert spec is not None and spec.loader is not None
+    kmod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kmod)
+    k = kmod.tutorial.compile(target="sm80", signature=SIG, num_warps=8, num_stages=3,
+                              constexprs=dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, ROW_SUM=0,
+                                              OTHER=0, STORE_ROWS=1, MASK_FORM=form))
+    ptx = k.asm["ptx"]
+    assert "cp.async.cg" in ptx and "ld.global" not in ptx
+    if k.asm.get("cubin"):
+        assert k.metadata["spill_stores"] == 0

@@ -204,6 +204,28 @@ _LOWER_BOUND_PREDS = {_P.slt, _P.sge, _P.ult, _P.uge}   # flip at x == n
 _UPPER_BOUND_PREDS = {_P.sle, _P.sgt, _P.ule, _P.ugt}   # n < x flips at x == n
 
 
+def _successor_div(a: AxisInfoMap, v: ir.Value, depth: int = 4) -> int:
+    """A divisor of n + 1 for a splat scalar n: m's divisibility where n is
+    `m - 1` (`m + -1`), through sums and differences whose other terms'
+    divisibility it meets (`K - 1 - k * BLOCK_K`); else 1.  (`x <= K - 1`
+    flips at x == K.)"""
+    while not isinstance(v.owner, ir.Block) and shape(v.type) and v.owner.operation.name in (
+            "tensor.splat", "tile.broadcast", "tile.expand_dims", "arith.extsi", "arith.extui"):
+        v = v.owner.operation.operands[0]
+    if depth == 0 or shape(v.type) or isinstance(v.owner, ir.Block):
+        return 1
+    op = v.owner.operation
+    if op.name not in ("arith.subi", "arith.addi"):
+        return 1
+    x, y = op.operands
+    if const_int(y) == (1 if op.name == "arith.subi" else -1):
+        return a.get(x).divisibility[0]
+    best = math.gcd(_successor_div(a, x, depth - 1), a.get(y).divisibility[0])
+    if op.name == "arith.addi":
+        best = max(best, math.gcd(_successor_div(a, y, depth - 1), a.get(x).divisibility[0]))
+    return best
+
+
 @_rule("arith.cmpi")
 def _cmpi(a: AxisInfoMap, op: ir.Operation) -> list[AxisInfo]:
     lhs, rhs = (a.get(o) for o in op.operands)
@@ -212,13 +234,20 @@ def _cmpi(a: AxisInfoMap, op: ir.Operation) -> list[AxisInfo]:
     for d in range(lhs.rank):
         k = math.gcd(lhs.constancy[d], rhs.constancy[d])
         # A contiguous run compared with a constant run: the result can only
-        # flip where x == n, which is a multiple of gcd(div(x), div(n)).
+        # flip where x == n, which is a multiple of gcd(div(x), div(n)) ...
         if pred in _LOWER_BOUND_PREDS and lhs.contiguity[d] > 1:
             k = max(k, math.gcd(math.gcd(lhs.contiguity[d], rhs.constancy[d]),
                                 math.gcd(lhs.divisibility[d], rhs.divisibility[d])))
         if pred in _UPPER_BOUND_PREDS and rhs.contiguity[d] > 1:
             k = max(k, math.gcd(math.gcd(rhs.contiguity[d], lhs.constancy[d]),
                                 math.gcd(lhs.divisibility[d], rhs.divisibility[d])))
+        # ... or, for x <= n, x > n (n >= x, n < x), where x == n + 1.
+        for x, n, preds in ((lhs, op.operands[1], _UPPER_BOUND_PREDS),
+                            (rhs, op.operands[0], _LOWER_BOUND_PREDS)):
+            if pred in preds and x.contiguity[d] > 1:
+                other = a.get(n)
+                k = max(k, math.gcd(math.gcd(x.contiguity[d], other.constancy[d]),
+                                    math.gcd(x.divisibility[d], _successor_div(a, n))))
         const.append(k)
     rank = lhs.rank
     return [AxisInfo((1,) * rank, (1,) * rank, tuple(const))]

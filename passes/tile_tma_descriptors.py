@@ -15,10 +15,13 @@ terms grouped by their kernel integer arguments, S_k those arguments times
 the gcd of the group's coefficients), the map [2^31.., rows, columns] with
 strides [S_k.., row stride, 1], block [1.., R, C], and coordinates
 (b_k.., row, column) built before the access.  That block holds exactly
-the descriptor's elements wherever every b_k >= 0; a base offset whose
-batch coordinate is below zero (a base below the argument's address) reads
-zeros and stores nothing there, the negative-origin choice of
-`tile-tma-pointers`.
+the descriptor's elements where every b_k >= 0, so each b_k must be shown
+non-negative on every program (`map_blocks.nonnegative`: positive
+coefficients over program ids, loop counters, and remainders and quotients
+of those; `(NB - 1 - pid) * s` splits into 1 * (NB s) + (-1 - pid) * s and
+is refused).  A quotient by an integer argument (`pid // H`) is non-negative
+when the argument is positive: the recipe lists such arguments
+(`positive`), and the runtime refuses a launch where one is not.
 
 Input: tile-level IR before `tile-lower-descriptors`.  A
 `tile.descriptor_load` or `tile.descriptor_store` qualifies when the target
@@ -43,8 +46,9 @@ makes it a `tile.tma_store` where it stores a wgmma accumulator); the
 kernel's `tile.tensormaps` (a JSON string) maps each id
 to its recipe: `base` (argument index), `elem_bytes`, `shape` and `strides`
 (host expressions: ["arg", i], ["const", c], ["add"|"mul", x, y]; strides in
-elements), `block` and, for a store's map, `store: true`; with a per-program
-base, the hint's coordinates are the batches' then the access's offsets.  A tagged access that `tile-pipeline` does not turn into
+elements), `block`, for a store's map `store: true`, and the arguments that
+must be positive (`positive`, above); with a per-program base, the hint's
+coordinates are the batches' then the access's offsets.  A tagged access that `tile-pipeline` does not turn into
 TMA copies stays the correct pointer access it is; `convert-tile-to-gpu` drops
 the hints and passes only the tensor maps a `tile.tma_copy` or
 `tile.tma_store` reads.  Every new
@@ -66,8 +70,8 @@ from tilec.options import CompileOptions
 from tilec.passes import tile_lower_descriptors
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.index_poly import Evaluator, Poly
-from tilec.passes.analysis.map_blocks import BATCH_EXTENT, build, host, int_arg, pointer_base, \
-    split_offset
+from tilec.passes.analysis.map_blocks import BATCH_EXTENT, build, host, int_arg, nonnegative, \
+    pointer_base, split_offset
 from tilec.targets import Feature, Target
 
 NAME = "tile-tma-descriptors"
@@ -112,7 +116,7 @@ def _recipe(make: ir.Operation, func_block: ir.Block, info: axis_info.AxisInfoMa
     batches = _batches(base, func_block, info, ev, eb)
     if batches is None:
         return None
-    arg, coords, batch_strides = batches
+    arg, coords, batch_strides, positive = batches
     if info.get(arg).divisibility[0] < 16:
         return None
     if not tile_lower_descriptors.constant_one(strides[1]):
@@ -123,18 +127,23 @@ def _recipe(make: ir.Operation, func_block: ir.Block, info: axis_info.AxisInfoMa
     if any(e is None for e in exprs):
         return None
     lead = [["const", BATCH_EXTENT] for _ in coords]
-    return {"base": list(func_block.arguments).index(arg), "elem_bytes": eb,
-            "shape": [*lead, *exprs[:2]], "strides": [*batch_strides, *exprs[2:]],
-            "block": [*(1 for _ in coords), *block]}, coords
+    recipe = {"base": list(func_block.arguments).index(arg), "elem_bytes": eb,
+              "shape": [*lead, *exprs[:2]], "strides": [*batch_strides, *exprs[2:]],
+              "block": [*(1 for _ in coords), *block]}
+    if positive:
+        recipe["positive"] = sorted(positive)
+    return recipe, coords
 
 
 def _batches(base: ir.Value, func_block: ir.Block, info: axis_info.AxisInfoMap, ev: Evaluator,
-             eb: int) -> tuple[ir.Value, list[Poly], list[HostExpr]] | None:
+             eb: int) -> tuple[ir.Value, list[Poly], list[HostExpr], set[int]] | None:
     """(pointer argument, batch coordinates, batch strides as host
-    expressions) of a descriptor's base: the argument itself, or it plus
-    sum_k b_k * S_k with each S_k a known multiple of 16 bytes."""
+    expressions, the arguments that must be positive) of a descriptor's
+    base: the argument itself, or it plus sum_k b_k * S_k with each S_k a
+    known multiple of 16 bytes and each b_k non-negative
+    (`map_blocks.nonnegative`)."""
     if isinstance(base.owner, ir.Block):
-        return (base, [], []) if base.owner == func_block else None
+        return (base, [], [], set()) if base.owner == func_block else None
     e = ev.expr(base)
     if e is None or e[1]:
         return None
@@ -146,7 +155,12 @@ def _batches(base: ir.Value, func_block: ir.Block, info: axis_info.AxisInfoMap, 
     if split is None:
         return None
     coords, hosts = [], []
+    positive: set[int] = set()
     for b, s in split:
+        need = nonnegative(b, ev, func_block)
+        if need is None:
+            return None
+        positive |= need
         mono, c = s.terms[0]
         div = int(c)
         for a in mono:
@@ -156,7 +170,7 @@ def _batches(base: ir.Value, func_block: ir.Block, info: axis_info.AxisInfoMap, 
             return None
         coords.append(b)
         hosts.append(h)
-    return arg, coords, hosts
+    return arg, coords, hosts, positive
 
 
 def _accesses(func: ir.Operation) -> list[ir.Operation]:

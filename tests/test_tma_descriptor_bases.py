@@ -22,8 +22,10 @@ import pytest
 
 import tilec
 import tma_emulation as te
+from tilec.errors import TilecError
 from tilec.passes.analysis.index_poly import Poly
 from tilec.passes.analysis.map_blocks import split_offset
+from tilec.runtime import tensormap
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from matmul_kernels import mm_tutorial  # noqa: E402
@@ -197,3 +199,36 @@ def test_ragged_bounds_pipeline_through_tma(target: str) -> None:
     for kk in (k, tut):
         if kk.asm.get("cubin"):
             assert kk.metadata["spill_stores"] == 0
+
+
+@pytest.mark.parametrize("form, tagged", [(0, 1), (1, 2)])
+def test_a_base_inside_the_tensor_with_a_negative_batch_term(form: int, tagged: int) -> None:
+    """`x_ptr + (NB - 1 - pid_b) * stride_xb` (found by the fuzzer's
+    descriptor cases: it split into a batch coordinate -1 - pid_b, and TMA
+    read zeros where X's batches are) stays a pointer access; written with
+    one non-negative coordinate it is a map.  X's batches land reversed in Y."""
+    nb, m, n = 3, 45, 70
+
+    def make() -> te.Args:
+        g = np.random.default_rng(form)
+        x = _rand(g, (nb, m + 3, 80))[:, :m, :n]
+        y = np.full((nb, m + 1, 80), np.nan, np.float16)[:, :m, :n]
+        return [x, y, m, n, nb, *[s // 2 for s in x.strides[:2]],
+                *[s // 2 for s in y.strides[:2]]], {"BLOCK_M": 32, "BLOCK_N": 64, "FORM": form}
+    pair = te.differential(KERNELS.reversed_copy, (2, 2, nb), make)
+    assert pair.tagged == tagged and pair.changed > 0, pair.recipes
+
+
+def test_the_runtime_refuses_a_divisor_that_is_not_positive() -> None:
+    """A map whose batch coordinate is a quotient by argument 6 (`positive`:
+    [6]) is refused at launch unless that argument is positive."""
+    recipe = {"base": 0, "elem_bytes": 2, "positive": [6], "block": [1, 64, 64],
+              "shape": [["const", 2 ** 31], ["arg", 3], ["arg", 5]],
+              "strides": [["arg", 8], ["arg", 11], ["const", 1]]}
+    args = [1 << 20, 0, 0, 128, 128, 64, 4, 1, 8192, 0, 0, 64]
+    assert tensormap.fields(recipe, args)[1] == (2 ** 31, 128, 64)
+    for h in (0, -2):
+        args[6] = h
+        with pytest.raises(TilecError, match="argument 6"):
+            tensormap.fields(recipe, args)
+    assert 6 in tensormap.TensorMaps([recipe]).parameters()

@@ -150,6 +150,57 @@ def split_offset(off: Poly, is_arg: Callable[[Any], bool]) -> list[tuple[Poly, P
     return out
 
 
+def nonnegative(p: Poly, ev: Evaluator, block: ir.Block, depth: int = 6) -> set[int] | None:
+    """The kernel integer arguments (indices) that must be positive for `p`
+    to be >= 0 on every program, or None where that is not shown: positive
+    coefficients over program ids, `tile.num_programs`, loop induction
+    variables from a non-negative start by a positive constant step, and
+    `x % y` / `x // y` of non-negative x (the quotient by a positive constant,
+    or by an integer argument, which is then returned)."""
+    need: set[int] = set()
+    for mono, c in p.terms:
+        if c < 0:
+            return None
+        for a in mono:
+            got = _atom_nonnegative(ev.values[a[1]], ev, block, depth)
+            if got is None:
+                return None
+            need |= got
+    return need
+
+
+def _atom_nonnegative(v: ir.Value, ev: Evaluator, block: ir.Block, depth: int) -> set[int] | None:
+    if depth == 0:
+        return None
+    owner = v.owner
+    if isinstance(owner, ir.Block):   # an induction variable: lb >= 0, step > 0
+        loop = owner.owner
+        if loop is None or loop.name != "scf.for" or v.arg_number != 0:
+            return None
+        lb, step = ev.poly(loop.operands[0]), ev.poly(loop.operands[2])
+        c = step.const_value() if step is not None else None
+        if lb is None or c is None or c <= 0:
+            return None
+        return nonnegative(lb, ev, block, depth - 1)
+    op = owner.operation
+    if op.name in ("tile.program_id", "tile.num_programs"):
+        return set()
+    if op.name not in ("arith.remsi", "arith.divsi") or op.operands[0].type != v.type:
+        return None
+    x = ev.poly(op.operands[0])
+    need = nonnegative(x, ev, block, depth - 1) if x is not None else None
+    if need is None or op.name == "arith.remsi":   # x % y has x's sign
+        return need
+    y = ev.poly(op.operands[1])
+    c = y.const_value() if y is not None else None
+    if c is not None:
+        return need if c > 0 else None
+    arg = int_arg(y.terms[0][0][0], ev, block) \
+        if y is not None and len(y.terms) == 1 and y.terms[0][1] == 1 and \
+        len(y.terms[0][0]) == 1 else None
+    return None if arg is None else need | {arg}
+
+
 def pointer_base(p: Poly, ev: Evaluator, block: ir.Block) -> ir.Value | None:
     """The pointer argument of the function (entry `block`) that the
     pointer polynomial `p` starts from: its one pointer atom, with

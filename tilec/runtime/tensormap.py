@@ -55,7 +55,14 @@ def evaluate(e: Expr, args: Sequence[Any]) -> int:
 
 def fields(recipe: dict[str, Any], args: Sequence[Any]) -> tuple[int, tuple[int, ...],
                                                                   tuple[int, ...]]:
-    """(address, shape, byte strides of the outer dimensions) of one map."""
+    """(address, shape, byte strides of the outer dimensions) of one map; a
+    TilecError where an argument the map's batch coordinates divide by (its
+    `positive` list, tile-tma-descriptors) is not positive."""
+    for i in recipe.get("positive", ()):
+        if int(args[i]) <= 0:
+            raise TilecError(f"this compiled kernel copies a tensor descriptor whose base offset "
+                             f"divides a program index by argument {i} ({int(args[i])}) with "
+                             f"the tensor memory accelerator, which needs it positive")
     eb = int(recipe["elem_bytes"])
     shape = tuple(evaluate(e, args) for e in recipe["shape"])
     strides = tuple(evaluate(e, args) * eb for e in recipe["strides"][:-1])
@@ -113,6 +120,7 @@ class TensorMaps:
 
         for recipe in self.recipes:
             used.add(int(recipe["base"]))
+            used.update(int(i) for i in recipe.get("positive", ()))
             for e in (*recipe["shape"], *recipe["strides"]):
                 visit(e)
         return sorted(used)

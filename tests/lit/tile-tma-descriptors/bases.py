@@ -14,6 +14,10 @@
 # RUN: %tilec-opt %t.h.mlir --pass tile-tma-descriptors --target sm90 --num-warps 8 --num-stages 3 | %FileCheck %s --check-prefix=HEADS
 # RUN: %tilec ir %S/kernels.py --target sm90 --kernel heads_desc --signature "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32,i32,i32:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32:16" --constexpr BLOCK_M=128 BLOCK_N=128 BLOCK_D=64 EXTRA=1 --num-warps 8 --num-stages 3 --stage tile-opt > %t.x.mlir
 # RUN: %tilec-opt %t.x.mlir --pass tile-tma-descriptors --target sm90 --num-warps 8 --num-stages 3 | %FileCheck %s --check-prefix=EXTRA
+# RUN: %tilec ir %S/kernels.py --target sm90 --kernel reversed_copy --signature "*fp16:16,*fp16:16,i32:16,i32:16,i32,i32:16,i32:16,i32:16,i32:16" --constexpr BLOCK_M=64 BLOCK_N=64 --num-warps 4 --stage tile-opt > %t.r.mlir
+# RUN: %tilec-opt %t.r.mlir --pass tile-tma-descriptors --target sm90 --num-warps 4 | %FileCheck %s --check-prefix=REVERSED
+# RUN: %tilec ir %S/kernels.py --target sm90 --kernel reversed_copy --signature "*fp16:16,*fp16:16,i32:16,i32:16,i32,i32:16,i32:16,i32:16,i32:16" --constexpr BLOCK_M=64 BLOCK_N=64 FORM=1 --num-warps 4 --stage tile-opt > %t.r1.mlir
+# RUN: %tilec-opt %t.r1.mlir --pass tile-tma-descriptors --target sm90 --num-warps 4 | %FileCheck %s --check-prefix=FORWARD
 # RUN: %tilec-opt %t.mlir --pass tile-tma-descriptors --target sm80 --num-warps 8 --num-stages 3 | %FileCheck %s --check-prefix=SM80
 
 # Descriptors with a per-program base (kernels.py, `batched_desc`:
@@ -59,7 +63,9 @@
 # Per-head descriptors (`heads_desc`: `q_ptr + (zh // H) * s_qz + (zh % H) * s_qh`)
 # are rank-4 maps [2^31, 2^31, rows, cols], coordinates (z, h, row, col); O at
 # `o_ptr + zh * M * N` (an i64 offset) a rank-3 map of batch stride M N.
-# HEADS: tile.tensormaps = "{\220\22: {\22base\22: 0, \22block\22: [1, 1, 128, 64], \22elem_bytes\22: 2, \22shape\22: {{\[\[}}\22const\22, 2147483648], [\22const\22, 2147483648], [\22arg\22, 3], [\22arg\22, 5]], \22strides\22: {{\[\[}}\22arg\22, 8], [\22arg\22, 9], [\22arg\22, 11], [\22const\22, 1]]}, \221\22: {\22base\22: 1, \22block\22: [1, 1, 128, 64], {{.*}} \22strides\22: {{\[\[}}\22arg\22, 12], [\22arg\22, 13], [\22arg\22, 15], [\22const\22, 1]]}, \222\22: {\22base\22: 2, \22block\22: [1, 128, 128], {{.*}} \22store\22: true, \22strides\22: {{\[\[}}\22mul\22, [\22arg\22, 3], [\22arg\22, 4]], [\22arg\22, 4], [\22const\22, 1]]}}"
+# z = zh // H is non-negative where H > 0: Q's and K's maps list H
+# (argument 6) as `positive`, which the runtime checks at launch.
+# HEADS: tile.tensormaps = "{\220\22: {\22base\22: 0, \22block\22: [1, 1, 128, 64], \22elem_bytes\22: 2, \22positive\22: [6], \22shape\22: {{\[\[}}\22const\22, 2147483648], [\22const\22, 2147483648], [\22arg\22, 3], [\22arg\22, 5]], \22strides\22: {{\[\[}}\22arg\22, 8], [\22arg\22, 9], [\22arg\22, 11], [\22const\22, 1]]}, \221\22: {\22base\22: 1, \22block\22: [1, 1, 128, 64], \22elem_bytes\22: 2, \22positive\22: [6], {{.*}} \22strides\22: {{\[\[}}\22arg\22, 12], [\22arg\22, 13], [\22arg\22, 15], [\22const\22, 1]]}, \222\22: {\22base\22: 2, \22block\22: [1, 128, 128], {{.*}} \22store\22: true, \22strides\22: {{\[\[}}\22mul\22, [\22arg\22, 3], [\22arg\22, 4]], [\22arg\22, 4], [\22const\22, 1]]}}"
 # HEADS: %[[ZH:.*]] = "tile.program_id"() {axis = 2 : i32}
 # HEADS: %[[Z:.*]] = arith.divsi %[[ZH]], %arg6 : i32
 # HEADS: %[[H:.*]] = arith.remsi %[[ZH]], %arg6 : i32
@@ -70,6 +76,16 @@
 # A third batch term: rank-5 maps, coordinates (z, h, x, row, col).
 # EXTRA: \220\22: {\22base\22: 0, \22block\22: [1, 1, 1, 128, 64], {{.*}} \22strides\22: {{\[\[}}\22arg\22, 8], [\22arg\22, 9], [\22arg\22, 10], [\22arg\22, 11], [\22const\22, 1]]}
 # EXTRA: "tile.tma_coords"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {tma = 0 : i32} : (i32, i32, i32, i32, i32) -> ()
+
+# `x_ptr + (NB - 1 - pid_b) * stride_xb` lies inside X, but splits into the
+# groups {NB, stride_xb} (coordinate 1) and {stride_xb} (coordinate
+# -1 - pid_b, below zero on every program: TMA would read zeros there): X
+# stays a pointer access; Y's descriptor (pid_b) is map 0.  Written as
+# `pid_b * 2 * s - pid_b * s`, the one group's coordinate is pid_b: a map.
+# REVERSED: tile.tensormaps = "{\220\22: {\22base\22: 1,
+# REVERSED-NOT: \22base\22: 0
+# REVERSED: "tile.descriptor_load"
+# FORWARD: tile.tensormaps = "{\220\22: {\22base\22: 0, \22block\22: [1, 64, 64]
 
 # Without Feature.TMA the pass does nothing.
 # SM80-NOT: tile.tma

@@ -82,3 +82,26 @@ def heads_desc(q_ptr, k_ptr, o_ptr, M, N, D, H, X, sqz, sqh, sqx, sqm, skz, skh,
         k = k_d.load([pid_n * BLOCK_N, d * BLOCK_D])
         acc = tl.dot(q, k.T, acc)
     o_d.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(o_ptr.dtype.element_ty))
+
+
+@tilec.kernel
+def reversed_copy(x_ptr, y_ptr, M, N, NB, stride_xb, stride_xm, stride_yb, stride_ym,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, FORM: tl.constexpr = 0):
+    """Y's batch b is X's batch NB - 1 - b, through per-batch descriptors.
+    X's base `(NB - 1 - pid_b) * stride_xb` lies inside X on every program,
+    but its terms split as 1 * (NB stride_xb) + (-1 - pid_b) * stride_xb: a
+    batch coordinate below zero, so X must stay a pointer access.  FORM 1
+    writes X's base `pid_b * 2 * stride_xb - pid_b * stride_xb` (one group,
+    coordinate pid_b: a map)."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    pid_b = tl.program_id(2)
+    if FORM == 1:
+        x_base = x_ptr + pid_b * 2 * stride_xb - pid_b * stride_xb
+    else:
+        x_base = x_ptr + (NB - 1 - pid_b) * stride_xb
+    x_d = tl.make_tensor_descriptor(x_base, shape=[M, N], strides=[stride_xm, 1],
+                                    block_shape=[BLOCK_M, BLOCK_N])
+    y_d = tl.make_tensor_descriptor(y_ptr + pid_b * stride_yb, shape=[M, N],
+                                    strides=[stride_ym, 1], block_shape=[BLOCK_M, BLOCK_N])
+    y_d.store([pid_m * BLOCK_M, pid_n * BLOCK_N], x_d.load([pid_m * BLOCK_M, pid_n * BLOCK_N]))

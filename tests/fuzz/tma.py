@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Case = dict[str, Any]
+DESCRIPTOR_FRACTION = 0.35   # of the cases: descriptor kernels (tests/fuzz/tma_desc.py)
 EB = {"fp16": 2, "bf16": 2, "fp32": 4}
 DTYPE = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
 
@@ -632,7 +633,12 @@ def _copy(g: _Gen) -> None:
 
 
 def tma_case(seed: int, i: int) -> Case:
-    """Case i of `seed` (independent of how many cases a run makes)."""
+    """Case i of `seed` (independent of how many cases a run makes): a
+    descriptor kernel (tests/fuzz/tma_desc.py) for DESCRIPTOR_FRACTION of
+    them, chosen by a stream of its own (a pointer case i is what it was)."""
+    if random.Random(f"tma-kind {seed} {i}").random() < DESCRIPTOR_FRACTION:
+        from .tma_desc import desc_case
+        return desc_case(seed, i)
     r = random.Random(seed * 1_000_003 + i)
     name = f"tma_{seed}_{i}"
     g = _Gen(r, name)
@@ -644,4 +650,5 @@ def tma_case(seed: int, i: int) -> Case:
     source = "\n".join(["@tilec.kernel", f"def {name}({sig}):", *g.lines]) + "\n"
     return {"name": name, "kind": f"tma-{kind}", "valid": True, "source": source,
             "params": params, "arrays": g.arrays, "scalars": g.scalars,
-            "constexprs": g.constexprs, "grid": g.grid, "features": g.features}
+            "constexprs": g.constexprs, "grid": g.grid,
+            "features": {**g.features, "descriptor": False}}

@@ -12,10 +12,15 @@ Variants (comma-separated parts): `c_first` (the C tile's TMA stores with an
 evict_first policy), `b_last` (B's TMA loads evict_last), `a_first` (A's loads
 evict_first), `b_first`.  The policy is made once at entry with
 `createpolicy.fractional.L2::<policy>.b64 <reg>, 1.0`; the copies gain
-`.L2::cache_hint` and the policy operand.  Only `matmul_persistent` entries
-are edited; the cubin is rebuilt with ptxas -arch=sm_90a and the manifest's
-sizes and hashes updated.  The tensor maps are the kernel's parameters 6, 7
-and 8 (A, B, C: runtime/tensormap.py's order).
+`.L2::cache_hint` and the policy operand.  Only the entries of one kernel
+(`matmul_persistent`, or the fourth argument: `mm_tutorial` for
+skinny_probe.py's cache, the 127-row launch) are edited; the cubin is
+rebuilt with ptxas -arch=sm_90a and the manifest's sizes and hashes
+updated.  The tensor maps are the kernel's three 128-byte parameters (A, B,
+C: runtime/tensormap.py's order).  A variant `x_last` on a skinny launch
+keeps A (read by every program) and `b_first` streams B (each column block
+read once when the grid has one row block): whether the memset's dirty L2
+lines then survive the launch instead of being written back during it.
 """
 from __future__ import annotations
 
@@ -24,14 +29,14 @@ import sys
 
 from ptx_edit import edit_cache
 
-MAPS = {"a": "param_6", "b": "param_7", "c": "param_8"}
-
-
 def _map_regs(ptx: str) -> dict[str, str]:
-    """Which %rd register holds each tensor map's generic address."""
+    """Which %rd register holds each tensor map's generic address (the
+    kernel's 128-byte parameters in order: A, B, C)."""
+    params = re.findall(r"\.param \.align 64 \.b8 (\w+_param_\d+)\[128\]", ptx)
+    assert len(params) >= 3, params
     regs = {}
-    for name, param in MAPS.items():
-        mov = re.search(rf"mov\.b64\s+(%rd\d+), \w+_{param};", ptx)
+    for name, param in zip("abc", params):
+        mov = re.search(rf"mov\.b64\s+(%rd\d+), {param};", ptx)
         assert mov, param
         cvta = re.search(rf"cvta\.param\.u64\s+(%rd\d+), {re.escape(mov.group(1))};", ptx)
         assert cvta, param
@@ -72,7 +77,8 @@ def edit(ptx: str, variant: str) -> str:
 
 def main() -> None:
     src, dst, variant = sys.argv[1:4]
-    edit_cache(src, dst, "matmul_persistent", lambda ptx: edit(ptx, variant), variant)
+    kernel = sys.argv[4] if len(sys.argv) > 4 else "matmul_persistent"
+    edit_cache(src, dst, kernel, lambda ptx: edit(ptx, variant), variant)
 
 
 if __name__ == "__main__":

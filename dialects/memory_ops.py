@@ -37,7 +37,7 @@ Tensor-memory-accelerator (TMA) copies of descriptor loads (NVIDIA sm90+):
 `tile.tma_copy(ring, slot, bars, live, c0, ..) {tma}`: where `live`, one thread
   starts the copy of the block at coordinates c into ring slot `slot` (in the
   ring's layout), completing on barrier `slot`; elements outside the tensor
-  are zeros.
+  are zeros; with `tile.l2_evict_first` under an L2 evict-first policy.
 `tile.mbarrier_wait(bars, slot, phase)`: every thread waits until barrier
   `slot` has completed phase `phase` (0/1, i32); with `tile.one_thread` only
   the threads that issue the TMA copies wait (a producer waiting for a slot).

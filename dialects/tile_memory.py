@@ -104,9 +104,11 @@ def tma_expect(bars: ir.Value, slot: ir.Value, live: ir.Value, nbytes: int, *,
 
 def tma_copy(ring: ir.Value, slot: ir.Value, bars: ir.Value, live: ir.Value,
              coords: Sequence[ir.Value], tma: int, *, loc: ir.Location,
-             ip: IP = None) -> ir.Operation:
-    return _create("tile.tma_copy", [], [ring, slot, bars, live, *coords],
-                   {"tma": _i32_attr(tma)}, loc, ip)
+             ip: IP = None, evict_first: bool = False) -> ir.Operation:
+    attrs: dict[str, ir.Attribute] = {"tma": _i32_attr(tma)}
+    if evict_first:
+        attrs["tile.l2_evict_first"] = ir.UnitAttr.get()
+    return _create("tile.tma_copy", [], [ring, slot, bars, live, *coords], attrs, loc, ip)
 
 
 def mbarrier_wait(bars: ir.Value, slot: ir.Value, phase: ir.Value, *, loc: ir.Location,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
+import re
 import sys
 from fractions import Fraction
 from typing import Any
@@ -427,3 +428,36 @@ def test_heads_on_the_cpu(extra: int) -> None:
     want = np.einsum("zhxmd,znhxd->zhxmn", q.astype(np.float64), kk.astype(np.float64))
     np.testing.assert_allclose(o.astype(np.float64), want, rtol=2e-2, atol=2e-2 * d ** 0.5)
     assert np.isnan(big_o[..., m:, :]).all() and np.isnan(big_o[..., n:]).all()
+
+
+def test_b_copies_of_a_per_tile_loop_evict_first() -> None:
+    """tutorial-03's B blocks are copied under an L2 evict-first policy
+    (`createpolicy.fractional.L2::evict_first` + `.L2::cache_hint`), A's
+    are not (tile_pipeline._b_evict_first, measured on the H200); a
+    flattened persistent loop's copies keep the default policy."""
+    for target in ("sm90", "sm100"):
+        ptx = _compile(target).asm["ptx"]
+        hinted = re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.tile\."
+                            r"mbarrier::complete_tx::bytes\.L2::cache_hint \[[^\]]*\], "
+                            r"\[(%rd\d+),", ptx)
+        plain = re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.tile\."
+                           r"mbarrier::complete_tx::bytes \[[^\]]*\], \[(%rd\d+),", ptx)
+        assert "createpolicy.fractional.L2::evict_first.b64" in ptx
+        assert hinted and plain and not set(hinted) & set(plain)   # B's map hinted, A's not
+    persistent = _module("examples/matmul_persistent.py").matmul_persistent.compile(
+        target="sm90", signature="*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16",
+        num_warps=8, num_stages=3,
+        constexprs={"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8,
+                    "NUM_SMS": 132})
+    assert "cp.async.bulk.tensor" in persistent.asm["ptx"]
+    assert "cache_hint" not in persistent.asm["ptx"]
+
+
+def _module(relative: str) -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "evict_" + pathlib.Path(relative).stem,
+        pathlib.Path(__file__).resolve().parent.parent / relative)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

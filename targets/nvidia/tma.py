@@ -201,21 +201,33 @@ def _copy(L: FuncLowering, op: ir.Operation) -> None:
     ring = L.get(ring_v)
     *outer, row0, col0 = (L.get(c) for c in coords)
     n = (t.rows // rows) * (t.cols // t.atom_cols)
+    hint = "tile.l2_evict_first" in op.attributes
     if n > _ELECTED_BOXES:   # (an A ring's 8-row blocks: one lane each)
         base = arith.MulIOp(L.get(slot), _c(t.nbytes)).result
         for first in range(0, n, L.target.warp_size):
             _copy_lanes(L, t, ring, tmap, bars, slot, live, base, [*outer, row0, col0], rows, n,
-                        first)
+                        first, hint)
         return
     with _issue_block(L, live):
         base = arith.MulIOp(L.get(slot), _c(t.nbytes)).result
         for q in range(n):
-            _copy_box(L, t, ring, tmap, bars, slot, base, [*outer, row0, col0], rows, q)
+            _copy_box(L, t, ring, tmap, bars, slot, base, [*outer, row0, col0], rows, q, hint)
+
+
+def _l2_hint(evict_first: bool) -> ir.Value | None:
+    """The L2 cache-hint operand of a copy under an evict-first policy (the
+    64-bit policy of `createpolicy.fractional.L2::evict_first.b64 p, 1.0`,
+    inline PTX: NVVM has no op for it), or None."""
+    if not evict_first:
+        return None
+    return llvm.InlineAsmOp(ir.IntegerType.get_signless(64), [],
+                            "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l").result
 
 
 def _copy_lanes(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value,
                 bars: ir.Value, slot: ir.Value, live: ir.Value, base: ir.Value,
-                coords: list[ir.Value], rows: int, n: int, first: int) -> None:
+                coords: list[ir.Value], rows: int, n: int, first: int,
+                evict_first: bool = False) -> None:
     """Lane q of the first warp copies box first + q (of n), where live
     (`coords`: the block's, outermost first)."""
     *outer, row0, col0 = coords
@@ -240,12 +252,14 @@ def _copy_lanes(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value
         col = arith.AddIOp(col0, arith.MulIOp(atom, _c(t.atom_cols)).result).result
         nvvm.CpAsyncBulkTensorGlobalToSharedClusterOp(
             _cluster(byte_address(ring, dst)), tmap,
-            [col, arith.AddIOp(row0, row).result, *reversed(outer)], _bar(L, bars, slot), [])
+            [col, arith.AddIOp(row0, row).result, *reversed(outer)], _bar(L, bars, slot), [],
+            l2CacheHint=_l2_hint(evict_first))
         scf.YieldOp([])
 
 
 def _copy_box(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value, bars: ir.Value,
-              slot: ir.Value, base: ir.Value, coords: list[ir.Value], rows: int, q: int) -> None:
+              slot: ir.Value, base: ir.Value, coords: list[ir.Value], rows: int, q: int,
+              evict_first: bool = False) -> None:
     """Box q of the copy: 8-row block q % per_atom of column atom q // per_atom
     (`coords`: the block's, outermost first)."""
     *outer, row0, col0 = coords
@@ -258,7 +272,7 @@ def _copy_box(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value, 
     nvvm.CpAsyncBulkTensorGlobalToSharedClusterOp(
         _cluster(byte_address(ring, dst)), tmap,
         [col, arith.AddIOp(row0, _c(block * rows)).result, *reversed(outer)],
-        _bar(L, bars, slot), [])
+        _bar(L, bars, slot), [], l2CacheHint=_l2_hint(evict_first))
 
 
 def permuted_row(L: FuncLowering, rows: int, block: ir.Value) -> ir.Value:

@@ -33,7 +33,7 @@ def _map_regs(ptx: str) -> dict[str, str]:
     """Which %rd register holds each tensor map's generic address (the
     kernel's 128-byte parameters in order: A, B, C)."""
     params = re.findall(r"\.param \.align 64 \.b8 (\w+_param_\d+)\[128\]", ptx)
-    assert len(params) >= 3, params
+    assert len(params) >= 2, params   # A, B (and C where the store is a TMA store)
     regs = {}
     for name, param in zip("abc", params):
         mov = re.search(rf"mov\.b64\s+(%rd\d+), {param};", ptx)

@@ -16,7 +16,8 @@
 # f16 (half the bytes): a 128x128 accumulator of 8 warps (64 elements per
 # thread) keeps the pointer store, whose tagged hint (tma = 2) is left for the
 # GPU lowering to drop (wider accumulators are stored by TMA:
-# tests/test_tma_store.py).  (The nest, without tile-flatten-loops, which
+# tests/test_tma_store.py).  B's copies take an L2 evict-first policy
+# (tile.l2_evict_first: pipeline_tma.evict_first), A's do not.  (The nest, without tile-flatten-loops, which
 # NVIDIA's stage list runs: tile-pipeline/flattened.py.)
 
 # CHECK: "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<3x128x64xf16, 3>
@@ -25,7 +26,7 @@
 # CHECK-NOT: "tile.load"
 # CHECK: "tile.tma_expect"(%[[BARS]], %{{.*}}, %{{.*}}) {bytes = 32768 : i32}
 # CHECK-NEXT: "tile.tma_copy"({{.*}}) {tma = 0 : i32}
-# CHECK-NEXT: "tile.tma_copy"({{.*}}) {tma = 1 : i32}
+# CHECK-NEXT: "tile.tma_copy"({{.*}}) {tile.l2_evict_first, tma = 1 : i32}
 # CHECK: "tile.tma_expect"
 # CHECK: scf.for
 # CHECK-NOT: "tile.async_wait"
@@ -35,8 +36,8 @@
 # CHECK-NEXT: "tile.mma_wait"({{.*}}) {pending = 1 : i32}
 # CHECK-NEXT: "tile.barrier"
 # CHECK: "tile.tma_expect"
-# CHECK-NEXT: "tile.tma_copy"
-# CHECK-NEXT: "tile.tma_copy"
+# CHECK-NEXT: "tile.tma_copy"({{.*}}) {tma = 0 : i32}
+# CHECK-NEXT: "tile.tma_copy"({{.*}}) {tile.l2_evict_first, tma = 1 : i32}
 # CHECK: scf.yield
 # CHECK: "tile.mma_wait"({{.*}}) {pending = 0 : i32}
 # CHECK-NEXT: "tile.barrier"

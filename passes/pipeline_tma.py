@@ -103,22 +103,22 @@ def tile_bytes(load: ir.Operation) -> int:
     return axis_info.type_bytes(t.element_type) * t.shape[0] * t.shape[1]
 
 
-def evict_first(flattened: bool) -> tuple[bool, bool]:
-    """Whether A's and B's TMA copies take an L2 evict-first policy: B's in a
-    per-tile K loop (not a flattened persistent one).  Measured on the H200
+def b_evict_first(flattened: bool) -> bool:
+    """Whether B's TMA copies take an L2 evict-first policy (A's never): in a
+    per-tile K loop, not a flattened persistent one.  Measured on the H200
     (benchmarks/results/README.md, session 26): tutorial-03 with B so hinted
     read 1.018-1.12x Triton paired on every benchmark shape (127x4096x4096
     1.12: the memset's dirty L2 lines survive instead of being written back
     during the launch) against 0.999-1.032 without; back to back the
     127-row launch lost 2-4%, and A so hinted (session 22) cost DRAM."""
-    return False, not flattened
+    return not flattened
 
 
 def issue(loads: list[ir.Operation], rings: list[ir.Value], bars: ir.Value, slot: ir.Value,
-          live: ir.Value, mapping: ps.Mapping, evict_first: tuple[bool, ...] = ()) -> None:
+          live: ir.Value, mapping: ps.Mapping, b_evict_first: bool = False) -> None:
     """At the current insertion point: expect the slot's bytes, then copy each
-    load's block (its coordinates looked up in `mapping`) into its ring
-    (under an L2 evict-first policy where `evict_first` says so)."""
+    load's block (its coordinates looked up in `mapping`) into its ring (the
+    second, B's, under an L2 evict-first policy where `b_evict_first`)."""
     tile_memory.tma_expect(bars, slot, live, sum(tile_bytes(ld) for ld in loads),
                            loc=loads[0].location)
     for i, (load, ring) in enumerate(zip(loads, rings)):
@@ -126,7 +126,7 @@ def issue(loads: list[ir.Operation], rings: list[ir.Value], bars: ir.Value, slot
         assert hint is not None and (tma := tma_id(load)) is not None
         coords = [mapping.get(v, v) for v in hint.operands]
         tile_memory.tma_copy(ring, slot, bars, live, coords, tma, loc=load.location,
-                             evict_first=i < len(evict_first) and evict_first[i])
+                             evict_first=b_evict_first and i == 1)
 
 
 def _slot_phase(index: ir.Value, stages: int) -> tuple[ir.Value, ir.Value]:

@@ -48,7 +48,7 @@ tagged copies them with the tensor memory accelerator (passes/pipeline_tma.py):
 a `tile.mbarrier_alloc` of S transaction barriers; each issue is a
 `tile.tma_expect` of the slot's bytes and one `tile.tma_copy` per tile (the
 tiles' coordinates cloned for the iteration; B's under an L2 evict-first
-policy outside flattened loops: `pipeline_tma.evict_first`); an iteration starts with
+policy outside flattened loops: `pipeline_tma.b_evict_first`); an iteration starts with
 `tile.mbarrier_wait` on its slot (no cp.async wait and no barrier), and for
 wgmma the barrier after the product's wait is there at every warp count (one
 thread overwrites the slot every warp read; a tcgen05 product's reads are over
@@ -208,7 +208,7 @@ def _issue(plan: _Plan, rings: tuple[ir.Value, ir.Value], slot: ir.Value, iv: ir
         with plan.dot.location:
             live = arith.CmpIOp(arith.CmpIPredicate.slt, iv, ub).result
         pipeline_tma.issue(list(plan.loads), list(rings), bars, slot, live, mapping,
-                           pipeline_tma.evict_first(plan.tail is not None))
+                           pipeline_tma.b_evict_first(plan.tail is not None))
         return mapping
     for load, ring in zip(plan.loads, rings):
         ptr, mask, _other = (mapping.get(v, v) if v is not None else None
@@ -378,7 +378,7 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
                 tile.barrier(loc=dot.location)
         if bars is not None:
             pipeline_tma.issue(list(plan.loads), list(rings), bars, write, live, m,
-                               pipeline_tma.evict_first(plan.tail is not None))
+                               pipeline_tma.b_evict_first(plan.tail is not None))
         else:
             write, iv_w, m = refill_at()
             m = _issue(plan, rings, write, iv_w, ub, m)

@@ -71,7 +71,7 @@ from tilec.passes import tile_lower_descriptors
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.index_poly import Evaluator, Poly
 from tilec.passes.analysis.map_blocks import BATCH_EXTENT, build, host, int_arg, nonnegative, \
-    pointer_base, split_offset
+    pointer_base, split_offset, stride_aligned
 from tilec.targets import Feature, Target
 
 NAME = "tile-tma-descriptors"
@@ -161,12 +161,8 @@ def _batches(base: ir.Value, func_block: ir.Block, info: axis_info.AxisInfoMap, 
         if need is None:
             return None
         positive |= need
-        mono, c = s.terms[0]
-        div = int(c)
-        for a in mono:
-            div *= info.get(ev.values[a[1]]).divisibility[0]
         h = host(s, ev, func_block)
-        if (div * eb) % 16 or h is None:
+        if h is None or not stride_aligned(s, ev, lambda v: info.get(v).divisibility[0], eb):
             return None
         coords.append(b)
         hosts.append(h)

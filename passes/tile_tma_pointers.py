@@ -93,7 +93,8 @@ from tilec.passes import tile_lower_descriptors, tile_tma_descriptors
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis.index_poly import Evaluator, Poly, expand_lanes
 from tilec.passes.analysis.map_blocks import (BATCH_EXTENT, build, divides, host, int_arg,
-                                              pointer_base, split_batch, split_rows)
+                                              pointer_base, split_batch, split_rows,
+                                              stride_aligned)
 from tilec.targets import Feature, Target
 
 NAME = "tile-tma-pointers"
@@ -357,11 +358,7 @@ class _Prover:
         return v if v is not None and self.info.get(v).divisibility[0] >= 16 else None
 
     def _stride_ok(self, s0: Poly, eb: int) -> bool:
-        mono, c = s0.terms[0]
-        div = abs(int(c)) if c.denominator == 1 else 0
-        for a in mono:
-            div *= self.info.get(self.ev.values[a[1]]).divisibility[0]
-        return div > 0 and (div * eb) % 16 == 0
+        return stride_aligned(s0, self.ev, lambda v: self.info.get(v).divisibility[0], eb)
 
     def _bounds(self, op: ir.Operation, coords: list[Poly], wraps: frozenset[tuple[Poly, Poly]]
                 ) -> tuple[list[Poly], list[Poly]] | None:

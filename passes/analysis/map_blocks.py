@@ -201,6 +201,18 @@ def _atom_nonnegative(v: ir.Value, ev: Evaluator, block: ir.Block, depth: int) -
     return None if arg is None else need | {arg}
 
 
+def stride_aligned(s: Poly, ev: Evaluator, divisibility: Callable[[ir.Value], int],
+                   elem_bytes: int) -> bool:
+    """Whether stride `s` (one term: a constant times arguments, in elements)
+    is known to be a non-zero multiple of 16 bytes, `divisibility` giving
+    each argument's (the axis analysis')."""
+    mono, c = s.terms[0]
+    div = abs(int(c)) if c.denominator == 1 else 0
+    for a in mono:
+        div *= divisibility(ev.values[a[1]])
+    return div > 0 and (div * elem_bytes) % 16 == 0
+
+
 def pointer_base(p: Poly, ev: Evaluator, block: ir.Block) -> ir.Value | None:
     """The pointer argument of the function (entry `block`) that the
     pointer polynomial `p` starts from: its one pointer atom, with

@@ -201,15 +201,16 @@ def _copy(L: FuncLowering, op: ir.Operation) -> None:
     ring = L.get(ring_v)
     *outer, row0, col0 = (L.get(c) for c in coords)
     n = (t.rows // rows) * (t.cols // t.atom_cols)
-    hint = "tile.l2_evict_first" in op.attributes
+    evict_first = "tile.l2_evict_first" in op.attributes
     if n > _ELECTED_BOXES:   # (an A ring's 8-row blocks: one lane each)
         base = arith.MulIOp(L.get(slot), _c(t.nbytes)).result
         for first in range(0, n, L.target.warp_size):
             _copy_lanes(L, t, ring, tmap, bars, slot, live, base, [*outer, row0, col0], rows, n,
-                        first, hint)
+                        first, evict_first)
         return
     with _issue_block(L, live):
         base = arith.MulIOp(L.get(slot), _c(t.nbytes)).result
+        hint = _l2_hint(evict_first)   # one policy for the copy's boxes
         for q in range(n):
             _copy_box(L, t, ring, tmap, bars, slot, base, [*outer, row0, col0], rows, q, hint)
 
@@ -259,7 +260,7 @@ def _copy_lanes(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value
 
 def _copy_box(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value, bars: ir.Value,
               slot: ir.Value, base: ir.Value, coords: list[ir.Value], rows: int, q: int,
-              evict_first: bool = False) -> None:
+              hint: ir.Value | None = None) -> None:
     """Box q of the copy: 8-row block q % per_atom of column atom q // per_atom
     (`coords`: the block's, outermost first)."""
     *outer, row0, col0 = coords
@@ -272,7 +273,7 @@ def _copy_box(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value, 
     nvvm.CpAsyncBulkTensorGlobalToSharedClusterOp(
         _cluster(byte_address(ring, dst)), tmap,
         [col, arith.AddIOp(row0, _c(block * rows)).result, *reversed(outer)],
-        _bar(L, bars, slot), [], l2CacheHint=_l2_hint(evict_first))
+        _bar(L, bars, slot), [], l2CacheHint=hint)
 
 
 def permuted_row(L: FuncLowering, rows: int, block: ir.Value) -> ir.Value:

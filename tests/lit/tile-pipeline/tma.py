@@ -17,7 +17,7 @@
 # thread) keeps the pointer store, whose tagged hint (tma = 2) is left for the
 # GPU lowering to drop (wider accumulators are stored by TMA:
 # tests/test_tma_store.py).  B's copies take an L2 evict-first policy
-# (tile.l2_evict_first: pipeline_tma.evict_first), A's do not.  (The nest, without tile-flatten-loops, which
+# (tile.l2_evict_first: pipeline_tma.b_evict_first), A's do not.  (The nest, without tile-flatten-loops, which
 # NVIDIA's stage list runs: tile-pipeline/flattened.py.)
 
 # CHECK: "tile.local_alloc"() {row_permutation = "none", swizzle = 128 : i32} : () -> memref<3x128x64xf16, 3>

@@ -124,10 +124,14 @@ def _triton_module() -> Any:
 
 def _reference(torch: Any, q: Any, k: Any, v: Any, do: Any, causal: bool,
                scale: float) -> tuple[Any, ...]:
+    from torch.nn.attention import SDPBackend, sdpa_kernel
     qf, kf, vf = (t.float().requires_grad_() for t in (q, k, v))
-    o = torch.nn.functional.scaled_dot_product_attention(qf, kf, vf, is_causal=causal,
-                                                         scale=scale)
-    o.backward(do.float())
+    # The math backend (matmuls + softmax): the reference stays out of
+    # PyTorch's fused fp32 kernels, which racecheck reports hazards in.
+    with sdpa_kernel(SDPBackend.MATH):
+        o = torch.nn.functional.scaled_dot_product_attention(qf, kf, vf, is_causal=causal,
+                                                             scale=scale)
+        o.backward(do.float())
     return o.detach(), qf.grad, kf.grad, vf.grad
 
 

@@ -30,6 +30,7 @@ from mlir import ir
 
 from tilec.dialects import tile
 from tilec.options import CompileOptions
+from tilec.passes import pipeline_support
 from tilec.passes.analysis import axis_info
 from tilec.passes.analysis import matrix_tiling
 from tilec.passes.analysis.layouts import (
@@ -189,16 +190,36 @@ def _access_bytes(v: ir.Value, info: axis_info.AxisInfoMap) -> int:
     return min(16, pi.contiguity[1] * eb, max(eb, pi.divisibility[1]))
 
 
+def _tma_copied(op: ir.Operation, loads: tuple[ir.Value, ir.Value],
+                staged: list[ir.Operation]) -> bool:
+    """Both operands are loads `tile-tma-pointers` / `tile-tma-descriptors`
+    tagged as tensor-map blocks, beside the dot in the body of a loop
+    `tile-pipeline` stages: the pipeliner copies such a pair with TMA whatever
+    its per-thread access (a `% N` wrap or a ragged mask), so no operand is
+    staged element by element."""
+    parent = op.parent
+    if parent is None or not any(parent == loop for loop in staged):
+        return False
+    for v in loads:
+        owner = v.owner
+        if not (isinstance(owner, ir.OpView) and owner.operation.name == "tile.load"
+                and "tile.tma" in owner.operation.attributes
+                and owner.operation.parent == parent):
+            return False
+    return True
+
+
 def _shape_of(op: ir.Operation, num_warps: int, warp_size: int,
-              info: axis_info.AxisInfoMap) -> DotShape:
+              info: axis_info.AxisInfoMap, staged: list[ir.Operation]) -> DotShape:
     a, b, res = op.operands[0].type, op.operands[1].type, op.results[0].type
     (m, k), n = tile.shape_of(a), tile.shape_of(b)[1]
     prec = str(ir.StringAttr(op.attributes["input_precision"]).value) \
         if "input_precision" in op.attributes else "ieee"
     b_src = op.operands[1].owner
     kmajor = isinstance(b_src, ir.OpView) and b_src.operation.name == "tile.trans"
-    access = min(_access_bytes(op.operands[0], info),
-                 _access_bytes(b_src.operation.operands[0] if kmajor else op.operands[1], info))
+    loads = (op.operands[0], b_src.operation.operands[0] if kmajor else op.operands[1])
+    access = 16 if _tma_copied(op, loads, staged) else \
+        min(_access_bytes(loads[0], info), _access_bytes(loads[1], info))
     return DotShape(m, n, k, str(tile.element_type(a)), str(tile.element_type(res)),
                     num_warps, warp_size, prec, access, kmajor)
 
@@ -213,6 +234,8 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
 
     module.operation.walk(visit)
     infos: dict[ir.Operation, axis_info.AxisInfoMap] = {}
+    staged = [loop for _, loop, _ in pipeline_support.staged_loops(module, options.num_stages)] \
+        if target.has(Feature.TMA) else []
     with module.context:
         for op in dots:
             func = op
@@ -224,7 +247,7 @@ def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
             if len(tile.shape_of(op.operands[0].type)) != 2:
                 kind, why = "fma", "batched (3-D) dots run on the vector units"
             else:
-                shape = _shape_of(op, options.num_warps, target.warp_size, infos[func])
+                shape = _shape_of(op, options.num_warps, target.warp_size, infos[func], staged)
                 kind, why = select(shape, target)
             op.attributes["tile.mma"] = ir.StringAttr.get(kind)
             fp8 = FP8_TYPES.get(str(tile.element_type(op.operands[0].type)))

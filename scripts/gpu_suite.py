@@ -397,7 +397,8 @@ def _tma_pointer_matmul(torch: Any, device: str, launch: bool) -> None:
     with rows and columns wrapped by `% M` / `% N` past ragged edges, K masked,
     K = 0, strides that are not multiples of 16 (those accesses stay pointer
     accesses, beside inferred ones), pipeline depths 1-5, bf16, B given
-    K-major (the map's block transposed; fp16, bf16, fp8), K masks written
+    K-major (the map's block transposed; fp16, bf16, fp8), a ragged N over
+    padded rows (wgmma, not the mma_sync fallback), K masks written
     four ways, a batched matmul (`_tma_pointer_batched`); against float64."""
     from matmul_kernels import mm_tutorial
     cases = [(torch.float16, 256, 512, 512, (128, 256, 64), 8, 3),
@@ -415,10 +416,17 @@ def _tma_pointer_matmul(torch: Any, device: str, launch: bool) -> None:
               (torch.float16, 200, 336, 1008, (128, 256, 64), 8, 4),
               (torch.bfloat16, 130, 260, 1001, (128, 128, 64), 8, 3),
               (torch.float8_e4m3fn, 300, 400, 1024, (128, 128, 128), 8, 3)]
-    for dt, m, n, k, (bm, bn, bk), warps, stages in cases + kmajor:
+    # N ragged (not a multiple of 16) over B's rows padded to 16-element
+    # multiples: B's `% N` wrap leaves 2-byte pointer accesses, yet both loads
+    # are map blocks, so the dot runs on wgmma with TMA copies
+    padded = [(torch.float16, 300, 1000, 1024, (128, 256, 64), 8, 3),
+              (torch.bfloat16, 129, 260, 640, (128, 128, 64), 8, 4)]
+    for dt, m, n, k, (bm, bn, bk), warps, stages in cases + kmajor + padded:
         a = torch.randn(m, k, device=device).to(dt)
         if (dt, m, n, k, (bm, bn, bk), warps, stages) in kmajor:
             b = torch.randn(n, k, device=device).to(dt).t()
+        elif (dt, m, n, k, (bm, bn, bk), warps, stages) in padded:
+            b = torch.randn(k, (n + 31) // 16 * 16, device=device).to(dt)[:, :n]
         else:
             b = torch.randn(k, n, device=device).to(dt)
         c = torch.full((m, n), float("nan"), device=device, dtype=torch.float16)
@@ -565,9 +573,9 @@ def _tma_pointer_batched(torch: Any, device: str, launch: bool, kmod: Any) -> No
     maps ([2^31, rows, columns], `.3d` copies and stores), every operand a
     strided view of a larger tensor (batch and row strides multiples of 16
     elements that are not the view's sizes), ragged M and N, K = 0, fp16 and
-    bf16, depths 1-4 (N and K not multiples of 16 in one case: tile-pipeline
-    takes only loads it could also copy with cp.async, so that loop keeps its
-    pointer loads); A at batch p + 1 (A_BATCH 4), at batch p + k in K step
+    bf16, depths 1-4 (N and K not multiples of 16 in one case: 2-byte pointer
+    accesses, yet map blocks, so TMA copies them into wgmma's rings); A at
+    batch p + 1 (A_BATCH 4), at batch p + k in K step
     k (5: a loop-varying batch coordinate), at p rows down (1: a pointer
     load); the flattened persistent form; against float64."""
     f16, bf16 = torch.float16, torch.bfloat16
@@ -578,7 +586,7 @@ def _tma_pointer_batched(torch: Any, device: str, launch: bool, kmod: Any) -> No
              (f16, 3, 200, 144, 0, (128, 128, 64), 4, 3, 0),
              (bf16, 3, 1000, 1008, 640, (64, 128, 64), 4, 3, 0),
              (bf16, 3, 129, 528, 704, (128, 256, 64), 8, 3, 0),
-             (f16, 3, 130, 260, 1001, (128, 128, 64), 8, 3, 0),   # N, K unaligned: no rings
+             (f16, 3, 130, 260, 1001, (128, 128, 64), 8, 3, 0),   # N, K ragged: TMA + wgmma
              (f16, 3, 200, 336, 1008, (128, 128, 64), 8, 3, 4),
              (f16, 4, 130, 272, 1024, (128, 128, 64), 8, 3, 5),
              (f16, 3, 200, 336, 1008, (128, 128, 64), 8, 3, 1)]

@@ -461,3 +461,20 @@ def _module(relative: str) -> Any:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+@pytest.mark.parametrize("target,bn", [("sm90", 256), ("sm90", 128), ("sm100", 256)])
+def test_ragged_n_over_padded_rows_takes_the_matrix_units(target: str, bn: int) -> None:
+    """N not known to be a multiple of 16, B's rows padded to one: `offs_bn %
+    N` leaves B 2 bytes per pointer access, but both loads are map blocks the
+    pipeliner copies with TMA, so tile-accelerate-dot picks wgmma / tcgen05
+    (it took the mma_sync fallback, which spills at these tiles)."""
+    sig = SIG.replace("i32:16,i32:16,i32:16,i32:16", "i32:16,i32,i32:16,i32:16", 1)
+    k = mm_tutorial.compile(target=target, signature=sig, num_warps=8, num_stages=3,
+                            constexprs={**CX, "BLOCK_N": bn})
+    ptx = k.asm["ptx"]
+    assert ("wgmma.mma_async" if target == "sm90" else "tcgen05.mma") in ptx
+    assert "mma.sync" not in ptx and "cp.async.cg" not in ptx
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") >= 2
+    if k.asm.get("cubin"):
+        assert k.metadata["spill_stores"] == 0

@@ -290,6 +290,20 @@ def prologue_loop(for_op: ir.Operation, carried: list[int], ahead: int,
     return new_for
 
 
+def first_reader(v: ir.Value) -> ir.Operation | None:
+    """The first op after `v`'s definition, in its block, that reads `v`
+    (itself or in an op of its regions); None when no op there does."""
+    owner = v.owner
+    assert isinstance(owner, ir.OpView)
+    readers = [u.owner.operation if isinstance(u.owner, ir.OpView) else u.owner
+               for u in v.uses]
+    siblings = ops(owner.operation.block)
+    for op in siblings[siblings.index(owner.operation) + 1:]:
+        if any(r == inner for inner in [op, *region_ops(op)] for r in readers):
+            return op
+    return None
+
+
 def region_ops(op: ir.Operation) -> list[ir.Operation]:
     """Every op nested in `op`'s regions, outermost first."""
     out: list[ir.Operation] = []

@@ -483,13 +483,15 @@ def _exchange_rows(acc: ir.Value, loc: ir.Location) -> None:
     readers: after the cast that is its only reader where there is one (an
     elementwise op keeps rows where they are, and f16 rows move half the
     bytes through workgroup memory: what lets a 128 x 256 exchange sit beside
-    a flattened loop's rings), else right after `acc`."""
+    a flattened loop's rings), else before `acc`'s first reader (after the
+    rings' release: an f32 exchange may take their bytes)."""
     cast = _cast_reader(list(acc.uses))
     v = acc if cast is None else cast.results[0]
     owner = v.owner
     assert isinstance(owner, ir.OpView)
     users = [(u.owner, u.operand_number) for u in v.uses]
-    with loc, ir.InsertionPoint(ps.next_op(owner.operation)):
+    at = ps.first_reader(v) if cast is None else None
+    with loc, ir.InsertionPoint(at or ps.next_op(owner.operation)):
         placed = tile_memory.row_exchange(v, loc=loc)
     for user, i in users:
         user.operands[i] = placed

@@ -398,8 +398,8 @@ def _tma_pointer_matmul(torch: Any, device: str, launch: bool) -> None:
     K = 0, strides that are not multiples of 16 (those accesses stay pointer
     accesses, beside inferred ones), pipeline depths 1-5, bf16, B given
     K-major (the map's block transposed; fp16, bf16, fp8), a ragged N over
-    padded rows (wgmma, not the mma_sync fallback), K masks written
-    four ways, a batched matmul (`_tma_pointer_batched`); against float64."""
+    padded rows (wgmma, not the mma_sync fallback), an f32 epilogue (rows
+    exchanged in f32 after the rings' release), K masks written four ways, a batched matmul (`_tma_pointer_batched`); against float64."""
     from matmul_kernels import mm_tutorial
     cases = [(torch.float16, 256, 512, 512, (128, 256, 64), 8, 3),
              (torch.float16, 129, 1024, 640, (128, 256, 64), 8, 3),
@@ -440,10 +440,27 @@ def _tma_pointer_matmul(torch: Any, device: str, launch: bool) -> None:
         want = a.double() @ b.double()
         tol = 5e-2 if dt == torch.float8_e4m3fn else 2e-2
         torch.testing.assert_close(c.double(), want, rtol=tol, atol=tol * max(k, 1) ** 0.5)
+    # An f32 epilogue (kernels.py `bias_f32`: scale, column bias, row term):
+    # the accumulator's rows exchanged in f32 in the released rings' bytes.
+    kmod = _pointer_kernels()
+    for m, n, k, bn, stages in ((300, 1000, 1024, 256, 3), (129, 260, 640, 128, 4)):
+        a = torch.randn(m, k, device=device).to(torch.float16)
+        b = torch.randn(k, (n + 31) // 16 * 16, device=device).to(torch.float16)[:, :n]
+        bias = torch.randn(n, device=device)
+        c = torch.full((m, n), float("nan"), device=device, dtype=torch.float16)
+        args = (a, b, c, bias, m, n, k, k, b.stride(0), n)
+        cx = dict(BLOCK_M=128, BLOCK_N=bn, BLOCK_K=64, num_warps=8, num_stages=stages)
+        if not launch:
+            kmod.bias_f32.warmup(*args, **cx, target="sm90")
+            continue
+        kmod.bias_f32[(tilec.cdiv(m, 128), tilec.cdiv(n, bn))](*args, **cx)
+        rows = (torch.arange(m, device=device) % 7).double()[:, None]
+        want = (a.double() @ b.double()) * 0.5 + bias.double()[None, :] + rows
+        torch.testing.assert_close(c.double(), want, rtol=2e-2, atol=2e-2 * k ** 0.5,
+                                   msg=f"bias_f32 {m}x{n}x{k} BLOCK_N={bn}")
     # A's K mask as <, <=, > and >= (the same bound: maps), and A's masked
     # lanes filled with 1.0 (B's are 0, so the product is the same; A stays a
     # pointer load): tests/lit/tile-tma-pointers/kernels.py.
-    kmod = _pointer_kernels()
     m, n, k = 200, 336, 1000 + 8
     a = torch.randn(m, k, device=device).to(torch.float16)
     b = torch.randn(k, n, device=device).to(torch.float16)

@@ -478,3 +478,38 @@ def test_ragged_n_over_padded_rows_takes_the_matrix_units(target: str, bn: int) 
     assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") >= 2
     if k.asm.get("cubin"):
         assert k.metadata["spill_stores"] == 0
+
+
+BIAS_SIG = "*fp16:16,*fp16:16,*fp16:16,*fp32:16,i32,i32,i32:16,i32:16,i32:16,i32:16"
+
+
+@pytest.mark.parametrize("target,bn,stages", [("sm90", 256, 3), ("sm90", 128, 4),
+                                              ("sm100", 128, 3)])
+def test_an_f32_epilogue_exchanges_rows_in_the_rings_bytes(target: str, bn: int,
+                                                           stages: int) -> None:
+    """`bias_f32`: the accumulator's first reader is f32 arithmetic, so the
+    rows are exchanged in f32 (128 KiB at 128 x 256) after the rings are
+    released, in their bytes: the kernel fits (before: 282,656 bytes of
+    workgroup memory at 128 x 256 x 64 / 3 stages, a compile error).  sm100
+    keeps the rows in place (TMEM lane = row): no exchange there; at 128 x
+    256 its f32 epilogue spills (124 bytes; not measured: no Blackwell)."""
+    k = KERNELS.bias_f32.compile(target=target, signature=BIAS_SIG, num_warps=8,
+                                 num_stages=stages,
+                                 constexprs={"BLOCK_M": 128, "BLOCK_N": bn, "BLOCK_K": 64})
+    assert ("wgmma.mma_async" if target == "sm90" else "tcgen05.mma") in k.asm["ptx"]
+    if k.asm.get("cubin"):
+        assert k.metadata["spill_stores"] == 0
+
+
+def test_an_f32_epilogue_on_the_cpu() -> None:
+    rng = np.random.default_rng(11)
+    m, n, k = 45, 38, 70
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, 48)).astype(np.float16)[:, :n]
+    bias = rng.standard_normal(n).astype(np.float32)
+    c = np.full((m, n), np.nan, np.float16)
+    KERNELS.bias_f32[(tilec.cdiv(m, 32), tilec.cdiv(n, 16))](
+        a, b, c, bias, m, n, k, k, 48, n, BLOCK_M=32, BLOCK_N=16, BLOCK_K=16)
+    want = (a.astype(np.float64) @ b.astype(np.float64)) * 0.5 + bias[None, :] + \
+        (np.arange(m) % 7)[:, None]
+    np.testing.assert_allclose(c.astype(np.float64), want, rtol=2e-2, atol=2e-2 * k ** 0.5)

@@ -49,6 +49,34 @@ def tutorial(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stri
 
 
 @tilec.kernel
+def bias_f32(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """The tutorial's loop (maps: rows and columns wrapped, K masked), then an
+    epilogue in f32 before the cast: a scale, a per-column bias and a
+    per-row term (the accumulator's rows must be in place when it runs)."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :])
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :])
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * stride_bk
+    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    bias = tl.load(bias_ptr + offs_cn, mask=offs_cn < N, other=0.0)
+    out = acc * 0.5 + bias[None, :] + (offs_cm[:, None] % 7).to(tl.float32)
+    tl.store(c_ptr + stride_cm * offs_cm[:, None] + offs_cn[None, :], out.to(tl.float16),
+             mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+@tilec.kernel
 def variants(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
              stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
              BLOCK_K: tl.constexpr, HINTS: tl.constexpr = 0, CACHE: tl.constexpr = 0,

@@ -1,0 +1,105 @@
+"""Is the 8192^3 rate bound by DRAM traffic under the power cap?  The
+persistent matmul rows (tilec's examples/matmul_persistent.py and Triton's TMA
+twin, benchmarks/matmul_kernels.py) at 8192^3 in fp8 e4m3 and fp16, each with
+GROUP_M 8 (the benchmark's), 16 and 32: a larger group keeps more of B's
+column blocks in L2 between row blocks (4096^3 fits in L2 and runs ~300 MHz
+faster at the same 690 W).  Every side is timed in alternated rounds (ABC
+CBA ...), with the card's SM clock and power per side (gpu_clock.ClockLog),
+and checked against torch first.  Both compilers get the same GROUP_M, so a
+gain is the kernel's, not the compiler's: what it tells is whether the rows'
+cause is DRAM energy.
+
+    TILEC_CACHE_DIR=$PWD/.carry/raster/cache .venv/bin/python benchmarks/probe/raster_probe.py prepare
+    # on the H200 (ncu beside it: --metrics dram__bytes.sum,lts__t_bytes.sum):
+    TILEC_CACHE_DIR=$PWD/.carry/raster/cache python3 benchmarks/probe/raster_probe.py run [--json F]
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+from typing import Any, Callable
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path[:0] = [os.path.join(ROOT, "benchmarks"), os.path.join(ROOT, "examples"), ROOT]
+
+from h200_matmul import NUM_SMS, _persistent_args  # noqa: E402
+from matmul_persistent import matmul_persistent  # noqa: E402
+
+SIZE = 8192
+# (dtype, BLOCK_M, BLOCK_N, BLOCK_K, warps, stages): the benchmark's best configs.
+ROWS = (("float8_e4m3fn", (128, 256, 128, 8, 3)), ("float16", (128, 256, 64, 8, 3)))
+GROUPS = (8, 16, 32)
+ROUNDS = 8
+
+
+def _meta(cfg: tuple[int, ...], group: int) -> dict[str, int]:
+    bm, bn, bk, w, s = cfg
+    return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group, NUM_SMS=NUM_SMS,
+                num_warps=w, num_stages=s)
+
+
+def prepare() -> None:
+    import torch
+    for dt, cfg in ROWS:
+        for g in GROUPS:
+            matmul_persistent.warmup(*_persistent_args(torch, "cpu", SIZE, SIZE, SIZE, dt, False),
+                                     target="sm90", **_meta(cfg, g))
+    print(f"prepared {len(ROWS) * len(GROUPS)} specializations")
+
+
+def run(json_path: str | None) -> None:
+    import torch
+    import triton
+    from triton.testing import do_bench
+    from gpu_clock import ClockLog
+    from matmul_kernels import t_matmul_persistent
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
+                                                                 device="cuda"))
+    flops = 2 * SIZE ** 3
+    out: dict[str, Any] = {"command": " ".join(sys.argv), "rows": []}
+    for dt, cfg in ROWS:
+        pargs = _persistent_args(torch, "cuda", SIZE, SIZE, SIZE, dt, True)
+        a, b, c = pargs[:3]
+        ref = (a.float() @ b.float().T)
+        sides: dict[str, Callable[[], None]] = {}
+        for g in GROUPS:
+            for name, kern in (("tilec", matmul_persistent), ("triton", t_matmul_persistent)):
+                def go(kern: Any = kern, g: int = g) -> None:
+                    kern[(NUM_SMS,)](*pargs, **_meta(cfg, g))
+                c.fill_(float("nan"))
+                go()
+                torch.cuda.synchronize()
+                err = ((c.float() - ref).norm() / ref.norm()).item()
+                assert err < 2e-2, (dt, name, g, err)
+                sides[f"{name} G{g}"] = go
+        times: dict[str, list[float]] = {s: [] for s in sides}
+        order = list(sides)
+        with ClockLog() as clock:
+            for rnd in range(ROUNDS):
+                for s in (order if rnd % 2 == 0 else order[::-1]):
+                    t0 = time.time()
+                    times[s].append(do_bench(sides[s], warmup=10, rep=100, return_mode="median"))
+                    clock.window(s, t0, time.time())
+        clocks = clock.summary()
+        row = {"dtype": dt, "config": list(cfg), "sides": {}}
+        for s, ts in times.items():
+            row["sides"][s] = {"tflops": round(flops / statistics.median(ts) / 1e9, 1),
+                               **clocks.get(s, {})}
+            print(f"{dt:14} {s:11} {row['sides'][s]['tflops']:8.1f} TFLOP/s  "
+                  f"{clocks.get(s, {}).get('mhz', '?')} MHz  "
+                  f"{clocks.get(s, {}).get('watts', '?')} W", flush=True)
+        out["rows"].append(row)
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["prepare"]:
+        prepare()
+    else:
+        run(sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None)

@@ -426,7 +426,7 @@ def _tma_pointer_matmul(torch: Any, device: str, launch: bool) -> None:
         if (dt, m, n, k, (bm, bn, bk), warps, stages) in kmajor:
             b = torch.randn(n, k, device=device).to(dt).t()
         elif (dt, m, n, k, (bm, bn, bk), warps, stages) in padded:
-            b = torch.randn(k, (n + 31) // 16 * 16, device=device).to(dt)[:, :n]
+            b = torch.randn(k, _padded(n), device=device).to(dt)[:, :n]
         else:
             b = torch.randn(k, n, device=device).to(dt)
         c = torch.full((m, n), float("nan"), device=device, dtype=torch.float16)
@@ -445,7 +445,7 @@ def _tma_pointer_matmul(torch: Any, device: str, launch: bool) -> None:
     kmod = _pointer_kernels()
     for m, n, k, bn, stages in ((300, 1000, 1024, 256, 3), (129, 260, 640, 128, 4)):
         a = torch.randn(m, k, device=device).to(torch.float16)
-        b = torch.randn(k, (n + 31) // 16 * 16, device=device).to(torch.float16)[:, :n]
+        b = torch.randn(k, _padded(n), device=device).to(torch.float16)[:, :n]
         bias = torch.randn(n, device=device)
         c = torch.full((m, n), float("nan"), device=device, dtype=torch.float16)
         args = (a, b, c, bias, m, n, k, k, b.stride(0), n)
@@ -501,6 +501,12 @@ def _tma_pointer_matmul(torch: Any, device: str, launch: bool) -> None:
 
 
 @functools.lru_cache(maxsize=None)
+def _padded(x: int) -> int:
+    """A padded row length for x elements: the next multiple of 16 past x, so
+    row strides are 16-element multiples that are not the view's size."""
+    return (x + 31) // 16 * 16
+
+
 def _lit_kernels(folder: str) -> Any:
     """tests/lit/<folder>/kernels.py as a module."""
     spec = importlib.util.spec_from_file_location(
@@ -536,7 +542,7 @@ def _tma_descriptor_batches(torch: Any, device: str, launch: bool, dmod: Any) ->
             (f16, 0, 3, 300, 520, 200, 256, 8, 3), (bf16, 0, 2, 129, 136, 0, 128, 8, 2),
             (f16, 2, 3, 64, 264, 136, 128, 4, 4), (bf16, 3, 2, 257, 128, 72, 256, 8, 3)):
         rows = 64 if base == 2 else m + 3
-        kp, np_ = (k + 31) // 16 * 16, (n + 31) // 16 * 16
+        kp, np_ = _padded(k), _padded(n)
         big_a = torch.randn(nb + 1, rows, kp, device=device).to(dt)
         big_b = torch.randn(nb, k + 2, np_, device=device).to(dt)
         big_c = torch.full((nb + 1, m + 1, np_), float("nan"), device=device, dtype=dt)
@@ -564,7 +570,7 @@ def _tma_descriptor_heads(torch: Any, device: str, launch: bool, dmod: Any) -> N
     f16, bf16 = torch.float16, torch.bfloat16
     for dt, extra, z, h, x, m, n, d, warps, stages in (
             (f16, 0, 2, 3, 1, 300, 256, 128, 8, 3), (bf16, 1, 2, 2, 3, 129, 136, 96, 4, 2)):
-        dp = (d + 31) // 16 * 16
+        dp = _padded(d)
         big_q = torch.randn(z, h, x, m + 2, dp, device=device).to(dt)
         big_k = torch.randn(z, n, h, x, dp, device=device).to(dt)
         o = torch.full((z * h * x + 1, m, n), float("nan"), device=device, dtype=dt)
@@ -608,14 +614,11 @@ def _tma_pointer_batched(torch: Any, device: str, launch: bool, kmod: Any) -> No
              (f16, 4, 130, 272, 1024, (128, 128, 64), 8, 3, 5),
              (f16, 3, 200, 336, 1008, (128, 128, 64), 8, 3, 1)]
 
-    def pad16(x: int) -> int:
-        return (x + 16 + 15) // 16 * 16
-
     for dt, nb, m, n, k, (bm, bn, bk), warps, stages, a_batch in cases:
         extra = {4: 1, 5: max(tilec.cdiv(k, bk) - 1, 0)}.get(a_batch, 0)
-        big_a = torch.randn(nb + extra, m + 5, pad16(k), device=device).to(dt)
-        big_b = torch.randn(nb, k + 3, pad16(n), device=device).to(dt)
-        big_c = torch.full((nb, m + 2, pad16(n)), float("nan"), device=device, dtype=dt)
+        big_a = torch.randn(nb + extra, m + 5, _padded(k), device=device).to(dt)
+        big_b = torch.randn(nb, k + 3, _padded(n), device=device).to(dt)
+        big_c = torch.full((nb, m + 2, _padded(n)), float("nan"), device=device, dtype=dt)
         a, b, c = big_a[:, :m, :k], big_b[:, :k, :n], big_c[:, :m, :n]
         args = (a, b, c, m, n, k, a.stride(0), a.stride(1), 1, b.stride(0), b.stride(1), 1,
                 c.stride(0), c.stride(1), 1)
@@ -856,7 +859,7 @@ def _tma_batched_k_major(torch: Any, device: str, launch: bool, kmod: Any) -> No
     for dt, nb, m, n, k, warps, stages, shared in (
             (f16, 3, 200, 336, 1008, 8, 3, False), (bf16, 4, 130, 272, 1040, 8, 4, False),
             (f16, 3, 300, 400, 0, 4, 2, False), (f16, 2, 129, 200, 640, 8, 2, True)):
-        kp = (k + 31) // 16 * 16   # padded rows: strides 16-element multiples, not K
+        kp = _padded(k)   # padded rows: strides 16-element multiples, not K
         big_a = torch.randn(nb, m + 3, kp, device=device).to(dt)
         big_b = torch.randn(1 if shared else nb, n + 5, kp, device=device).to(dt)
         c = torch.full((nb, m, n), float("nan"), device=device, dtype=dt)
@@ -909,7 +912,7 @@ def _tma_heads(torch: Any, device: str, launch: bool, kmod: Any) -> None:
     for dt, extra, z, h, x, m, n, d, warps, stages in (
             (f16, 0, 2, 3, 1, 300, 260, 128, 8, 3), (bf16, 0, 3, 2, 1, 129, 513, 64, 8, 2),
             (f16, 1, 2, 2, 3, 200, 136, 96, 4, 3), (bf16, 1, 1, 3, 2, 128, 128, 208, 8, 4)):
-        dp, np_ = (d + 31) // 16 * 16, (n + 31) // 16 * 16   # padded: 16-element strides
+        dp, np_ = _padded(d), _padded(n)   # padded: 16-element strides
         big_q = torch.randn(z, h, x, m + 2, dp, device=device).to(dt)
         big_k = torch.randn(z, n, h, x, dp, device=device).to(dt)
         big_o = torch.full((z, h, x, m + 1, np_), float("nan"), device=device, dtype=dt)

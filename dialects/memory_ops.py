@@ -47,7 +47,10 @@ Tensor-memory-accelerator (TMA) copies of descriptor loads (NVIDIA sm90+):
   the rows where the layout says (an exchange through workgroup memory).
 `tile.tma_store(buf, value, [b,] c0, c1) {tma, row_permutation}`: every thread
   writes its elements of the register tile `value` into the one-slot 128-byte
-  swizzled buffer `buf` (`tile.local_alloc`, [R, C] of value's element type;
+  swizzled buffer `buf` (`tile.local_alloc`, [R, C] of value's element type,
+  or [R, C / p] for a power of two p: the tile is then written and copied in
+  p passes of whole 128-byte column atoms, each after the previous one's copy
+  has read the buffer;
   with `row_permutation = "wgmma"` the element the layout places at row l goes
   to row `row_position(l)`, the accumulator of a loop whose A ring kept its
   rows in order), then one thread copies the buffer to the block at

@@ -283,8 +283,8 @@ def prologue_loop(for_op: ir.Operation, carried: list[int], ahead: int,
         now = {args[i + 1]: m.get(yld.operands[i], yld.operands[i]) for i in carried}
     new_inits = [now[args[i + 1]] if i in carried else v for i, v in enumerate(inits)] + [i32(0)]
     new_for = scf.ForOp(lb, ub, step, new_inits)
-    for name in ("tile.num_stages", "tile.num_stages_note", "tile.flattened",
-                 "tile.warp_specialize", "tile.loop_unroll_factor"):
+    for name in ("tile.num_stages", "tile.num_stages_note", "tile.store_note",
+                 "tile.flattened", "tile.warp_specialize", "tile.loop_unroll_factor"):
         if name in for_op.attributes:
             new_for.operation.attributes[name] = for_op.attributes[name]
     return new_for

@@ -22,13 +22,22 @@ store of one tile overlaps the next tile's loop; the next store waits for the
 previous one's reads); after the loop `tile.tma_store_wait` precedes the
 loop's last barrier and the buffer is released before the rings.  After an
 ordinary loop the buffer is allocated where the rings were, and the store is
-followed by its wait, a barrier and the release.  Nearest upstream analogue:
+followed by its wait, a barrier and the release.
+In a flattened loop whose rings at the asked depth leave too little room for
+the whole tile's buffer (fp8 128x256x128 at 4 stages: 192 KiB of rings and a
+64 KiB f16 tile), `fit_store` gives the store a buffer of 1/2, 1/4, ... of the
+tile's columns (whole 128-byte atoms): the store then writes and copies the
+tile in that many column passes through it, each waiting until the previous
+one's copy has read the buffer (targets/nvidia/tma_store.py), so the loop
+keeps the asked `num_stages` instead of losing a stage; the loop says so
+(`tile.store_note`).  Only where no depth down to 2 fits the store at all
+does the pointer store stay.  Nearest upstream analogue:
 Triton's TMA store lowering (`async_tma_copy_local_to_global` with
 `async_tma_store_wait`, TMAStoresPipeline).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mlir import ir
 from mlir.dialects import arith
@@ -186,6 +195,7 @@ class StorePlan:
     conv: ir.Operation | None         # the `tile.convert_layout` before it
     hint: ir.Operation                # its `tile.tma_coords`
     tma: int
+    chunks: int = 1                   # column passes through its buffer (`fit_store`)
 
     @property
     def value(self) -> ir.Value:
@@ -198,6 +208,11 @@ class StorePlan:
         """The workgroup memory of its buffer."""
         t = ir.RankedTensorType(self.value.type)
         return t.shape[0] * t.shape[1] * axis_info.type_bytes(t.element_type)
+
+    @property
+    def buffer_bytes(self) -> int:
+        """The workgroup memory of its buffer: one column pass's."""
+        return self.nbytes // self.chunks
 
 
 def _only_user(v: ir.Value) -> ir.Operation | None:
@@ -264,8 +279,36 @@ def store_plan(readers: list[ir.OpOperand], num_warps: int) -> StorePlan | None:
 def store_buffer(plan: StorePlan, loc: ir.Location) -> ir.Value:
     """At the current insertion point: the store's one-slot swizzled buffer."""
     t = ir.RankedTensorType(plan.value.type)
-    return tile_memory.local_alloc(1, t.shape, t.element_type, swizzle=ps.SWIZZLE,
-                                   row_permutation="none", loc=loc)
+    rows, cols = t.shape
+    return tile_memory.local_alloc(1, [rows, cols // plan.chunks], t.element_type,
+                                   swizzle=ps.SWIZZLE, row_permutation="none", loc=loc)
+
+
+def fit_store(for_op: ir.Operation, plan: StorePlan, tail: ir.Operation, stages: int,
+              per_stage: int, shared_bytes: int, fit: int) -> tuple[StorePlan | None, int]:
+    """A flattened loop's store beside its rings: (the plan with the fewest
+    column passes whose buffer fits, the deepest ring depth up to `stages` at
+    which one does), or (None, `fit`: the depth without it) where none fits
+    even at depth 2.  The epilogue's other layout conversions and
+    `RESERVED_SHARED` come out of the budget too; a pass covers whole
+    128-byte column atoms.  A store in passes puts `tile.store_note` on the loop."""
+    other = ps.conversion_bytes(tail, plan.conv)
+    t = ir.RankedTensorType(plan.value.type)
+    rows, cols = t.shape
+    atoms = cols * axis_info.type_bytes(t.element_type) // 128
+    for depth in range(stages, 1, -1):
+        chunks = 1
+        while chunks <= atoms and atoms % chunks == 0:
+            if depth * per_stage + plan.nbytes // chunks + other + ps.RESERVED_SHARED \
+                    <= shared_bytes:
+                if chunks > 1:
+                    for_op.attributes["tile.store_note"] = ir.StringAttr.get(
+                        f"the TMA store writes its {rows}x{cols} tile in {chunks} column "
+                        f"passes through a {plan.nbytes // chunks}-byte buffer, so that "
+                        f"num_stages={depth} fits")
+                return replace(plan, chunks=chunks), depth
+            chunks *= 2
+    return None, fit
 
 
 def store_through_tma(plan: StorePlan, row_permutation: str, buf: ir.Value | None) -> None:

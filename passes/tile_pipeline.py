@@ -62,8 +62,9 @@ writes a wgmma loop's accumulator (or its `arith.truncf`) of at least
 `tile.tma_store` from a swizzled buffer of its own (passes/pipeline_tma.py
 `store_plan`): it places the rows itself (`row_permutation = "wgmma"` where
 A's ring keeps them in order; no row exchange), and in a flattened loop its
-buffer is allocated with the rings (where rings, buffer and the epilogue's
-other conversions fit) and released after the loop's last
+buffer is allocated with the rings (a buffer of fewer columns, the tile
+written in passes, where the whole tile's would cost a ring slot:
+`pipeline_tma.fit_store`) and released after the loop's last
 `tile.tma_store_wait`.
 A tcgen05 dot is pipelined as a wgmma one, except that A's rows are not
 permuted (`row_permutation = "none"`: TMEM lane = row) and no barrier follows
@@ -256,6 +257,15 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     # blocks: its layout conversion's bytes come out of the rings' budget.
     extra = ps.conversion_bytes(plan.tail) if plan.tail is not None else 0
     fit = (shared_bytes - ps.RESERVED_SHARED - extra) // per_stage
+    # A tagged store of the accumulator (or its cast) goes through a swizzled
+    # buffer and TMA (pipeline_tma.store_plan); a flattened loop's buffer sits
+    # beside the rings in place of the store's layout conversion, in column
+    # passes where the whole tile's would cost a stage (fit_store).
+    store = pipeline_tma.store_plan(_acc_readers(for_op, plan), num_warps) \
+        if has_tma and kind == "wgmma" and pipeline_tma.wide(plan.dot, num_warps) else None
+    if store is not None and plan.tail is not None:
+        store, fit = pipeline_tma.fit_store(for_op, store, plan.tail, stages, per_stage,
+                                            shared_bytes, fit)
     if fit < 2:
         return False
     if fit < stages:
@@ -271,15 +281,6 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
     lag = _lagged(kind, num_warps, stages, use_tma, macs)
     ahead = stages - 2 if lag else stages - 1
     loc = for_op.location
-    # A tagged store of the accumulator (or its cast) goes through a swizzled
-    # buffer and TMA (pipeline_tma.store_plan); a flattened loop's buffer sits
-    # beside the rings and replaces the store's layout conversion.
-    store = pipeline_tma.store_plan(_acc_readers(for_op, plan), num_warps) \
-        if has_tma and kind == "wgmma" and pipeline_tma.wide(plan.dot, num_warps) else None
-    if store is not None and plan.tail is not None and \
-            stages * per_stage + store.nbytes + ps.conversion_bytes(plan.tail, store.conv) + \
-            ps.RESERVED_SHARED > shared_bytes:
-        store = None
     # With TMA, A's rows stay in order (one box, not one per 8-row block) where
     # the accumulator only chains products from a splat start: its rows are
     # then put in place once, after the loop (`tile.row_exchange`), or by the

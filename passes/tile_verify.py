@@ -23,6 +23,7 @@ from tilec.dialects import tile_descriptors as descs
 from tilec.errors import TilecError, source_loc
 from tilec.options import CompileOptions
 from tilec.passes import tile_dce
+from tilec.passes.analysis import axis_info
 from tilec.targets import Target
 
 NAME = "tile-verify"
@@ -270,14 +271,22 @@ def _descriptor(op: ir.Operation) -> None:
 
 def _tma_store(op: ir.Operation) -> None:
     """tma_store(buf, value, [b,] c0, c1): a one-slot shared-memory buffer of
-    the value's [R, C] tile and element type, two i32 coordinates (three to five: a
-    batched map's, the batches first), a map id and a known row permutation."""
+    the value's [R, C] tile and element type (or [R, C / p], p a power of two,
+    whole 128-byte column atoms: written in passes), two i32 coordinates
+    (three to five: a batched map's, the batches first), a map id and a known
+    row permutation."""
     buf, value, *coords = op.operands
     bt = buf.type
+    shape = list(tile.shape_of(value.type))
     if not isinstance(bt, ir.MemRefType) or len(bt.shape) != 3 or bt.shape[0] != 1 or \
-            list(bt.shape[1:]) != list(tile.shape_of(value.type)) or \
+            len(shape) != 2 or bt.shape[1] != shape[0] or \
             bt.element_type != tile.element_type(value.type):
         raise VerifyError(op, f"buffer {bt} does not hold one {value.type} tile")
+    cols, passes = bt.shape[2], shape[1] // max(1, bt.shape[2])
+    if cols != shape[1] and (passes * cols != shape[1] or passes & (passes - 1) or
+                             cols * axis_info.type_bytes(bt.element_type) % 128):
+        raise VerifyError(op, f"buffer {bt} holds neither one {value.type} tile nor a power-of-two "
+                              "fraction of its columns in whole 128-byte atoms")
     i32 = ir.IntegerType.get_signless(32)
     if len(coords) not in tile_memory.TMA_COORDS or any(c.type != i32 for c in coords):
         raise VerifyError(op, "needs 2 to 5 i32 coordinates, got (" +

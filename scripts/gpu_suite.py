@@ -700,10 +700,11 @@ def _tma_store_matmul(torch: Any, device: str, launch: bool) -> None:
     """The epilogue's TMA store (tile.tma_store): M and N not multiples of the
     block (N a multiple of 16, so C's rows are 16-byte aligned and the store
     map qualifies; TMA clips the boxes), at the configs the benchmarks time
-    (128x256x64 s3, 128x128x64 s4, fp8 128x256x128 s3), with few programs
-    (one buffer reused by many tiles) and one tile per program; C is a view at
-    the start of a poisoned buffer whose tail must stay poisoned (no write
-    past the tensor)."""
+    (128x256x64 s3 / s4, 128x128x64 s4, fp8 128x256x128 s3 / s4; at 4 slots
+    the tile goes out in four column passes through one atom's buffer), with
+    few programs (one buffer reused by many tiles) and one tile per program;
+    C is a view at the start of a poisoned buffer whose tail must stay
+    poisoned (no write past the tensor)."""
     pm = _example("matmul_persistent")
     f16, f8 = torch.float16, torch.float8_e4m3fn
     cases = [(f16, 333, 400, 256, (128, 256, 64), 8, 3, 5),
@@ -712,7 +713,12 @@ def _tma_store_matmul(torch: Any, device: str, launch: bool) -> None:
              (f16, 129, 144, 64, (128, 128, 64), 8, 4, 132),
              (f16, 1000, 784, 4096, (128, 128, 64), 8, 4, 7),
              (f8, 300, 528, 384, (128, 256, 128), 8, 3, 4),
-             (f8, 64, 16, 128, (128, 256, 128), 8, 3, 1)]
+             (f8, 64, 16, 128, (128, 256, 128), 8, 3, 1),
+             # 4 slots: the tile stored in 4 column passes through a 16 KiB buffer
+             (f16, 333, 400, 256, (128, 256, 64), 8, 4, 5),
+             (f16, 1000, 1040, 704, (128, 256, 64), 8, 4, 132),
+             (f8, 300, 528, 384, (128, 256, 128), 8, 4, 4),
+             (f8, 520, 784, 1024, (128, 256, 128), 8, 5, 3)]
     for dt, m, n, k, (bm, bn, bk), warps, stages, programs in cases:
         a = torch.randn(m, k, device=device).to(dt)
         b = torch.randn(n, k, device=device).to(dt)
@@ -952,8 +958,8 @@ CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
               "per-batch and per-head descriptors", _tma_batched),
          Case("flattened persistent matmul: many tiles per program, short K, depths 2-5, fp8",
               _flat_matmul),
-         Case("TMA store epilogue: ragged M and N, 128x256 / 128x128 / fp8, buffer reuse",
-              _tma_store_matmul),
+         Case("TMA store epilogue: ragged M and N, 128x256 / 128x128 / fp8, buffer reuse, "
+              "column passes", _tma_store_matmul),
          Case("examples: softmax (+persistent), layernorm (+looped), rmsnorm, cross-entropy, "
               "histogram, prefix sum, annotated kernels", _more_examples),
          Case("attention forward and backward: every benchmark configuration on ragged N, "

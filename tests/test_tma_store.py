@@ -149,6 +149,39 @@ def test_the_benchmarked_configs_store_c_with_tma(sig: str, bm: int, bn: int, bk
         assert k.metadata["spill_stores"] == 0 and k.metadata["stack_bytes"] == 0
 
 
+@pytest.mark.parametrize("sig,bk,stages,programs", [
+    (F16, 64, 4, 132), (F8, 128, 4, 132), (F16, 64, 5, 132), (F8, 128, 4, 3)])
+def test_the_asked_depth_keeps_its_rings_and_stores_in_column_passes(
+        sig: str, bk: int, stages: int, programs: int) -> None:
+    """128x256 at 4 stages: four 48 KiB ring slots leave no room for the whole
+    64 KiB f16 tile beside them (it cost a stage before: the loop was
+    pipelined with 3), so the store goes through a 16 KiB buffer in four
+    column passes (one 64-column atom each: wait for the previous pass's copy
+    to read the buffer, barrier, four stmatrix, fence, barrier, one box,
+    commit), and the loop keeps 4 slots and says why.  num_stages=5 gets the
+    deepest depth that fits with the store, 4, and both notes."""
+    k = _compile(sig, 128, 256, bk, stages, NUM_SMS=programs)
+    tiled, ptx = k.asm["tiled"], k.asm["ptx"]
+    slot = "128x64xf16" if sig == F16 else "128x128xi8"
+    assert f"memref<4x{slot}, 3>" in tiled and "memref<1x128x64xf16, 3>" in tiled
+    assert "memref<1x128x256xf16, 3>" not in tiled and '"tile.row_exchange"' not in tiled
+    assert ("the TMA store writes its 128x256 tile in 4 column passes through a "
+            "16384-byte buffer, so that num_stages=4 fits") in tiled
+    assert ("pipelined with 4" in tiled) == (stages > 4)
+    assert k.metadata["tensormaps"][-1]["box"] == [128, 64]
+    assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group") == 4
+    assert ptx.count("cp.async.bulk.commit_group;") == 4
+    assert ptx.count("cp.async.bulk.wait_group.read") == 5   # before each pass, at the end
+    assert ptx.count("fence.proxy.async.shared::cta;") >= 4
+    # 4 stmatrix.x4 per pass (a 128x64 atom over 256 threads), and as many as
+    # the whole tile's again for the K = 0 nest's pointer store (as above).
+    assert ptx.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == 2 * 128 * 256 // (256 * 8)
+    if k.asm.get("cubin"):
+        assert k.metadata["spill_stores"] == 0 and k.metadata["stack_bytes"] == 0
+        per_stage = (128 + 256) * bk * (2 if sig == F16 else 1)
+        assert 4 * per_stage + 16384 <= k.metadata["dynamic_shared"] <= 232448
+
+
 def test_a_store_tma_cannot_write_stays_a_pointer_store() -> None:
     """N not known to be a multiple of 16: C's rows may be unaligned for a
     tensor map, so the store keeps its masked pointer store (the loads, whose

@@ -7,7 +7,10 @@ faster at the same 690 W).  Every side is timed in alternated rounds (ABC
 CBA ...), with the card's SM clock and power per side (gpu_clock.ClockLog),
 and checked against torch first.  Both compilers get the same GROUP_M, so a
 gain is the kernel's, not the compiler's: what it tells is whether the rows'
-cause is DRAM energy.
+cause is DRAM energy.  tilec also runs each GROUP_M with 4 ring slots
+(`tilec s4`: the C tile then stored in column passes, passes/pipeline_tma.py
+fit_store; Triton's kernel does not fit 4 at 128x256): whether the copies'
+lead of 2 slots (~1.4 us at 1.5 GHz) is too short where B comes from DRAM.
 
     TILEC_CACHE_DIR=$PWD/.carry/raster/cache .venv/bin/python benchmarks/probe/raster_probe.py prepare
     # on the H200 (ncu beside it: --metrics dram__bytes.sum,lts__t_bytes.sum):
@@ -33,22 +36,25 @@ SIZE = 8192
 # (dtype, BLOCK_M, BLOCK_N, BLOCK_K, warps, stages): the benchmark's best configs.
 ROWS = (("float8_e4m3fn", (128, 256, 128, 8, 3)), ("float16", (128, 256, 64, 8, 3)))
 GROUPS = (8, 16, 32)
+DEEP = 4   # tilec's extra sides: the same config with this many ring slots
 ROUNDS = 8
 
 
-def _meta(cfg: tuple[int, ...], group: int) -> dict[str, int]:
+def _meta(cfg: tuple[int, ...], group: int, stages: int = 0) -> dict[str, int]:
     bm, bn, bk, w, s = cfg
     return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group, NUM_SMS=NUM_SMS,
-                num_warps=w, num_stages=s)
+                num_warps=w, num_stages=stages or s)
 
 
 def prepare() -> None:
     import torch
     for dt, cfg in ROWS:
         for g in GROUPS:
-            matmul_persistent.warmup(*_persistent_args(torch, "cpu", SIZE, SIZE, SIZE, dt, False),
-                                     target="sm90", **_meta(cfg, g))
-    print(f"prepared {len(ROWS) * len(GROUPS)} specializations")
+            for stages in (0, DEEP):
+                matmul_persistent.warmup(*_persistent_args(torch, "cpu", SIZE, SIZE, SIZE, dt,
+                                                           False),
+                                         target="sm90", **_meta(cfg, g, stages))
+    print(f"prepared {len(ROWS) * len(GROUPS) * 2} specializations")
 
 
 def run(json_path: str | None) -> None:
@@ -67,9 +73,11 @@ def run(json_path: str | None) -> None:
         ref = (a.float() @ b.float().T)
         sides: dict[str, Callable[[], None]] = {}
         for g in GROUPS:
-            for name, kern in (("tilec", matmul_persistent), ("triton", t_matmul_persistent)):
-                def go(kern: Any = kern, g: int = g) -> None:
-                    kern[(NUM_SMS,)](*pargs, **_meta(cfg, g))
+            for name, kern, stages in (("tilec", matmul_persistent, 0),
+                                       ("triton", t_matmul_persistent, 0),
+                                       (f"tilec s{DEEP}", matmul_persistent, DEEP)):
+                def go(kern: Any = kern, g: int = g, stages: int = stages) -> None:
+                    kern[(NUM_SMS,)](*pargs, **_meta(cfg, g, stages))
                 c.fill_(float("nan"))
                 go()
                 torch.cuda.synchronize()
@@ -89,7 +97,7 @@ def run(json_path: str | None) -> None:
         for s, ts in times.items():
             row["sides"][s] = {"tflops": round(flops / statistics.median(ts) / 1e9, 1),
                                **clocks.get(s, {})}
-            print(f"{dt:14} {s:11} {row['sides'][s]['tflops']:8.1f} TFLOP/s  "
+            print(f"{dt:14} {s:14} {row['sides'][s]['tflops']:8.1f} TFLOP/s  "
                   f"{clocks.get(s, {}).get('mhz', '?')} MHz  "
                   f"{clocks.get(s, {}).get('watts', '?')} W", flush=True)
         out["rows"].append(row)

@@ -4,7 +4,7 @@ place of the epilogue's store of a wgmma accumulator, passes/pipeline_tma.py).
 
 | key | feature | lowering |
 |---|---|---|
-| `tile.tma_store` | `TMA` | thread 0 `cp.async.bulk.wait_group.read 0` (the previous store from the buffer has read it), a barrier; every thread writes its fragment into the swizzled buffer (`stmatrix.x4` for 2-byte elements in the wgmma accumulator layout, else `st.shared`); `fence.proxy.async.shared::cta`; a barrier; thread 0 one `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group` per box (`.3d`-`.5d` with a batched map's coordinates: box [1, .., r, c], the batch coordinates last) and `cp.async.bulk.commit_group` |
+| `tile.tma_store` | `TMA` | per pass (one; or, where the buffer holds 1/p of the tile's column atoms, p passes of those atoms in turn): thread 0 `cp.async.bulk.wait_group.read 0` (the previous store or pass from the buffer has read it), a barrier; every thread writes its fragment's chunks of the pass into the swizzled buffer (`stmatrix.x4` for 2-byte elements in the wgmma accumulator layout, else `st.shared`; addresses computed once, in the first pass); `fence.proxy.async.shared::cta`; a barrier; thread 0 one `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group` per box (`.3d`-`.5d` with a batched map's coordinates: box [1, .., r, c], the batch coordinates last) and `cp.async.bulk.commit_group` |
 | `tile.tma_store_wait` | `TMA` | thread 0 `cp.async.bulk.wait_group.read 0` |
 
 The buffer is a `layouts.SwizzledTile` of the stored tile: 128-byte column
@@ -38,7 +38,7 @@ Nearest upstream analogue: Triton's `async_tma_copy_local_to_global` +
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from mlir import ir
 from mlir.dialects import arith, gpu, llvm, nvvm, scf
@@ -57,6 +57,9 @@ if TYPE_CHECKING:
     from tilec.passes.gpu.context import FuncLowering, Rule
 
 RULES: RuleSet[Rule] = RuleSet("nvidia-tma-store")
+# Stores of a thread's fragment chunks in some column atoms, at their offsets
+# less a pass's base (`_fragment_writes`).
+Writes = Callable[[range, int], None]
 
 
 def _i32() -> ir.IntegerType:
@@ -106,24 +109,31 @@ def _store(L: FuncLowering, op: ir.Operation) -> None:
             [*lead, box_rows, box_cols]:
         raise CompilerBugError(f"tensor map {tma} is copied with two box shapes")
     t = SwizzledTile(rows, cols, eb)
+    per_pass = ir.MemRefType(buf_v.type).shape[2] // box_cols   # atoms the buffer holds
     buf = L.get(buf_v)
-    _wait_reads(L)
-    gpu.BarrierOp()
-    _write_fragment(L, value, buf, t, permute)
-    nvvm.FenceProxyOp(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
-    gpu.BarrierOp()
     tmap = L.tensormaps[tma]
     *outer, row0, col0 = (L.get(c) for c in coords)
-    if_op = _on_thread0(L)
-    with ir.InsertionPoint(if_op.then_block):
-        for atom in range(cols // box_cols):
-            for rb in range(rows // box_rows):
-                src = byte_address(buf, _c(atom * t.atom_bytes + rb * box_rows * 128))
-                col = arith.AddIOp(col0, _c(atom * box_cols)).result
-                row = arith.AddIOp(row0, _c(rb * box_rows)).result
-                nvvm.CpAsyncBulkTensorSharedCTAToGlobalOp(tmap, src, [col, row, *reversed(outer)])
-        nvvm.CpAsyncBulkCommitGroupOp()
-        scf.YieldOp([])
+    writes: Writes | None = None
+    for first in range(0, cols // box_cols, per_pass):
+        atoms = range(first, first + per_pass)
+        _wait_reads(L)      # the previous store (pass) from the buffer has read it
+        gpu.BarrierOp()
+        writes = writes or _fragment_writes(L, value, buf, t, permute)
+        writes(atoms, first * t.atom_bytes)
+        nvvm.FenceProxyOp(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
+        gpu.BarrierOp()
+        if_op = _on_thread0(L)
+        with ir.InsertionPoint(if_op.then_block):
+            for atom in atoms:
+                for rb in range(rows // box_rows):
+                    src = byte_address(buf, _c((atom - first) * t.atom_bytes +
+                                               rb * box_rows * 128))
+                    col = arith.AddIOp(col0, _c(atom * box_cols)).result
+                    row = arith.AddIOp(row0, _c(rb * box_rows)).result
+                    nvvm.CpAsyncBulkTensorSharedCTAToGlobalOp(tmap, src,
+                                                              [col, row, *reversed(outer)])
+            nvvm.CpAsyncBulkCommitGroupOp()
+            scf.YieldOp([])
 
 
 def chunk_offsets(d: Distribution, t: SwizzledTile, permute: bool,
@@ -169,8 +179,10 @@ def stmatrix_groups(d: Distribution, t: SwizzledTile, permute: bool,
 
 
 def _write_matrices(L: FuncLowering, value: ir.Value, buf: ir.Value, t: SwizzledTile,
-                    permute: bool, groups: list[tuple[int, int, list[int]]]) -> None:
-    """`stmatrix.x4` of four 8 x 8 matrices at a time (`stmatrix_groups`)."""
+                    permute: bool, groups: list[tuple[int, int, list[int]]]) -> Writes:
+    """`stmatrix.x4` of four 8 x 8 matrices at a time (`stmatrix_groups`):
+    the per-thread addresses now, the stores of the groups in some atoms
+    (their offsets less the pass's base) when called."""
     tid = fresh_tid()
     lane = arith.AndIOp(tid, _c(31)).result
     warp = arith.ShRUIOp(tid, _c(5)).result
@@ -183,25 +195,32 @@ def _write_matrices(L: FuncLowering, value: ir.Value, buf: ir.Value, t: Swizzled
     frag = L.frag(value)
     shape = ir.Attribute.parse("#nvvm.ld_st_matrix_shape<m = 8, n = 8>")
     bases: dict[int, ir.Value] = {}
-    for hi, const, chunks in groups:
-        if hi not in bases:
-            bases[hi] = byte_address(buf, arith.AddIOp(
-                row_bytes, arith.XOrIOp(lo, _c(hi)).result).result)
-        words = [llvm.BitcastOp(_i32(), frag[i]).result for i in chunks]
-        nvvm.StMatrixOp(byte_address(bases[hi], _c(const)), words, nvvm.MMALayout.row, shape,
-                        nvvm.LdStMatrixEltType.B16)
+
+    def write(atoms: range, base: int) -> None:
+        for hi, const, chunks in groups:
+            if const // t.atom_bytes not in atoms:
+                continue
+            if hi not in bases:
+                bases[hi] = byte_address(buf, arith.AddIOp(
+                    row_bytes, arith.XOrIOp(lo, _c(hi)).result).result)
+            words = [llvm.BitcastOp(_i32(), frag[i]).result for i in chunks]
+            nvvm.StMatrixOp(byte_address(bases[hi], _c(const - base)), words,
+                            nvvm.MMALayout.row, shape, nvvm.LdStMatrixEltType.B16)
+    return write
 
 
-def _write_fragment(L: FuncLowering, value: ir.Value, buf: ir.Value, t: SwizzledTile,
-                    permute: bool) -> None:
-    """Every thread stores its chunks of `value` at their swizzled addresses
-    (rows placed by `row_position` where `permute`; module docstring), four
-    8 x 8 matrices per `stmatrix` where the layout allows."""
+def _fragment_writes(L: FuncLowering, value: ir.Value, buf: ir.Value, t: SwizzledTile,
+                     permute: bool) -> Writes:
+    """Every thread's stores of its chunks of `value` at their swizzled
+    addresses (rows placed by `row_position` where `permute`; module
+    docstring), four 8 x 8 matrices per `stmatrix` where the layout allows:
+    the thread's addresses are computed now, and each call `(atoms, base)`
+    stores the chunks in those column atoms at their offsets less `base` (a
+    buffer of fewer columns than the tile, written in passes)."""
     d = L.dist(value.type)
     groups = stmatrix_groups(d, t, permute, L.num_warps)
     if groups is not None:
-        _write_matrices(L, value, buf, t, permute, groups)
-        return
+        return _write_matrices(L, value, buf, t, permute, groups)
     eb = t.elem_bytes
     kept, L.tid = L.tid, fresh_tid()     # (the thread's coordinates from a fresh read)
     base_r, base_c = L.thread_base(d, 0), L.thread_base(d, 1)
@@ -215,8 +234,14 @@ def _write_fragment(L: FuncLowering, value: ir.Value, buf: ir.Value, t: Swizzled
     swz = arith.ShLIOp(arith.AndIOp(r, _c(7)).result, _c(4)).result
     lo = arith.XOrIOp(arith.MulIOp(c, _c(eb)).result, swz).result
     bases: dict[int, ir.Value] = {}
-    for v, (hi, const) in zip(L.frag(value), chunk_offsets(d, t, permute, L.num_warps)):
-        if hi not in bases:
-            bases[hi] = byte_address(buf, arith.AddIOp(
-                row_bytes, arith.XOrIOp(lo, _c(hi)).result).result)
-        llvm.StoreOp(v, byte_address(bases[hi], _c(const)), alignment=eb * d.vec_len)
+    chunks = list(zip(L.frag(value), chunk_offsets(d, t, permute, L.num_warps)))
+
+    def write(atoms: range, base: int) -> None:
+        for v, (hi, const) in chunks:
+            if const // t.atom_bytes not in atoms:
+                continue
+            if hi not in bases:
+                bases[hi] = byte_address(buf, arith.AddIOp(
+                    row_bytes, arith.XOrIOp(lo, _c(hi)).result).result)
+            llvm.StoreOp(v, byte_address(bases[hi], _c(const - base)), alignment=eb * d.vec_len)
+    return write

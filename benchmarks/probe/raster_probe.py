@@ -15,6 +15,8 @@ lead of 2 slots (~1.4 us at 1.5 GHz) is too short where B comes from DRAM.
     TILEC_CACHE_DIR=$PWD/.carry/raster/cache .venv/bin/python benchmarks/probe/raster_probe.py prepare
     # on the H200 (ncu beside it: --metrics dram__bytes.sum,lts__t_bytes.sum):
     TILEC_CACHE_DIR=$PWD/.carry/raster/cache python3 benchmarks/probe/raster_probe.py run [--json F]
+    ncu --metrics dram__bytes.sum,lts__t_bytes.sum -k regex:matmul_persistent \
+        python3 benchmarks/probe/raster_probe.py once   # each side once more, untimed
 """
 from __future__ import annotations
 
@@ -57,7 +59,10 @@ def prepare() -> None:
     print(f"prepared {len(ROWS) * len(GROUPS) * 2} specializations")
 
 
-def run(json_path: str | None) -> None:
+def run(json_path: str | None, once: bool = False) -> None:
+    """Every side checked against torch, then timed in alternated rounds; with
+    `once` (`raster_probe.py once`, for ncu) each side launched once more,
+    untimed: ncu -k regex:matmul_persistent sees the sides in order."""
     import torch
     import triton
     from triton.testing import do_bench
@@ -84,6 +89,12 @@ def run(json_path: str | None) -> None:
                 err = ((c.float() - ref).norm() / ref.norm()).item()
                 assert err < 2e-2, (dt, name, g, err)
                 sides[f"{name} G{g}"] = go
+        if once:
+            for s in sides:
+                print(f"{dt} {s}", flush=True)
+                sides[s]()
+            torch.cuda.synchronize()
+            continue
         times: dict[str, list[float]] = {s: [] for s in sides}
         order = list(sides)
         with ClockLog() as clock:
@@ -93,7 +104,7 @@ def run(json_path: str | None) -> None:
                     times[s].append(do_bench(sides[s], warmup=10, rep=100, return_mode="median"))
                     clock.window(s, t0, time.time())
         clocks = clock.summary()
-        row = {"dtype": dt, "config": list(cfg), "sides": {}}
+        row: dict[str, Any] = {"dtype": dt, "config": list(cfg), "sides": {}}
         for s, ts in times.items():
             row["sides"][s] = {"tflops": round(flops / statistics.median(ts) / 1e9, 1),
                                **clocks.get(s, {})}
@@ -110,4 +121,5 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["prepare"]:
         prepare()
     else:
-        run(sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None)
+        run(sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None,
+            once=sys.argv[1:2] == ["once"])

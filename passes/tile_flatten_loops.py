@@ -16,9 +16,19 @@ passes).  A `scf.for` carrying `tile.flatten` is rewritten when
     "epilogue", up to the yield) are anything;
   * the inner loop's bounds and step are defined outside the outer loop
     (every tile runs the same number of K iterations), and both induction
-    variables have the same type;
+    variables have the same type; bounds computed in the outer body by pure
+    ops from values defined outside it (`range(tl.cdiv(K, BLOCK_K))` written
+    inside the tile loop) are first moved in front of the outer loop
+    (`_hoist_bounds`), so that either spelling flattens;
   * the prologue values the inner body reads ("P") are scalars or tiles that
-    do not depend on the outer loop's iteration arguments.
+    do not depend on the outer loop's iteration arguments;
+  * the inner loop carries no pointers (`a_ptrs += BLOCK_K * stride`): fused,
+    their per-tile reset sits in the epilogue branch, where tile-pipeline
+    cannot run the loads ahead, and the loop lost its pipeline (measured:
+    Triton-style batched persistent kernels went from TMA rings to an
+    unpipelined loop); such a nest stays, pipelined per tile, and the loop
+    says why (`tile.flatten_note`).  Pointers computed from the K index in
+    the body (Triton's persistent tutorial) flatten.
 Output:
     ot = trips(lb, ub, step); kt = trips(klb, kub, kstep)    (trips(l, u, s) =
         u > l ? (u - l - 1) / s + 1 : 0; scf.for steps are positive)
@@ -63,6 +73,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, scf
 
+from tilec.dialects import tile
 from tilec.options import CompileOptions
 from tilec.passes import pipeline_support as ps
 from tilec.targets import Target
@@ -102,6 +113,36 @@ def _shape(outer: ir.Operation) -> tuple[ir.Operation, list[ir.Operation],
     if body.arguments[0].type != inner.regions[0].blocks[0].arguments[0].type:
         return None
     return inner, prologue, epilogue
+
+
+def _hoist_bounds(outer: ir.Operation) -> None:
+    """Move the ops that compute the inner loop's bounds and step in the
+    outer body in front of the outer loop, where they are pure, region-free
+    and read nothing the outer body defines (its induction variable and
+    iteration arguments included): loop-invariant code motion of the bounds
+    only (upstream `loop-invariant-code-motion` moves every invariant op,
+    which other loops' code does not need).  Nothing moves otherwise."""
+    body = outer.regions[0].blocks[0]
+    fors = [op for op in ps.ops(body) if op.name == "scf.for"]
+    if len(fors) != 1:
+        return
+    moving: set[ir.Operation] = set()
+    stack = [v for v in list(fors[0].operands)[:3] if _inside(v, body)]
+    while stack:
+        v = stack.pop()
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            return   # the tile index or a carried value: not invariant
+        op = owner.operation
+        if op in moving:
+            continue
+        if op.regions or not ps.pure(op):
+            return
+        moving.add(op)
+        stack.extend(o for o in op.operands if _inside(o, body))
+    for op in ps.ops(body):
+        if op in moving:
+            op.move_before(outer)
 
 
 def _trips(lb: ir.Value, ub: ir.Value, step: ir.Value) -> ir.Value:
@@ -168,8 +209,18 @@ def _carriable(t: ir.Type) -> bool:
     return isinstance(t, (ir.IntegerType, ir.IndexType, ir.FloatType, ir.RankedTensorType))
 
 
+_POINTERS_NOTE = ("not flattened: the K loop carries pointers (ptrs += BLOCK_K * stride), which "
+                  "the fused loop could not prefetch; computed from the K index in the loop "
+                  "instead, they flatten")
+
+
 def _flatten(outer: ir.Operation) -> bool:
+    _hoist_bounds(outer)
     found = _shape(outer)
+    if found is not None and any(tile.is_ptr(tile.element_type(a.type))
+                                 for a in list(found[0].regions[0].blocks[0].arguments)[1:]):
+        outer.attributes["tile.flatten_note"] = ir.StringAttr.get(_POINTERS_NOTE)
+        return False
     if found is None:
         return False
     inner, prologue, epilogue = found

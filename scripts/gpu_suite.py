@@ -399,7 +399,9 @@ def _tma_pointer_matmul(torch: Any, device: str, launch: bool) -> None:
     accesses, beside inferred ones), pipeline depths 1-5, bf16, B given
     K-major (the map's block transposed; fp16, bf16, fp8), a ragged N over
     padded rows (wgmma, not the mma_sync fallback), an f32 epilogue (rows
-    exchanged in f32 after the rings' release), K masks written four ways, a batched matmul (`_tma_pointer_batched`); against float64."""
+    exchanged in f32 after the rings' release), Triton's persistent tutorial
+    (hinted clamped indices), K masks written four ways, a batched matmul
+    (`_tma_pointer_batched`); against float64."""
     from matmul_kernels import mm_tutorial
     cases = [(torch.float16, 256, 512, 512, (128, 256, 64), 8, 3),
              (torch.float16, 129, 1024, 640, (128, 256, 64), 8, 3),
@@ -458,6 +460,26 @@ def _tma_pointer_matmul(torch: Any, device: str, launch: bool) -> None:
         want = (a.double() @ b.double()) * 0.5 + bias.double()[None, :] + rows
         torch.testing.assert_close(c.double(), want, rtol=2e-2, atol=2e-2 * k ** 0.5,
                                    msg=f"bias_f32 {m}x{n}x{k} BLOCK_N={bn}")
+    # Triton's persistent tutorial (09) as written (kernels.py
+    # `persistent_tutorial`): clamped rows and columns hinted contiguous (N a
+    # multiple of 16, as its hints need), cp.async into wgmma rings in the
+    # flattened loop; ragged M and K, few programs and one per SM.
+    for m, n, k, (bm, bn, bk), warps, stages, programs in (
+            (300, 528, 1000, (128, 256, 64), 8, 3, 5), (1000, 784, 704, (128, 128, 64), 8, 4, 132),
+            (129, 272, 96, (128, 128, 64), 4, 3, 3)):
+        a = torch.randn(m, k, device=device).to(torch.float16)
+        b = torch.randn(k, n, device=device).to(torch.float16)
+        c = torch.full((m, n), float("nan"), device=device, dtype=torch.float16)
+        args = (a, b, c, m, n, k, k, 1, n, 1, n, 1)
+        cx = dict(BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=8,
+                  NUM_SMS=programs, num_warps=warps, num_stages=stages)
+        if not launch:
+            kmod.persistent_tutorial.warmup(*args, **cx, target="sm90")
+            continue
+        tiles = tilec.cdiv(m, bm) * tilec.cdiv(n, bn)
+        kmod.persistent_tutorial[(min(programs, tiles),)](*args, **cx)
+        torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=2e-2,
+                                   atol=2e-2 * k ** 0.5, msg=f"persistent tutorial {m}x{n}x{k}")
     # A's K mask as <, <=, > and >= (the same bound: maps), and A's masked
     # lanes filled with 1.0 (B's are 0, so the product is the same; A stays a
     # pointer load): tests/lit/tile-tma-pointers/kernels.py.

@@ -336,14 +336,16 @@ def test_batched_on_the_cpu(a_batch: int) -> None:
 
 
 def test_flattened_persistent_batched_matmul() -> None:
-    """`batched_persistent` (the batch a quotient of the tile id, the loop
-    flattened): rank-3 copies and stores on sm90, and the right product on
-    the CPU."""
+    """`batched_persistent` (the batch a quotient of the tile id, the tile
+    loop hinted `flatten=True`; its K loop carries pointers, so the nest
+    stays and says why, pipelined per tile): rank-3 copies and stores on
+    sm90, and the right product on the CPU."""
     sig = "*fp16:16,*fp16:16,*fp16:16,i32,i32:16,i32:16,i32,i32:16,i32:16,i32:16,i32:16,i32:16,i32:16"
     k = KERNELS.batched_persistent.compile(
         target="sm90", signature=sig, num_warps=8, num_stages=3,
         constexprs={"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "NUM_SMS": 132})
     ptx = k.asm["ptx"]
+    assert "not flattened: the K loop carries pointers" in k.asm["tiled"]
     assert "cp.async.bulk.tensor.2d" not in ptx and "cp.async.cg" not in ptx
     assert ptx.count("cp.async.bulk.tensor.3d.shared::cluster.global") >= 5
     assert "cp.async.bulk.tensor.3d.global.shared::cta" in ptx
@@ -358,6 +360,47 @@ def test_flattened_persistent_batched_matmul() -> None:
                                      BLOCK_M=32, BLOCK_N=16, BLOCK_K=16, NUM_SMS=4)
     want = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(c.astype(np.float64), want, rtol=2e-2, atol=2e-2 * kk ** 0.5)
+
+
+PSIG = "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32=1,i32:16,i32=1"
+
+
+@pytest.mark.parametrize("bn,stages,warps", [(256, 3, 8), (128, 4, 8), (128, 3, 4)])
+def test_triton_persistent_tutorial_takes_the_tensor_cores_through_its_hints(
+        bn: int, stages: int, warps: int) -> None:
+    """Triton's tutorial-09 kernel (`persistent_tutorial`): its clamped
+    indices are contiguous only because its hints say so; taken (as Triton
+    takes them), both operands are 16-byte cp.async copies into wgmma rings
+    in the flattened loop, C a TMA store where it is wide; without them every
+    B access is 2 bytes, and the dot fell back to an unpipelined mma.sync
+    loop (the whole kernel, hints or not, before session 28)."""
+    cx = {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8,
+          "NUM_SMS": 132}
+    k = KERNELS.persistent_tutorial.compile(target="sm90", signature=PSIG, num_warps=warps,
+                                            num_stages=stages, constexprs=cx)
+    tiled, ptx = k.asm["tiled"], k.asm["ptx"]
+    assert 'kind = "wgmma"' in tiled and "tile.flattened" in tiled
+    assert f"memref<{stages}x128x64xf16, 3>" in tiled and "cp.async.cg.shared.global" in ptx
+    assert "wgmma.mma_async" in ptx and "mma.sync" not in ptx
+    if k.asm.get("cubin"):
+        assert k.metadata["spill_stores"] == 0
+    plain = KERNELS.persistent_tutorial.compile(target="sm90", signature=PSIG, num_warps=warps,
+                                                num_stages=stages, constexprs={**cx, "HINTS": 0})
+    assert "operand loads move 2 bytes per access" in plain.asm["tiled"]
+
+
+@pytest.mark.parametrize("m,n,k,programs", [(100, 48, 70, 3), (64, 64, 64, 1), (33, 16, 96, 4),
+                                            (130, 80, 33, 5)])
+def test_triton_persistent_tutorial_on_the_cpu(m: int, n: int, k: int, programs: int) -> None:
+    rng = np.random.default_rng(m + n + k)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float16)
+    KERNELS.persistent_tutorial[(programs,)](
+        a, b, c, m, n, k, k, 1, n, 1, n, 1, BLOCK_SIZE_M=32, BLOCK_SIZE_N=16, BLOCK_SIZE_K=32,
+        GROUP_SIZE_M=2, NUM_SMS=programs)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c.astype(np.float64), want, rtol=2e-2, atol=2e-2 * k ** 0.5)
 
 
 KSIG = ("*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32=1,"

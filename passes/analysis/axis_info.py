@@ -17,6 +17,9 @@ widths (contiguity and alignment of a pointer tile) and to predicate a whole
 vector with one bit of a mask (constancy of the mask).
 
 Input: a tile-level `func.func` (laid out or not: encodings are ignored).
+An op that defines a value the kernel hinted (`tl.multiple_of`,
+`tl.max_contiguous`, `tl.max_constancy`: `tile.hint_*` attributes) gives it
+at least what the hints assert (not a `%` wrap: `_WRAPS`).
 Output: nothing is changed; `analyze` returns an `AxisInfoMap`.
 Nearest upstream analogue: `mlir::dataflow::IntegerRangeAnalysis` (a forward
 sparse analysis); the lattice is Triton's AxisInfo.
@@ -67,10 +70,40 @@ class _Analysis:
         if infos is not None:
             for r, i in zip(op.results, infos):
                 self.map.set(r, i)
+        if len(op.results) == 1 and op.name not in _WRAPS and \
+                any(a in op.attributes for a in _HINTS):
+            self.map.set(op.results[0], _hinted(op, self.map.get(op.results[0])))
         for region in op.regions:
             for block in region.blocks:
                 self.run_block(block)
 
+
+
+# What `tl.multiple_of` / `tl.max_contiguous` / `tl.max_constancy` record on
+# the op defining the hinted value (tilec/frontend/builtins_extra.py): per
+# dimension, divisibility (bytes for pointers, as the lattice), contiguity,
+# constancy.  Triton's contract: the kernel author asserts them.
+_HINTS = ("tile.hint_multiple_of", "tile.hint_max_contiguous", "tile.hint_max_constancy")
+# Hints on a wrapped index (`(start + tl.arange(0, B)) % M`, tutorial 03's
+# rows, then hinted contiguous) are not taken: the wrap says the index is not
+# contiguous across it, and the analysis of the remainder (contiguous runs of
+# M's divisor) stands.  Trusting the hint there would widen B's loads across
+# the wrap, past the end of the last row (a read out of bounds).
+_WRAPS = ("arith.remsi", "arith.remui")
+
+
+def _hinted(op: ir.Operation, info: AxisInfo) -> AxisInfo:
+    """`info` raised to what the op's hints assert (each a power of two: the
+    largest dividing the hinted value; runs no longer than the dimension)."""
+    dims = shape(op.results[0].type) or (1,)
+    fields = [list(info.divisibility), list(info.contiguity), list(info.constancy)]
+    for field, name in zip(fields, _HINTS):
+        if name not in op.attributes:
+            continue
+        for d, v in enumerate(list(ir.DenseI32ArrayAttr(op.attributes[name]))[:len(field)]):
+            bound = MAX_DIVISIBILITY if field is fields[0] else dims[d]
+            field[d] = max(field[d], min(pow2_divisor(v), bound))
+    return AxisInfo(tuple(fields[1]), tuple(fields[0]), tuple(fields[2]))
 
 
 def _terminator(block: ir.Block) -> ir.Operation:

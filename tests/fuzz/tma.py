@@ -195,7 +195,10 @@ def _index(g: _Gen, dim: _Dim, var: str, other: _Dim | None, origin: str,
         g.emit(f"{var} = ({start}) % {dim.size}")
     else:
         g.emit(f"{var} = {start}")
-    if g.feature(f"hints_{var}", r.random() < 0.08):   # Triton's hints: nothing in the IR
+    # Triton's hints, only where they hold (the compiler trusts them: a wrapped
+    # or shifted index is neither contiguous over the block nor a multiple of it).
+    if g.feature(f"hints_{var}", r.random() < 0.08 and not dim.shift and
+                 form not in ("wrap", "wrap_redundant", "wrap_near")):
         g.emit(f"{var} = tl.max_contiguous(tl.multiple_of({var}, {dim.block}), {dim.block})")
     conj: list[str] = []
     if form == "wrap_redundant":

@@ -238,6 +238,29 @@ def broadcast(cg: CodeGen, node: Any, input: Any, other: Any) -> tuple[Any, Any]
     return cg.broadcast_to(a, shape, node), cg.broadcast_to(b, shape, node)
 
 
+HINT_ATTRS = {"multiple_of": "tile.hint_multiple_of", "max_contiguous": "tile.hint_max_contiguous",
+              "max_constancy": "tile.hint_max_constancy"}
+
+
+def _record_hint(name: str, value: TValue, vals: list[int]) -> None:
+    """Triton's contract for these hints (an assertion about the value the
+    compiler may trust, as `tt.divisibility` / `tt.contiguity` /
+    `tt.constancy`): recorded on the op that defines the value, one entry per
+    dimension (a single value for every dimension), the larger where the value
+    was hinted before; passes/analysis/axis_info.py reads them.  A function
+    argument (no defining op) keeps what its specialization says."""
+    owner = value.handle.owner
+    if not isinstance(owner, ir.OpView):
+        return
+    op = owner.operation
+    rank = max(len(value.shape), 1)
+    per = vals * rank if len(vals) == 1 else vals
+    attr = HINT_ATTRS[name]
+    if attr in op.attributes:
+        per = [max(a, b) for a, b in zip(ir.DenseI32ArrayAttr(op.attributes[attr]), per)]
+    op.attributes[attr] = ir.DenseI32ArrayAttr.get(per)
+
+
 def _hint(name: str) -> None:
     def impl(cg: CodeGen, node: Any, input: Any, values: Any) -> Any:
         if isinstance(values, tl.constexpr):
@@ -250,6 +273,9 @@ def _hint(name: str) -> None:
                 cg.err(node, f"tl.{name} needs positive constexpr ints, got {v!r}")
         if isinstance(input, TValue) and input.is_block and len(vals) not in (1, len(input.shape)):
             cg.err(node, f"tl.{name}: {len(vals)} values for a tile of rank {len(input.shape)}")
+        if isinstance(input, TValue):
+            _record_hint(name, input, [int(v.value if isinstance(v, tl.constexpr) else v)
+                                       for v in vals])
         return input
     impl.__name__ = name
     RULES[name] = impl

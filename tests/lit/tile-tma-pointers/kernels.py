@@ -204,8 +204,9 @@ def batched(a_ptr, b_ptr, c_ptr, M, N, K, stride_ab, stride_am, stride_ak, strid
 def batched_persistent(a_ptr, b_ptr, c_ptr, M, N, K, NB, stride_ab, stride_am, stride_bb,
                        stride_bk, stride_cb, stride_cm, BLOCK_M: tl.constexpr,
                        BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, NUM_SMS: tl.constexpr):
-    """`batched` as a flattened persistent loop over every batch's tiles (the
-    batch index a quotient of the tile id, not a program id)."""
+    """`batched` as a persistent loop over every batch's tiles (the batch
+    index a quotient of the tile id, not a program id), hinted `flatten=True`
+    (its K loop carries pointers: the nest stays, tile-flatten-loops)."""
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     per_batch = num_pid_m * num_pid_n
@@ -274,3 +275,52 @@ def heads(q_ptr, k_ptr, o_ptr, M, N, D, H, X, sqz, sqh, sqx, sqm, skz, skh, skx,
     o_ptrs = o_ptr + o_off + offs_m[:, None] * som + offs_n[None, :]
     tl.store(o_ptrs, acc.to(o_ptr.dtype.element_ty),
              mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@tilec.kernel
+def persistent_tutorial(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
+                        stride_bn, stride_cm, stride_cn, BLOCK_SIZE_M: tl.constexpr,
+                        BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+                        GROUP_SIZE_M: tl.constexpr, NUM_SMS: tl.constexpr,
+                        HINTS: tl.constexpr = 1):
+    """Triton's persistent-matmul tutorial (09) kernel as written there: rows
+    and columns past M and N clamped to 0 by `tl.where` and declared
+    contiguous multiples of the block (`tl.max_contiguous(tl.multiple_of(...))`,
+    true where N is a multiple of 16), pointers recomputed each K step, the
+    tile loop flattened.  HINTS=0 drops the two hint lines."""
+    start_pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
+    num_tiles = num_pid_m * num_pid_n
+    offs_k_for_mask = tl.arange(0, BLOCK_SIZE_K)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=True):
+        group_id = tile_id // num_pid_in_group
+        first_pid_m = group_id * GROUP_SIZE_M
+        group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+        pid_m = first_pid_m + (tile_id % group_size_m)
+        pid_n = (tile_id % num_pid_in_group) // group_size_m
+        start_m = pid_m * BLOCK_SIZE_M
+        start_n = pid_n * BLOCK_SIZE_N
+        offs_am = start_m + tl.arange(0, BLOCK_SIZE_M)
+        offs_bn = start_n + tl.arange(0, BLOCK_SIZE_N)
+        offs_am = tl.where(offs_am < M, offs_am, 0)
+        offs_bn = tl.where(offs_bn < N, offs_bn, 0)
+        if HINTS:
+            offs_am = tl.max_contiguous(tl.multiple_of(offs_am, BLOCK_SIZE_M), BLOCK_SIZE_M)
+            offs_bn = tl.max_contiguous(tl.multiple_of(offs_bn, BLOCK_SIZE_N), BLOCK_SIZE_N)
+        accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+        for ki in range(k_tiles):
+            offs_k = ki * BLOCK_SIZE_K + tl.arange(0, BLOCK_SIZE_K)
+            a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+            b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+            a = tl.load(a_ptrs, mask=offs_k_for_mask[None, :] < K - ki * BLOCK_SIZE_K, other=0.0)
+            b = tl.load(b_ptrs, mask=offs_k_for_mask[:, None] < K - ki * BLOCK_SIZE_K, other=0.0)
+            accumulator = tl.dot(a, b, accumulator)
+        offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+        offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+        c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+        c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+        tl.store(c_ptrs, accumulator.to(tl.float16), mask=c_mask)
+

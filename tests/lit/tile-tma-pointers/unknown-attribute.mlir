@@ -3,8 +3,8 @@
 // A [64, 64] copy, rows and columns masked at M and N: both accesses are map
 // blocks, but the load carries an attribute the pass does not know (here a
 // volatile flag: tl.load's `volatile=` is not in the IR today, tl.load and
-// tl.store drop their cache and eviction hints, tl.multiple_of and
-// tl.max_contiguous write nothing).  Only attribute-free accesses are
+// tl.store drop their cache and eviction hints; tl.multiple_of and
+// tl.max_contiguous annotate the index ops, not the access).  Only attribute-free accesses are
 // proven, so an access whose semantics a future attribute changes stays a
 // pointer access: here only the store is tagged.
 // CHECK: tile.tensormaps = "{\220\22: {\22base\22: 1, {{[^}]*}}}}"

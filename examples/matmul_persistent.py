@@ -8,7 +8,8 @@ neighbouring programs share B tiles).  A, B and C are read and written through
 `tl.make_tensor_descriptor`: blocks past the edges read as zeros and are not
 stored, so ragged M, N and K need no masks.  B is given as [N, K] (K-major, the
 layout of a linear layer's weight) and used through `b.T`.  The same kernel
-takes fp16 or fp8 (e4m3) inputs; the accumulator is f32, C is stored as fp16.
+takes fp16 or fp8 (e4m3) inputs; the accumulator is f32, C is stored as fp16
+(as f32 with C_F32=True, C then an f32 tensor).
 
     python examples/matmul_persistent.py
 """
@@ -22,7 +23,7 @@ import tilec.language as tl
 @tilec.kernel
 def matmul_persistent(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr,
                       BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-                      NUM_SMS: tl.constexpr):
+                      NUM_SMS: tl.constexpr, C_F32: tl.constexpr = False):
     a_d = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1],
                                     block_shape=[BLOCK_M, BLOCK_K])
     b_d = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1],
@@ -49,7 +50,10 @@ def matmul_persistent(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr,
             a = a_d.load([offs_am, offs_k])
             b = b_d.load([offs_bn, offs_k])
             acc = tl.dot(a, b.T, acc)
-        c_d.store([offs_am, offs_bn], acc.to(tl.float16))
+        if C_F32:
+            c_d.store([offs_am, offs_bn], acc)
+        else:
+            c_d.store([offs_am, offs_bn], acc.to(tl.float16))
 
 
 # What the test suite compiles for every target: (kernel, signature, constexprs).

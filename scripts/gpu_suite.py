@@ -758,6 +758,23 @@ def _tma_store_matmul(torch: Any, device: str, launch: bool) -> None:
         tol = 2e-2 if dt != f8 else 5e-2
         torch.testing.assert_close(c.double(), want, rtol=tol, atol=tol * max(k, 1) ** 0.5)
         assert torch.isnan(buf[m * n:]).all(), f"{(m, n, k)}: a write past C"
+    # C in f32 (C_F32=True): the 128 KiB tile in 2 column passes beside 3
+    # slots, in 8 beside 4.
+    for m, n, k, stages, programs in ((333, 400, 256, 3, 5), (520, 784, 640, 4, 132)):
+        a = torch.randn(m, k, device=device).to(f16)
+        b = torch.randn(n, k, device=device).to(f16)
+        buf = torch.full((m * n + 8192,), float("nan"), device=device)
+        c = buf[:m * n].view(m, n)
+        cx = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, NUM_SMS=programs,
+                  C_F32=True, num_warps=8, num_stages=stages)
+        if not launch:
+            pm.matmul_persistent.warmup(a, b, c, m, n, k, **cx, target="sm90")
+            continue
+        tiles = tilec.cdiv(m, 128) * tilec.cdiv(n, 256)
+        pm.matmul_persistent[(min(programs, tiles),)](a, b, c, m, n, k, **cx)
+        torch.testing.assert_close(c.double(), a.double() @ b.double().t(), rtol=1e-3,
+                                   atol=1e-3 * k ** 0.5, msg=f"persistent f32 {m}x{n}x{k}")
+        assert torch.isnan(buf[m * n:]).all(), f"{(m, n, k)}: a write past C (f32)"
 
 
 _TUNED: Any = None

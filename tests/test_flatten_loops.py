@@ -56,6 +56,20 @@ def test_persistent_dtypes(dtype: torch.dtype, m: int, n: int, k: int) -> None:
     np.testing.assert_allclose(c.double().numpy(), want, rtol=tol, atol=tol * np.sqrt(max(k, 1)))
 
 
+@pytest.mark.parametrize("m,n,k", [(70, 50, 45), (33, 129, 0), (64, 64, 96)])
+def test_persistent_f32_output(m: int, n: int, k: int) -> None:
+    """The example with C_F32=True stores the f32 accumulator itself."""
+    g = torch.Generator().manual_seed(m + n + k)
+    a = torch.randn((m, k), generator=g).to(torch.float16)
+    b = torch.randn((n, k), generator=g).to(torch.float16)
+    c = torch.full((m, n), float("nan"), dtype=torch.float32)
+    tiles = tilec.cdiv(m, 32) * tilec.cdiv(n, 32)
+    matmul_persistent[(min(3, tiles),)](a, b, c, m, n, k, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32,
+                                        GROUP_M=2, NUM_SMS=3, C_F32=True)
+    want = (a.double() @ b.double().T).numpy()
+    np.testing.assert_allclose(c.double().numpy(), want, rtol=1e-4, atol=1e-3 * np.sqrt(max(k, 1)))
+
+
 @tilec.kernel
 def _row_sums(x_ptr, out_ptr, M, K, BM: tl.constexpr, BK: tl.constexpr, NP: tl.constexpr):
     """out[r] = r + sum(x[r, :]) + (the tile's place in its program's sequence + 1):

@@ -182,6 +182,26 @@ def test_the_asked_depth_keeps_its_rings_and_stores_in_column_passes(
         assert 4 * per_stage + 16384 <= k.metadata["dynamic_shared"] <= 232448
 
 
+@pytest.mark.parametrize("stages,passes", [(3, 2), (4, 8)])
+def test_an_f32_tile_beside_the_rings_goes_out_in_passes(stages: int, passes: int) -> None:
+    """The persistent example storing C in f32 (`C_F32=True`): at 128x256
+    the 128 KiB tile never fit beside 3 slots of 48 KiB, the store stayed a
+    pointer store whose conversion left room for one slot, and the loop was
+    not pipelined at all (255 registers, 784 bytes of spills); now it goes
+    out in 2 column passes of 64 KiB (8 of 16 KiB at 4 slots) and the loop is
+    pipelined with the asked depth."""
+    k = _compile("*fp16:16,*fp16:16,*fp32:16,i32:16,i32:16,i32:16", 128, 256, 64, stages,
+                 C_F32=True)
+    tiled, ptx = k.asm["tiled"], k.asm["ptx"]
+    assert f"memref<{stages}x128x64xf16, 3>" in tiled and "tile.flattened" in tiled
+    assert f"memref<1x128x{256 // passes}xf32, 3>" in tiled
+    assert f"tile.store_note = \"the TMA store writes its 128x256 tile in {passes} column" in tiled
+    assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group") == 8
+    assert ptx.count("cp.async.bulk.commit_group;") == passes
+    if k.asm.get("cubin"):
+        assert k.metadata["spill_stores"] == 0 and k.metadata["stack_bytes"] == 0
+
+
 def test_a_store_tma_cannot_write_stays_a_pointer_store() -> None:
     """N not known to be a multiple of 16: C's rows may be unaligned for a
     tensor map, so the store keeps its masked pointer store (the loads, whose

@@ -1,7 +1,7 @@
 """Compile-only sweep of the fuzzer's `tma` mode cases (tests/fuzz/tma.py and
 tma_desc.py: pointer and descriptor kernels) for sm90 and sm100, with their
 blocks raised to 128 x 128 x 64 (128 x 256 for every third case), 8 warps and
-3 stages: what the CPU differential harness cannot reach (the NVIDIA
+3 stages (`--stages`): what the CPU differential harness cannot reach (the NVIDIA
 pipeliner, the TMA lowering of rank 2-5 maps, ptxas).  Each case counts as
 ok, a located user error (TilecError: e.g. a raised block that needs more
 shared memory than the chip has), or a compiler bug / internal exception
@@ -9,7 +9,7 @@ shared memory than the chip has), or a compiler bug / internal exception
 kind, dtype and BLOCK_N.
 
     TILEC_CACHE_DIR=$(mktemp -d) .venv/bin/python benchmarks/probe/tma_compile_sweep.py \\
-        --seed 2605 --cases 300 --json F
+        --seed 2605 --cases 300 [--stages 3] --json F
 """
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=2605)
     ap.add_argument("--cases", type=int, default=300)
+    ap.add_argument("--stages", type=int, default=3)
     ap.add_argument("--json")
     ns = ap.parse_args()
     folder = tempfile.mkdtemp(prefix="tma-compile-sweep-")
@@ -53,7 +54,7 @@ def main() -> None:
             kernel, _ = _load(case, folder)
             args, _ = make_args(case)()
             for target in ("sm90", "sm100"):
-                h = kernel.warmup(*args, **cx, num_warps=8, num_stages=3, target=target)
+                h = kernel.warmup(*args, **cx, num_warps=8, num_stages=ns.stages, target=target)
                 out["compiles_ok"] += 1
                 totals[f"{target} {key}"] += 1
                 spills[f"{target} {key}"] += bool(h.n_spills)

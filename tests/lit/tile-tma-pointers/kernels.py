@@ -206,7 +206,8 @@ def batched_persistent(a_ptr, b_ptr, c_ptr, M, N, K, NB, stride_ab, stride_am, s
                        BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, NUM_SMS: tl.constexpr):
     """`batched` as a persistent loop over every batch's tiles (the batch
     index a quotient of the tile id, not a program id), hinted `flatten=True`
-    (its K loop carries pointers: the nest stays, tile-flatten-loops)."""
+    (its K bound is computed in the loop and it carries pointers: the nest
+    stays, tile-flatten-loops)."""
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     per_batch = num_pid_m * num_pid_n

@@ -186,13 +186,13 @@ _POINTERS_NOTE = ("not flattened: the K loop carries pointers (ptrs += BLOCK_K *
 
 def _flatten(outer: ir.Operation) -> bool:
     found = _shape(outer)
-    if found is not None and any(tile.is_ptr(tile.element_type(a.type))
-                                 for a in list(found[0].regions[0].blocks[0].arguments)[1:]):
-        outer.attributes["tile.flatten_note"] = ir.StringAttr.get(_POINTERS_NOTE)
-        return False
     if found is None:
         return False
     inner, prologue, epilogue = found
+    if any(tile.is_ptr(tile.element_type(a.type))
+           for a in list(inner.regions[0].blocks[0].arguments)[1:]):
+        outer.attributes["tile.flatten_note"] = ir.StringAttr.get(_POINTERS_NOTE)
+        return False
     body = outer.regions[0].blocks[0]
     ibody = inner.regions[0].blocks[0]
     oargs, iargs = list(body.arguments), list(ibody.arguments)

@@ -56,8 +56,11 @@ passes/analysis/map_blocks.py):
   * the block has rows a multiple of 8 and whole 128-byte atoms per row;
   * the access has no attribute but its operand segments (one that changes
     its meaning, a volatile flag say, would keep it a pointer access).
-    Triton's hints (`tl.multiple_of`, `tl.max_contiguous`) and the cache and
-    eviction keywords of `tl.load` / `tl.store` leave nothing in the IR.
+    Triton's hints (`tl.multiple_of`, `tl.max_contiguous`) annotate the index
+    ops (axis_info reads them), not the access; the cache and eviction
+    keywords of `tl.load` / `tl.store` leave nothing in the IR.  An index
+    clamped with `tl.where(offs < M, offs, 0)` (Triton's persistent
+    tutorial) is not read as a block: such loads stay pointer loads.
 One semantic choice: a block whose origin is below zero (a batch coordinate
 included) reads zeros there and stores nothing there, as a tensor
 descriptor's block does.  The masks

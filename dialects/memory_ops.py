@@ -29,6 +29,7 @@ Tensor-memory-accelerator (TMA) copies of descriptor loads (NVIDIA sm90+):
   shared memory, initialized (arrival count 1) before any thread uses them;
   with `tile.arrivals = "warps"` the arrival count is the number of warps (the
   "slot is free" barriers that `tile.mbarrier_arrive` completes).
+  With `tile.arrivals = "ctas"` it is the cluster's CTAs (`tile.cluster_arrive`).
 `tile.mbarrier_arrive(bars, slot, live)`: where `live`, one lane of every warp
   arrives on barrier `slot` (every thread of the warp is past its reads).
 `tile.mbarrier_inval(bars)`: the barriers are dead (every copy has completed).
@@ -38,6 +39,20 @@ Tensor-memory-accelerator (TMA) copies of descriptor loads (NVIDIA sm90+):
   starts the copy of the block at coordinates c into ring slot `slot` (in the
   ring's layout), completing on barrier `slot`; elements outside the tensor
   are zeros; with `tile.l2_evict_first` under an L2 evict-first policy.
+  With `tile.multicast = n` (a cluster of n CTAs, `tile.cta_rank` r) the
+  thread copies rows [r R / n, (r + 1) R / n) of the block's R rows into that
+  part of the slot in every CTA of the cluster, completing on each CTA's
+  barrier `slot` (which then expects the whole block's bytes).
+`tile.cta_rank` -> i32: the CTA's place in its cluster (0 .. n - 1) where the
+  kernel's function has `tile.num_ctas = n` (passes/tile_split_ctas.py).
+`tile.cluster_barrier`: every thread of every CTA of the cluster arrives, then
+  waits for all of them (shared-memory writes and barrier initializations
+  before it are visible cluster-wide after it).
+`tile.cluster_release(bars, slot, phase, arrive, live)`: where `live`, the
+  thread that issues the TMA copies arrives (where `arrive`) on barrier `slot`
+  of every CTA of the cluster (its own and the others', counted by
+  `tile.arrivals = "ctas"`), then waits until its own barrier `slot` has
+  completed phase `phase`: every CTA has released the slot.
 `tile.mbarrier_wait(bars, slot, phase)`: every thread waits until barrier
   `slot` has completed phase `phase` (0/1, i32); with `tile.one_thread` only
   the threads that issue the TMA copies wait (a producer waiting for a slot).
@@ -149,6 +164,20 @@ IRDL_MEMORY_OPS = """\
     %i = irdl.any
     %l = irdl.any
     irdl.operands(bars: %b, slot: %i, live: %l)
+  }
+  irdl.operation @cta_rank {
+    %i32 = irdl.is i32
+    irdl.results(result: %i32)
+  }
+  irdl.operation @cluster_barrier {
+  }
+  irdl.operation @cluster_release {
+    %b = irdl.any
+    %i = irdl.any
+    %p = irdl.any
+    %a = irdl.any
+    %l = irdl.any
+    irdl.operands(bars: %b, slot: %i, phase: %p, arrive: %a, live: %l)
   }
   irdl.operation @mbarrier_wait {
     %b = irdl.any

@@ -77,13 +77,15 @@ def tma_coords(coords: Sequence[ir.Value], tma: int, *, loc: ir.Location,
 
 
 def mbarrier_alloc(slots: int, *, loc: ir.Location, ip: IP = None,
-                   per_warp: bool = False) -> ir.Value:
+                   per_warp: bool = False, per_cta: bool = False) -> ir.Value:
     t = ir.MemRefType.get([slots], ir.IntegerType.get_signless(64),
                           memory_space=ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
                                                           SHARED_MEMORY_SPACE))
     attrs: dict[str, ir.Attribute] = {"slots": _i32_attr(slots)}
     if per_warp:
         attrs["tile.arrivals"] = ir.StringAttr.get("warps")
+    if per_cta:
+        attrs["tile.arrivals"] = ir.StringAttr.get("ctas")
     return _create("tile.mbarrier_alloc", [t], [], attrs, loc, ip).result
 
 
@@ -104,11 +106,26 @@ def tma_expect(bars: ir.Value, slot: ir.Value, live: ir.Value, nbytes: int, *,
 
 def tma_copy(ring: ir.Value, slot: ir.Value, bars: ir.Value, live: ir.Value,
              coords: Sequence[ir.Value], tma: int, *, loc: ir.Location,
-             ip: IP = None, evict_first: bool = False) -> ir.Operation:
+             ip: IP = None, evict_first: bool = False, multicast: int = 1) -> ir.Operation:
     attrs: dict[str, ir.Attribute] = {"tma": _i32_attr(tma)}
     if evict_first:
         attrs["tile.l2_evict_first"] = ir.UnitAttr.get()
+    if multicast > 1:
+        attrs["tile.multicast"] = _i32_attr(multicast)
     return _create("tile.tma_copy", [], [ring, slot, bars, live, *coords], attrs, loc, ip)
+
+
+def cta_rank(*, loc: ir.Location, ip: IP = None) -> ir.Value:
+    return _create("tile.cta_rank", [ir.IntegerType.get_signless(32)], [], None, loc, ip).result
+
+
+def cluster_barrier(*, loc: ir.Location, ip: IP = None) -> ir.Operation:
+    return _create("tile.cluster_barrier", [], [], None, loc, ip)
+
+
+def cluster_release(bars: ir.Value, slot: ir.Value, phase: ir.Value, arrive: ir.Value,
+                    live: ir.Value, *, loc: ir.Location, ip: IP = None) -> ir.Operation:
+    return _create("tile.cluster_release", [], [bars, slot, phase, arrive, live], None, loc, ip)
 
 
 def mbarrier_wait(bars: ir.Value, slot: ir.Value, phase: ir.Value, *, loc: ir.Location,

@@ -135,7 +135,9 @@ def issue(loads: list[ir.Operation], rings: list[ir.Value], bars: ir.Value, slot
         assert hint is not None and (tma := tma_id(load)) is not None
         coords = [mapping.get(v, v) for v in hint.operands]
         tile_memory.tma_copy(ring, slot, bars, live, coords, tma, loc=load.location,
-                             evict_first=b_evict_first and i == 1)
+                             evict_first=b_evict_first and i == 1,
+                             multicast=int(ir.IntegerAttr(load.attributes["tile.multicast"]).value)
+                             if "tile.multicast" in load.attributes else 1)
 
 
 def _slot_phase(index: ir.Value, stages: int) -> tuple[ir.Value, ir.Value]:

@@ -30,6 +30,7 @@ PASSES: dict[str, str] = {
     "tile-combine-dot": "tilec.passes.tile_combine_dot",
     "tile-dce": "tilec.passes.tile_dce",
     "tile-flatten-loops": "tilec.passes.tile_flatten_loops",
+    "tile-split-ctas": "tilec.passes.tile_split_ctas",
     "tile-tma-descriptors": "tilec.passes.tile_tma_descriptors",
     "tile-lower-descriptors": "tilec.passes.tile_lower_descriptors",
     "tile-tma-pointers": "tilec.passes.tile_tma_pointers",

@@ -44,8 +44,8 @@ j).  After the loop: `tile.mma_wait {pending = 0}` on the result,
 `tile.async_wait {pending = 0}`, a barrier and
 `tile.local_dealloc` of both rings (the epilogue may reuse their memory).
 On targets with TMA, a wgmma or tcgen05 loop whose two loads `tile-tma-descriptors`
-tagged copies them with the tensor memory accelerator (passes/pipeline_tma.py):
-a `tile.mbarrier_alloc` of S transaction barriers; each issue is a
+tagged copies them with the tensor memory accelerator (passes/pipeline_tma.py;
+B multicast to a 2-CTA cluster: passes/pipeline_cluster.py): S `mbarrier`s; each issue is a
 `tile.tma_expect` of the slot's bytes and one `tile.tma_copy` per tile (the
 tiles' coordinates cloned for the iteration; B's under an L2 evict-first
 policy outside flattened loops: `pipeline_tma.b_evict_first`); an iteration starts with
@@ -95,8 +95,8 @@ from mlir.dialects import arith, scf
 from tilec.dialects import tile, tile_memory
 from tilec.options import CompileOptions
 from tilec.passes import pipeline_support as ps
-from tilec.passes import (pipeline_persistent, pipeline_tma, tile_pipeline_defer,
-                          tile_pipeline_early, tile_pipeline_multi)
+from tilec.passes import (pipeline_cluster, pipeline_persistent, pipeline_tma,
+                          tile_pipeline_defer, tile_pipeline_early, tile_pipeline_multi)
 from tilec.passes.analysis import axis_info
 from tilec.targets import Feature, Target
 
@@ -298,7 +298,7 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
             axis_info.type_bytes(ir.RankedTensorType(cast.results[0].type).element_type)
         need = stages * per_stage + max(extra, pipeline_tma.exchange_bytes(plan.dot, eb))
         in_order = need + ps.RESERVED_SHARED <= shared_bytes
-    bars: ir.Value | None = None
+    bars = empty = None
     with loc, ir.InsertionPoint(for_op):
         swizzle = ps.SWIZZLE if kind in _ASYNC else 0
         rings = (tile_memory.local_alloc(stages, a_t.shape, a_t.element_type, swizzle=swizzle,
@@ -309,8 +309,8 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
                                          row_permutation="none", loc=loc))
         cbuf = pipeline_tma.store_buffer(store, loc) \
             if store is not None and plan.tail is not None else None
-        if use_tma:
-            bars = tile_memory.mbarrier_alloc(stages, loc=loc)
+        if use_tma:   # (and with B multicast to a cluster, its "slot is free" barriers)
+            bars, empty = pipeline_cluster.barriers(list(plan.loads), kind, stages, loc)
         new_for = ps.prologue_loop(for_op, plan.carried, ahead,
                                    lambda slot, iv, m: _issue(plan, rings, slot, iv, ub, m, bars))
     new_body = new_for.body
@@ -372,12 +372,14 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
         if kind in _ASYNC:
             done = tile_memory.mma_wait(started, 1, loc=dot.location)
             # Several warpgroups share the slots; one thread issues the TMA
-            # copies for all of them: every warp must be done with the slot.
-            # (Per-warp "empty" barriers instead, as the multi-dot pipeliner
-            # has, measured 3-8% slower on the H200 here: the results README.)
+            # copies for all of them: every warp must be done with the slot
+            # (per-warp "empty" barriers, as the multi-dot pipeliner has,
+            # measured 3-8% slower on the H200: the results README).
             if (num_warps > 4 or bars is not None) and kind == "wgmma" and not lag:
                 tile.barrier(loc=dot.location)
         if bars is not None:
+            pipeline_cluster.release(empty, write, counter, new_args[0], new_for.operands[0],
+                                     live, stages, dot.location)
             pipeline_tma.issue(list(plan.loads), list(rings), bars, write, live, m,
                                pipeline_tma.b_evict_first(plan.tail is not None))
         else:
@@ -419,8 +421,8 @@ def _pipeline(for_op: ir.Operation, stages: int, num_warps: int, shared_bytes: i
         if cbuf is not None:   # the last tile's store has read its buffer
             tile_memory.tma_store_wait(loc=loc)
         tile.barrier(loc=loc)
-        if bars is not None:
-            tile_memory.mbarrier_inval(bars, loc=loc)
+        if bars is not None:   # (and a multicast ring's cluster barrier)
+            pipeline_cluster.finish(empty, bars, loc)
         if cbuf is not None:
             tile_memory.local_dealloc(cbuf, loc=loc)
         tile_memory.local_dealloc(rings[1], loc=loc)

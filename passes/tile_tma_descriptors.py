@@ -203,9 +203,12 @@ def _run_func(func: ir.Operation) -> None:
             i32 = ir.IntegerType.get_signless(32)
             lead = [build(b, ev, i32) for b in batch]
         tile_memory.tma_coords([*lead, *offsets], tma, loc=op.location, ip=ir.InsertionPoint(op))
+        multicast = op.attributes["tile.multicast"] if "tile.multicast" in op.attributes else None
         lowered = tile_lower_descriptors.lower_load(op) if is_load else \
             tile_lower_descriptors.lower_store(op)
         lowered.attributes["tile.tma"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), tma)
+        if multicast is not None:   # tile-split-ctas: B of a 2-CTA cluster
+            lowered.attributes["tile.multicast"] = multicast
         if not is_load:
             recipe["store"] = True
         maps[str(tma)] = recipe

@@ -777,6 +777,49 @@ def _tma_store_matmul(torch: Any, device: str, launch: bool) -> None:
         assert torch.isnan(buf[m * n:]).all(), f"{(m, n, k)}: a write past C (f32)"
 
 
+def _cluster_matmul(torch: Any, device: str, launch: bool) -> None:
+    """num_ctas=2 (tile-split-ctas + multicast rings): each program a cluster of
+    two CTAs, each computing half its rows, B's blocks copied once per
+    cluster and multicast into both CTAs' rings (a ring slot refilled only
+    when both released it).  Ragged M and N (a cluster's second CTA past M),
+    K shorter than the ring, many tiles per cluster and one, depths 2-4,
+    fp16 / bf16 / fp8, C in f32, and a K whose rows are not 16-byte aligned
+    (no tensor maps: the split alone, loads through pointers); C a view at
+    the start of a poisoned buffer whose tail must stay poisoned."""
+    pm = _example("matmul_persistent")
+    f16, bf16, f8 = torch.float16, torch.bfloat16, torch.float8_e4m3fn
+    cases = [(f16, 1000, 1040, 704, (256, 256, 64), 8, 3, 5, False),
+             (f16, 333, 400, 256, (256, 256, 64), 8, 4, 66, False),
+             (f16, 520, 784, 128, (256, 256, 64), 8, 4, 3, False),
+             (f16, 640, 768, 192, (256, 128, 64), 8, 2, 4, False),
+             (f16, 300, 272, 640, (128, 256, 64), 4, 4, 2, False),
+             (bf16, 384, 512, 192, (256, 128, 64), 8, 3, 7, False),
+             (f8, 300, 528, 384, (256, 256, 128), 8, 3, 4, False),
+             (f8, 1000, 784, 1024, (256, 256, 128), 8, 4, 66, False),
+             (f8, 64, 16, 128, (256, 256, 128), 8, 4, 1, False),
+             (f16, 520, 784, 640, (256, 256, 64), 8, 3, 5, True),
+             (f16, 257, 136, 200, (256, 128, 64), 8, 3, 3, False)]
+    for dt, m, n, k, (bm, bn, bk), warps, stages, programs, c_f32 in cases:
+        a = torch.randn(m, k, device=device).to(dt)
+        b = torch.randn(n, k, device=device).to(dt)
+        buf = torch.full((m * n + 8192,), float("nan"), device=device,
+                         dtype=torch.float32 if c_f32 else torch.float16)
+        c = buf[:m * n].view(m, n)
+        cx = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=programs, C_F32=c_f32,
+                  num_warps=warps, num_stages=stages, num_ctas=2)
+        if not launch:
+            # (tests/test_clusters.py checks that such specializations multicast.)
+            pm.matmul_persistent.warmup(a, b, c, m, n, k, **cx, target="sm90")
+            continue
+        tiles = tilec.cdiv(m, bm) * tilec.cdiv(n, bn)
+        pm.matmul_persistent[(min(programs, tiles),)](a, b, c, m, n, k, **cx)
+        want = a.double() @ b.double().t()
+        tol = 5e-2 if dt == f8 else 1e-3 if c_f32 else 2e-2
+        torch.testing.assert_close(c.double(), want, rtol=tol, atol=tol * max(k, 1) ** 0.5,
+                                   msg=f"cluster {dt} {m}x{n}x{k} {bm}x{bn}x{bk} s{stages}")
+        assert torch.isnan(buf[m * n:]).all(), f"{(m, n, k)}: a write past C"
+
+
 _TUNED: Any = None
 
 
@@ -999,6 +1042,8 @@ CASES = [Case("dtype sweep (elementwise, 8 dtypes)", _dtype_sweep),
               _flat_matmul),
          Case("TMA store epilogue: ragged M and N, 128x256 / 128x128 / fp8, buffer reuse, "
               "column passes", _tma_store_matmul),
+         Case("cluster multicast (num_ctas=2): split programs, B multicast, ragged, depths "
+              "2-4, fp16 / bf16 / fp8, f32 C, unaligned K", _cluster_matmul),
          Case("examples: softmax (+persistent), layernorm (+looped), rmsnorm, cross-entropy, "
               "histogram, prefix sum, annotated kernels", _more_examples),
          Case("attention forward and backward: every benchmark configuration on ragged N, "

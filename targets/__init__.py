@@ -158,6 +158,14 @@ class Feature(str, Enum):
     # lane groups (passes/cpu/narrow_masks.py).  The CPU back end drops it when
     # the host lacks it (targets/cpu/backend.py `host_target`).
     MASKED_NARROW_MEMORY = "masked_narrow_memory"
+    # Thread-block clusters (sm90): `num_ctas=2` runs a program on two CTAs of
+    # one cluster, each computing half the rows of its dot tiles
+    # (passes/tile_split_ctas.py), and a TMA ring's B blocks are copied once
+    # for both and multicast into their shared memory (`.multicast::cluster`,
+    # `mapa`, remote mbarrier arrivals: passes/pipeline_cluster.py).  Not on
+    # sm100 yet: its tcgen05 rings have no multicast form.  The CPU runs the
+    # two halves as two program instances (the split checked against NumPy).
+    CLUSTER = "cluster"
     # f32 <-> bf16 conversions in vector registers (x86 AVX512-BF16).
     # Without it LLVM takes wide bf16 vectors apart lane by lane (a 1024-lane
     # bf16 row reduction: 105 s of code generation), so the CPU back end
@@ -359,7 +367,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     _nvidia("sm80", "sm_80", 166912, "7.0", 8, frozenset({F.LOOP_SCALAR_BASES})),
     _nvidia("sm90", "sm_90a", 232448, "8.0", 9, frozenset({F.WGMMA, F.TMA, F.STMATRIX,
                                                                   F.LOOP_SCALAR_BASES,
-                                                                  F.WARP_SPECIALIZE})),
+                                                                  F.WARP_SPECIALIZE, F.CLUSTER})),
     _nvidia("sm100", "sm_100a", 232448, "8.6", 10, frozenset({F.TCGEN05, F.TMA, F.STMATRIX})),
     _amd("gfx90a", 64, 65536, _MFMA_CDNA + _MFMA_I8_CDNA2),
     _amd("gfx942", 64, 65536, _MFMA_CDNA + _MFMA_I8_CDNA3),
@@ -370,7 +378,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     # run on a thread pool.  The features are an AVX-512 host's; the back end
     # drops those this host lacks.
     Target("cpu", "cpu", "host", 1, 64, 1 << 20, 1,
-           frozenset({F.MASKED_NARROW_MEMORY, F.BF16_VECTOR_CONVERT}),
+           frozenset({F.MASKED_NARROW_MEMORY, F.BF16_VECTOR_CONVERT, F.CLUSTER}),
            max_grid=(2 ** 31 - 1, 2 ** 31 - 1, 2 ** 31 - 1)),
 )}
 

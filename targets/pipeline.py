@@ -122,6 +122,8 @@ def check_num_warps(target: Target, options: CompileOptions) -> None:
 # and its K loop fused, so tile-pipeline keeps loads in flight across tiles;
 # the CPU runs it; AMD's stage list leaves it out, its LDS pipeliner takes the
 # nest's K loop only, and so does NVIDIA's, where it measured slower),
+# a program's dot rows split over a cluster of two CTAs (`num_ctas=2`,
+# targets with `Feature.CLUSTER`),
 # tensor descriptors -> masked loads/stores, pointer-tile accesses that are
 # tensor-map blocks tagged for TMA (tile-tma-pointers, TMA targets), tf32 operand rounding, fp8 ->
 # integer bit operations on i8 storage.  A target-specific pass that wants the
@@ -129,7 +131,7 @@ def check_num_warps(target: Target, options: CompileOptions) -> None:
 # before them.
 # tile-debug-checks (after the descriptors are pointer tiles) bounds-checks the
 # accesses in debug mode and only drops `tile.assert` otherwise.
-LANGUAGE_PASSES = ("tile-flatten-loops", "tile-tma-descriptors", "tile-lower-descriptors",
+LANGUAGE_PASSES = ("tile-flatten-loops", "tile-split-ctas", "tile-tma-descriptors", "tile-lower-descriptors",
                    "tile-tma-pointers", "tile-debug-checks", "tile-dot-precision", "tile-expand-fp8")
 
 
@@ -140,7 +142,18 @@ def language_steps(flatten: bool = True) -> Stages:
     steps = {name: pass_step(name) for name in LANGUAGE_PASSES
              if flatten or name != "tile-flatten-loops"}
     steps["tile-debug-checks"] = Step(_debug_checks, (), "tile-debug-checks")
+    steps["tile-split-ctas"] = Step(_split_ctas, (), "tile-split-ctas")
     return steps
+
+
+def _split_ctas(c: Compilation) -> None:
+    """tile-split-ctas; a split kernel's CTAs per program go into the metadata
+    (the runtime launches that many per program along x)."""
+    registry.run("tile-split-ctas", c.module, c.target, c.options)
+    for op in c.module.body.operations:
+        if "tile.num_ctas" in op.operation.attributes:
+            c.metadata["cluster_ctas"] = int(
+                ir.IntegerAttr(op.operation.attributes["tile.num_ctas"]).value)
 
 
 def _debug_checks(c: Compilation) -> None:

@@ -325,9 +325,9 @@ def fake_cuda(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
 
     class FakeCudaKernel(CudaKernel):
         def __init__(self, image: bytes, name: str, arg_types: Any, threads: int,
-                     shared_bytes: int = 0, tensormaps: Any = ()) -> None:
+                     shared_bytes: int = 0, tensormaps: Any = (), cluster_ctas: int = 1) -> None:
             assert image and not tensormaps
-            self.threads, self.shared = threads, shared_bytes
+            self.threads, self.shared, self.cluster_ctas = threads, shared_bytes, cluster_ctas
             self._maps = None
             self._slots = param_slots(arg_types)
             self._function_handle = 0x7000

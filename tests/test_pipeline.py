@@ -31,7 +31,7 @@ def test_registry_lists_every_pass_module() -> None:
             found[module.NAME] = info.name
     assert found == registry.PASSES
     assert registry.names() == ["tile-verify", "tile-combine-dot", "tile-dce", "tile-flatten-loops",
-                                "tile-tma-descriptors",
+                                "tile-split-ctas", "tile-tma-descriptors",
                                 "tile-lower-descriptors", "tile-tma-pointers",
                                 "tile-debug-checks", "tile-dot-precision", "tile-expand-fp8", "tile-accelerate-dot",
                                 "tile-layout", "tile-pipeline", "tile-pipeline-lds", "tile-warp-specialize",
@@ -68,7 +68,7 @@ def test_stage_lists_match_target_stages() -> None:
         assert list(steps)[:4] == list(tile_steps())
         from tilec.targets.pipeline import LANGUAGE_PASSES
         # On GPUs the dot selection runs before the fp8 expansion (fp8 tensor cores).
-        gpu = ["tile-tma-descriptors", "tile-lower-descriptors", "tile-tma-pointers",
+        gpu = ["tile-split-ctas", "tile-tma-descriptors", "tile-lower-descriptors", "tile-tma-pointers",
                "tile-debug-checks", "tile-dot-precision",
                "tile-accelerate-dot",
                "tile-expand-fp8", "tile-prefetch-vectors", "tile-loop-pointers", "tile-layout",
@@ -79,7 +79,7 @@ def test_stage_lists_match_target_stages() -> None:
         assert list(backend_stages(target, CompileOptions())) == {
             "nvidia": ["tile-flatten-loops"] + gpu + ["convert-gpu-to-nvvm", "llir", "ptx",
                                                       "cubin"],
-            "amd": gpu[:10] + ["tile-pipeline-lds"] + gpu[10:]
+            "amd": gpu[:11] + ["tile-pipeline-lds"] + gpu[11:]
             + ["convert-gpu-to-rocdl", "llir", "amdgcn", "hsaco"],
             "cpu": list(LANGUAGE_PASSES) + ["convert-tile-to-cpu", "lower-to-llvm", "llir",
                                             "llvm-opt", "asm", "so"],

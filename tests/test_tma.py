@@ -169,8 +169,8 @@ def test_tma_kernels_launch_through_the_c_path_with_their_maps(
 
     class FakeCudaKernel(CudaKernel):
         def __init__(self, image: bytes, name: str, arg_types: Any, threads: int,
-                     shared_bytes: int = 0, tensormaps: Any = ()) -> None:
-            self.threads, self.shared = threads, shared_bytes
+                     shared_bytes: int = 0, tensormaps: Any = (), cluster_ctas: int = 1) -> None:
+            self.threads, self.shared, self.cluster_ctas = threads, shared_bytes, cluster_ctas
             self._slots = param_slots(arg_types)
             self._function_handle = 0x7000
             self._raw_launch = fn

@@ -19,7 +19,7 @@ from tilec.language import core as tl
 from tilec.options import CompileOptions
 from tilec.runtime.args import EQUAL_TO_1
 from tilec.specialization import NO_DEFAULT, ArgSpec, Param, Specialization
-from tilec.targets import get_target
+from tilec.targets import Feature, get_target
 from tilec.version import __version__
 
 if TYPE_CHECKING:
@@ -175,10 +175,12 @@ def compile_kernel(kernel: Kernel, target_name: str, signature: Any,
     """Compile one specialization."""
     from tilec.compiler import compile_spec
     target = get_target(target_name)
-    if options.num_ctas != 1:
+    if options.num_ctas != 1 and not (options.num_ctas == 2 and target.has(Feature.CLUSTER)):
         raise TilecError(f"num_ctas={options.num_ctas}: target {target.name} compiles one program "
-                         "per thread block; thread-block clusters (num_ctas > 1) are not supported, "
-                         "use num_ctas=1")
+                         "per thread block" + (" or per cluster of 2 (num_ctas=2)"
+                                               if target.has(Feature.CLUSTER) else
+                                               "; thread-block clusters (num_ctas > 1) are not "
+                                               "supported") + ", use num_ctas=1")
     args = signature_args(kernel, signature, kernel.plan.hidden_names(constexprs or {}))
     fe = make_spec(kernel, {a.name: a.type for a in args},
                    {a.name: a.divisibility for a in args}, constexprs or {})

@@ -178,15 +178,17 @@ class Kernel(KernelLauncher):
     def compile(self, target: str = "cpu", signature: Any = None,
                 constexprs: Mapping[str, Any] | None = None, num_warps: int = 4,
                 num_stages: int = 3, *, waves_per_eu: int = 0,
-                allow_flush_denorm: bool = False) -> Any:
+                allow_flush_denorm: bool = False, num_ctas: int = 1) -> Any:
         """Compile one specialization without launching; returns a `CompiledKernel`
         (served from the disk cache when an earlier compile() stored it there:
         `.metadata["from_cache"]` names the entry).  `waves_per_eu`,
-        `allow_flush_denorm`: Triton's AMD launch options (tilec/options.py)."""
+        `allow_flush_denorm`: Triton's AMD launch options; `num_ctas`: CTAs per
+        program (tilec/options.py)."""
         from tilec.driver import compile_cached
         return compile_cached(self, target, signature, constexprs,
                               CompileOptions(num_warps=num_warps, num_stages=num_stages,
-                                             debug=self.debug, waves_per_eu=waves_per_eu,
+                                             num_ctas=num_ctas, debug=self.debug,
+                                             waves_per_eu=waves_per_eu,
                                              allow_flush_denorm=allow_flush_denorm))
 
     @_user_api

@@ -81,6 +81,7 @@ def _lower_kernel(lw: Lowering, module_body: ir.Block) -> bool:
     lw.pids = args[len(arg_types):len(arg_types) + 3]
     lw.nprogs = args[len(arg_types) + 3:]
     with fn.location, ir.InsertionPoint(entry):
+        control_flow.cluster_ids(lw, fn)
         rolled = False
         if not (rows.lower_elementwise(lw, src_entry) or rows.lower_rows(lw, src_entry)):
             rolled = tiled.lower_tiled(lw, src_entry)

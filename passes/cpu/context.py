@@ -48,6 +48,7 @@ class Lowering:
         self.llvm_ptr = llvm.PointerType.get()
         self.pids: list[ir.Value] = []
         self.nprogs: list[ir.Value] = []
+        self.cta_rank: ir.Value | None = None   # a cluster's CTA (control_flow.cluster_ids)
         self.width: int | None = None          # strip-mining width, when strip-mining
         self.chunk_start: ir.Value | None = None
         # Vector stores get non-temporal hints: only in purely elementwise

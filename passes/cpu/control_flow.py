@@ -2,7 +2,8 @@
 
 | op | CPU form |
 |---|---|
-| `tile.program_id`, `tile.num_programs` | the body function's pid / grid-size arguments. |
+| `tile.program_id`, `tile.num_programs` | the body function's pid / grid-size arguments (divided by n along x in a kernel split over n CTAs: `cluster_ids`). |
+| `tile.cta_rank` | pid_x % n. |
 | `scf.for`, `scf.while`, `scf.if` | the same op on converted types, its regions lowered in place. |
 | `scf.yield`, `scf.condition`, `func.return` | the same terminator on the converted values. |
 | `tile.barrier`, `tile.warp_sync` | nothing: on the CPU one program instance is one thread that computes the whole tile in program order, so there is no other thread of the program to wait for or reconverge, and memory a program wrote is visible to its later loads. |
@@ -10,11 +11,31 @@
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import func, scf
+from mlir.dialects import arith, func, scf
 
 from tilec.passes.cpu.context import CpuRules, Lowering, int_attr
 
 RULES = CpuRules("cpu.control_flow")
+
+
+def cluster_ids(lw: Lowering, fn: ir.Operation) -> None:
+    """A kernel split over clusters of n CTAs (tile-split-ctas, `num_ctas=2`):
+    the runtime runs n program instances along x per program, so program id
+    x is pid_x / n, the grid's x is g_x / n, and `tile.cta_rank` is pid_x % n
+    (the halves of a program run one after the other: the CPU checks the
+    split itself)."""
+    if "tile.num_ctas" not in fn.attributes:
+        return
+    n = arith.ConstantOp(ir.IntegerType.get_signless(32), int_attr(fn, "tile.num_ctas")).result
+    lw.cta_rank = arith.RemUIOp(lw.pids[0], n).result
+    lw.pids = [arith.DivUIOp(lw.pids[0], n).result, *lw.pids[1:]]
+    lw.nprogs = [arith.DivUIOp(lw.nprogs[0], n).result, *lw.nprogs[1:]]
+
+
+@RULES.rule("tile.cta_rank")
+def cta_rank(lw: Lowering, op: ir.Operation) -> None:
+    assert lw.cta_rank is not None
+    lw.bind(op.result, lw.cta_rank)
 
 
 @RULES.rule("tile.program_id")

@@ -50,6 +50,7 @@ from tilec.targets.amd import rules as amd_rules
 from tilec.targets.nvidia import rules as nvidia_rules
 from tilec.targets.nvidia import atomics as nvidia_atomics
 from tilec.targets.nvidia import async_copy as nvidia_async_copy
+from tilec.targets.nvidia import cluster as nvidia_cluster
 from tilec.targets.nvidia import exchange_stores as nvidia_exchange_stores
 from tilec.targets.nvidia import tma as nvidia_tma
 from tilec.targets.nvidia import tma_store as nvidia_tma_store
@@ -67,6 +68,7 @@ TABLE: RuleTable[Rule] = RuleTable([
     nvidia_rules.RULES, nvidia_atomics.RULES, nvidia_wgmma.RULES, nvidia_async_copy.RULES,
     nvidia_mma_sync_ring.RULES, nvidia_tcgen05.RULES, nvidia_tma.RULES, nvidia_tma_store.RULES,
     nvidia_exchange_stores.RULES, nvidia_pingpong.RULES, nvidia_warp_specialize.RULES,
+    nvidia_cluster.RULES,
     amd_rules.RULES, amd_mfma.RULES, amd_buffer_ops.RULES, amd_lds_ring.RULES,
     amd_matrix_dot.RULES,
 ])

@@ -178,6 +178,9 @@ class FuncLowering:
                                known_block_size=[self.num_warps * self.target.warp_size, 1, 1],
                                loc=f.location)
         self.gfunc = gf
+        if "tile.num_ctas" in f.attributes:   # tile-split-ctas: a cluster per program
+            ctas = int_attr(f, "tile.num_ctas")
+            gf.attributes["nvvm.cluster_dim"] = ir.DenseI32ArrayAttr.get([ctas, 1, 1])
         block = gf.body.blocks.append(*arg_types, arg_locs=[a.location for a in entry.arguments]
                                       + [f.location] * len(maps))
         for old, new in zip(entry.arguments, block.arguments):

@@ -42,16 +42,25 @@ RULES: RuleSet[Rule] = RuleSet("gpu.shape")
 _DIMS = (gpu.Dimension.x, gpu.Dimension.y, gpu.Dimension.z)
 
 
+def _per_cluster(L: FuncLowering, op: ir.Operation, v: ir.Value) -> ir.Value:
+    """A block index or count along x as the cluster's (tile-split-ctas: n
+    CTAs along x run one program)."""
+    if int_attr(op, "axis") or "tile.num_ctas" not in L.func.attributes:
+        return v
+    ctas = int_attr(L.func, "tile.num_ctas")
+    return arith.DivUIOp(v, L.const_i32(ctas)).result
+
+
 @RULES.rule("tile.program_id")
 def _program_id(L: FuncLowering, op: ir.Operation) -> None:
     idx = gpu.BlockIdOp(_DIMS[int_attr(op, "axis")]).result
-    L.values[result(op)] = arith.IndexCastOp(i32(), idx).result
+    L.values[result(op)] = _per_cluster(L, op, arith.IndexCastOp(i32(), idx).result)
 
 
 @RULES.rule("tile.num_programs")
 def _num_programs(L: FuncLowering, op: ir.Operation) -> None:
     idx = gpu.GridDimOp(_DIMS[int_attr(op, "axis")]).result
-    L.values[result(op)] = arith.IndexCastOp(i32(), idx).result
+    L.values[result(op)] = _per_cluster(L, op, arith.IndexCastOp(i32(), idx).result)
 
 
 @RULES.rule("tile.range")

@@ -8,6 +8,7 @@ pipeliner's `tile.tma_*` and `tile.mbarrier_*` ops (dialects/memory_ops.py).
 | `tile.mbarrier_inval` | `TMA` | thread 0 `mbarrier.inval` each; the bytes are released |
 | `tile.tma_expect` | `TMA` | `@p mbarrier.arrive.expect_tx.shared.b64 _, [bar], bytes`, p = the `elect.sync` lane of warp 0 and live |
 | `tile.tma_copy` | `TMA` | where live, the `elect.sync` lane of warp 0: one `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` per box (more than 4 boxes: lane q of warp 0 box q, q + 32, ...), `.3d`-`.5d` with a batched map's coordinates (box [1, .., r, c], the batch coordinates last, outermost last); the expect and copies of one refill share one `elect.sync`, consecutive copies one branch |
+| `tile.tma_copy {tile.multicast = n}` | `TMA` | the CTA's 1/n of the rows, one box per column atom, `.multicast::cluster` to every CTA of the cluster (mask 2^n - 1) at the same slot offset |
 | `tile.mbarrier_wait` | `TMA` | `mbarrier.try_wait.parity` in a loop (every thread; with `tile.one_thread` the first warp, whose lanes issue the copies) |
 | `tile.mbarrier_arrive` | `TMA` | where live, lane 0 of every warp `mbarrier.arrive` (count: the warps) |
 
@@ -149,7 +150,9 @@ def _alloc(L: FuncLowering, op: ir.Operation) -> None:
     buf = L.shared_buffer(ir.IntegerType.get_signless(64), slots, align=8)
     L.values[op.results[0]] = buf
     t0 = thread0(L)
-    count = L.num_warps if "tile.arrivals" in op.attributes else 1
+    arrivals = ir.StringAttr(op.attributes["tile.arrivals"]).value \
+        if "tile.arrivals" in op.attributes else None
+    count = {"warps": L.num_warps, "ctas": cluster_ctas(L), None: 1}[arrivals]
     for i in range(slots):
         nvvm.MBarrierInitOp(byte_address(buf, _c(8 * i)), _c(count), predicate=t0)
     # One fence and CTA barrier after a run of allocations (a pipelined loop
@@ -194,6 +197,12 @@ def _copy(L: FuncLowering, op: ir.Operation) -> None:
     if not isinstance(t, SwizzledTile) or len(coords) not in tile_memory.TMA_COORDS:
         raise CompilerBugError("tile.tma_copy needs a 2-D ring with the 128-byte swizzle")
     rows, cols = box(t)
+    ctas = int(ir.IntegerAttr(op.attributes["tile.multicast"]).value) \
+        if "tile.multicast" in op.attributes else 1
+    if ctas > 1:   # each CTA copies its 1/ctas of the rows for all of them
+        rows = t.rows // ctas
+        if t.permute_rows or rows % 8 or rows > MAX_BOX_ROWS or len(coords) != 2:
+            raise CompilerBugError(f"a multicast copy of a {t.rows}-row ring over {ctas} CTAs")
     lead = [1] * (len(coords) - 2)   # a batched map's box: one batch
     if L.tensormap_boxes.setdefault(tma, [*lead, rows, cols]) != [*lead, rows, cols]:
         raise CompilerBugError(f"tensor map {tma} is copied with two box shapes")
@@ -202,6 +211,10 @@ def _copy(L: FuncLowering, op: ir.Operation) -> None:
     *outer, row0, col0 = (L.get(c) for c in coords)
     n = (t.rows // rows) * (t.cols // t.atom_cols)
     evict_first = "tile.l2_evict_first" in op.attributes
+    if ctas > 1:
+        with _issue_block(L, live):
+            _multicast(L, t, ring, tmap, bars, slot, [row0, col0], ctas, _l2_hint(evict_first))
+        return
     if n > _ELECTED_BOXES:   # (an A ring's 8-row blocks: one lane each)
         base = arith.MulIOp(L.get(slot), _c(t.nbytes)).result
         for first in range(0, n, L.target.warp_size):
@@ -274,6 +287,34 @@ def _copy_box(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value, 
         _cluster(byte_address(ring, dst)), tmap,
         [col, arith.AddIOp(row0, _c(block * rows)).result, *reversed(outer)],
         _bar(L, bars, slot), [], l2CacheHint=hint)
+
+
+def _multicast(L: FuncLowering, t: SwizzledTile, ring: ir.Value, tmap: ir.Value,
+               bars: ir.Value, slot: ir.Value, coords: list[ir.Value], ctas: int,
+               hint: ir.Value | None) -> None:
+    """This CTA's rows [r R / n, (r + 1) R / n) of the block (r: its place in
+    the cluster), one box per column atom, written at the same slot offsets
+    in every CTA of the cluster (`.multicast::cluster`, mask of all n) and
+    completing on each one's barrier `slot`.  A part starts at a multiple of
+    1024 bytes (8 rows), where the 128-byte swizzle's pattern starts again."""
+    row0, col0 = coords
+    part = t.rows // ctas
+    first = arith.MulIOp(nvvm.BlockInClusterIdXOp(_i32()).result, _c(part)).result
+    base = arith.AddIOp(arith.MulIOp(L.get(slot), _c(t.nbytes)).result,
+                        arith.MulIOp(first, _c(128)).result).result
+    mask = arith.ConstantOp(ir.IntegerType.get_signless(16), (1 << ctas) - 1).result
+    for atom in range(t.cols // t.atom_cols):
+        dst = arith.AddIOp(base, _c(atom * t.atom_bytes)).result
+        nvvm.CpAsyncBulkTensorGlobalToSharedClusterOp(
+            _cluster(byte_address(ring, dst)), tmap,
+            [arith.AddIOp(col0, _c(atom * t.atom_cols)).result, arith.AddIOp(row0, first).result],
+            _bar(L, bars, slot), [], multicastMask=mask, l2CacheHint=hint)
+
+
+def cluster_ctas(L: FuncLowering) -> int:
+    """The CTAs of the kernel's cluster (`tile.num_ctas`, tile-split-ctas), or 1."""
+    attrs = L.func.attributes
+    return int(ir.IntegerAttr(attrs["tile.num_ctas"]).value) if "tile.num_ctas" in attrs else 1
 
 
 def permuted_row(L: FuncLowering, rows: int, block: ir.Value) -> ir.Value:

@@ -29,10 +29,15 @@ def test_jit_keywords_param_names_and_launch_options() -> None:
     assert torch.equal(o, x + 2)
 
 
-def test_num_ctas_above_one_names_the_target() -> None:
-    x = torch.zeros(8)
-    with pytest.raises(triton.TilecError, match="num_ctas=2: target cpu"):
-        copy[(1,)](x, x, 8, num_stages=1, BLOCK=8, num_ctas=2)
+def test_num_ctas_above_two_names_the_target() -> None:
+    """num_ctas=2 is a cluster of two CTAs per program (tests/test_clusters.py);
+    a kernel without dots to split runs one per program."""
+    x = torch.arange(8, dtype=torch.float32)
+    o = torch.zeros(8)
+    copy[(1,)](x, o, 8, num_stages=1, BLOCK=8, num_ctas=2)
+    assert torch.equal(o, x + 1)
+    with pytest.raises(triton.TilecError, match="num_ctas=4: target cpu"):
+        copy[(1,)](x, x, 8, num_stages=1, BLOCK=8, num_ctas=4)
 
 
 def test_warmup_handle() -> None:

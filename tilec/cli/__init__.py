@@ -3,16 +3,17 @@
     tilec targets
         print the target table
     tilec compile FILE.py --target T [--kernel NAME] [--signature "*fp32,*fp32,i32"]
-                  [--constexpr K=V ...] [--num-warps N] [--num-stages S] [-o DIR]
+                  [--constexpr K=V ...] [--num-warps N] [--num-stages S] [--num-ctas C]
+                  [-o DIR]
         compile every kernel in FILE.py (or the one named); write each stage's
         artifact and a manifest.json into DIR/<kernel>/ (DIR: ./tilec-out)
     tilec ir FILE.py --target T [--kernel NAME] [--stage S | --print-after-all]
              [--signature ...] [--constexpr K=V ...] [--num-warps N] [--num-stages S]
-             [--debug-info]
+             [--num-ctas C] [--debug-info]
         print the frontend's `tile` IR (default), the text of one stage, or the
         IR (or text) after every step with MLIR-style headers naming the step
     tilec opt FILE.mlir --pass P[,P...] [--split-input-file] [--target T]
-             [--num-warps N] [--num-stages S] [--debug-info]
+             [--num-warps N] [--num-stages S] [--num-ctas C] [--debug-info]
         run tilec passes (tile-verify, tile-combine-dot, tile-dce, tile-lower-descriptors,
         tile-dot-precision, tile-expand-fp8, tile-layout, tile-prefetch,
         convert-tile-to-gpu, convert-tile-to-cpu) and upstream MLIR pipelines on
@@ -31,9 +32,9 @@ Runtime parameters annotated with a type (`x_ptr: "*fp32"`) need no
 order (`*fp32,i32`, a `:16` suffix declares divisibility) or `name=type` pairs.
 `--constexpr` values are Python literals (`256`, `1.5`, `True`) or dtype
 names (`tl.float16`); constexprs with defaults need not be given.
-`--num-warps` and `--num-stages` form the compile options; `--num-stages` (the
-software-pipelining depth of tl.dot loops) is accepted and recorded, and read
-by no pass yet: the pipeliner comes later.
+`--num-warps`, `--num-stages` and `--num-ctas` form the compile options:
+`--num-stages` is the software-pipelining depth of tl.dot loops (tile-pipeline),
+`--num-ctas 2` runs each program on a cluster of two CTAs (tile-split-ctas).
 
 Exit status: 0 on success; 1 for a user error (a `TilecError`: bad command
 line values, an unknown target, a mistake in the kernel, shown at its file and

@@ -39,6 +39,9 @@ def add_kernel_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--num-stages", type=int, default=3, metavar="S",
                    help="software-pipelining depth of tl.dot loops (the pipeliner, tile-pipeline: S "
                         "shared-memory slots per ring; 1 turns it off)")
+    p.add_argument("--num-ctas", type=int, default=1, metavar="C",
+                   help="CTAs per program: 2 runs each program on a cluster of two CTAs that "
+                        "split its dot rows (sm90)")
     p.add_argument("--debug", action="store_true",
                    help="the debug mode: bounds-checked loads/stores/atomics, active "
                         "tl.device_assert (GPUs print and trap)")
@@ -208,13 +211,15 @@ def check_signature(kernels: list[Kernel], signature: str | dict[str, str] | Non
                 "e.g. --signature '*fp32,fp32,i32'")
 
 
-def make_options(num_warps: int, num_stages: int, debug: bool = False) -> CompileOptions:
-    """The `CompileOptions` of `--num-warps`, `--num-stages` and `--debug`."""
+def make_options(num_warps: int, num_stages: int, debug: bool = False,
+                 num_ctas: int = 1) -> CompileOptions:
+    """The `CompileOptions` of `--num-warps`, `--num-stages`, `--debug` and `--num-ctas`."""
     if num_warps < 1 or num_warps & (num_warps - 1):
         raise TilecError(f"--num-warps must be a power of two >= 1, got {num_warps}")
     if num_stages < 1:
         raise TilecError(f"--num-stages must be >= 1, got {num_stages}")
-    return CompileOptions(num_warps=num_warps, num_stages=num_stages, debug=debug)
+    return CompileOptions(num_warps=num_warps, num_stages=num_stages, debug=debug,
+                          num_ctas=num_ctas)
 
 
 @dataclass
@@ -234,7 +239,8 @@ def make_request(args: argparse.Namespace, need_one: bool) -> Request:
     target = get_target(args.target)     # an unknown target fails before any work
     signature = parse_signature(args.signature)
     constexprs = parse_constexprs(args.constexpr)
-    options = make_options(args.num_warps, args.num_stages, getattr(args, "debug", False))
+    options = make_options(args.num_warps, args.num_stages, getattr(args, "debug", False),
+                           args.num_ctas)
     kernels = select_kernels(find_kernels(load_kernel_file(args.file)), args.kernel,
                              args.file, need_one)
     check_constexprs(kernels, constexprs)

@@ -180,7 +180,7 @@ def without_features(target: Target, names: list[str]) -> Target:
 def cmd_opt(args: argparse.Namespace) -> int:
     from tilec.targets import get_target
     target = without_features(get_target(args.target), args.without_feature or [])
-    options = make_options(args.num_warps, args.num_stages, args.debug)
+    options = make_options(args.num_warps, args.num_stages, args.debug, args.num_ctas)
     names = [n for spec in (args.passes or []) for n in split_pipeline(spec)]
     text = sys.stdin.read() if args.file == "-" else _read_text(args.file)
     outputs, failed = [], False
@@ -211,6 +211,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     o.add_argument("--num-warps", type=int, default=4, metavar="N")
     o.add_argument("--num-stages", type=int, default=3, metavar="S",
                    help="the compile options' num_stages (tile-pipeline reads it)")
+    o.add_argument("--num-ctas", type=int, default=1, metavar="C",
+                   help="the compile options' num_ctas (tile-split-ctas reads it)")
     o.add_argument("--debug-info", action="store_true", help="print locations")
     o.add_argument("--debug", action="store_true",
                    help="the debug mode's compile options (tile-debug-checks adds its checks)")

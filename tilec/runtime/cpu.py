@@ -105,8 +105,11 @@ def load_library(so_path: str) -> ctypes.CDLL:
 class CpuKernel:
     """A loaded CPU kernel: call `launch(grid, raw_args)`."""
 
-    def __init__(self, so_path: str, name: str, arg_types: Sequence[tl.dtype | tl.pointer_type]):
+    def __init__(self, so_path: str, name: str, arg_types: Sequence[tl.dtype | tl.pointer_type],
+                 cluster_ctas: int = 1):
         self.lib = load_library(so_path)
+        # num_ctas=2 (tile-split-ctas): n program instances along x per program.
+        self.cluster_ctas = cluster_ctas
         self.fn = getattr(self.lib, f"tilec_{name}")
         # The same grid function taking `void **args` (absent from objects built
         # before it existed): what the C launch path calls.
@@ -142,6 +145,7 @@ class CpuKernel:
 
     def _launch(self, grid: tuple[int, int, int], raw_args: Sequence[Any]) -> None:
         g0, g1, g2 = grid
+        g0 *= self.cluster_ctas
         total = g0 * g1 * g2
         if total <= 0:
             return

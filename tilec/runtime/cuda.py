@@ -138,8 +138,11 @@ class CudaKernel:
 
     def __init__(self, image: bytes, name: str, arg_types: Sequence[tl.dtype | tl.pointer_type],
                  threads: int, shared_bytes: int = 0,
-                 tensormaps: Sequence[dict[str, Any]] = ()) -> None:
+                 tensormaps: Sequence[dict[str, Any]] = (), cluster_ctas: int = 1) -> None:
         cu = driver()
+        # num_ctas=2 (tile-split-ctas): each program is a cluster of CTAs along
+        # x; the kernel's `.reqnctapercluster` makes the driver group them.
+        self.cluster_ctas = cluster_ctas
         _ensure_context()
         self._cu = cu
         self.module = check(cu.cuModuleLoadData(image))
@@ -180,6 +183,8 @@ class CudaKernel:
     def launch(self, grid: tuple[int, int, int], raw_args: Sequence[Any]) -> None:
         if grid[0] * grid[1] * grid[2] == 0:
             return
+        if self.cluster_ctas > 1:
+            grid = (grid[0] * self.cluster_ctas, grid[1], grid[2])
         handle = self._stream_handle()
         raw = self._raw_launch
         if raw is not None:

@@ -53,6 +53,8 @@ class NativeTarget:
 
 def native_target(launcher: Any) -> NativeTarget | None:
     """The C-path description of a loaded kernel's launcher, or None."""
+    if getattr(launcher, "cluster_ctas", 1) != 1:
+        return None   # n CTAs per program: the Python path multiplies the grid
     packed = getattr(launcher, "packed_address", 0)
     if packed:
         from tilec.runtime.cpu import _PARALLEL_MIN_PROGRAMS

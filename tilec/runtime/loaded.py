@@ -45,10 +45,12 @@ def _load(manifest: dict[str, Any], path_of: Callable[[str], Path]) -> LoadedKer
         from tilec.runtime.debug import hidden_types
         types += hidden_types(types)
     files: dict[str, str] = manifest.get("artifacts", {})
+    # CTAs (program instances) per program of a kernel split by tile-split-ctas
+    cluster = int(manifest.get("metadata", {}).get("cluster_ctas") or 1)
     if target.vendor == "cpu":
         from tilec.runtime.cpu import CpuKernel
         return LoadedKernel(manifest, CpuKernel(str(path_of(files.get("so", "kernel.so"))),
-                                                manifest["kernel"], types))
+                                                manifest["kernel"], types, cluster))
     if target.vendor == "nvidia":
         from tilec.runtime.cuda import CudaKernel
         stage = "cubin" if "cubin" in files else "ptx"
@@ -64,7 +66,7 @@ def _load(manifest: dict[str, Any], path_of: Callable[[str], Path]) -> LoadedKer
                       int(manifest["num_warps"]) * target.warp_size)
         maps = manifest.get("metadata", {}).get("tensormaps") or ()
         return LoadedKernel(manifest, CudaKernel(image, manifest["kernel"], types, threads, shared,
-                                                 maps))
+                                                 maps, cluster))
     raise TilecError(f"launching kernels compiled for '{target.name}' ({target.vendor}) is not "
                      "supported by this runtime yet; the code objects are in the artifacts")
 

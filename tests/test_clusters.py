@@ -1,0 +1,183 @@
+"""num_ctas=2: a program split over a cluster of two CTAs (tile-split-ctas) with
+B multicast to both (passes/pipeline_cluster.py).  The split itself runs on
+the CPU, where the two halves are two program instances, against NumPy; the
+sm90 code is checked by ptxas and its metadata here and runs on the H200
+(scripts/gpu_suite.py, "cluster multicast")."""
+from __future__ import annotations
+
+import ctypes
+import pathlib
+import sys
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import tilec
+import tilec.language as tl
+from tilec.runtime.cuda import CudaKernel
+from tilec.runtime.launch_entries import native_target
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "examples"))
+from matmul_persistent import matmul_persistent  # noqa: E402
+
+F16 = "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16"
+F8 = "*fp8e4nv:16,*fp8e4nv:16,*fp16:16,i32:16,i32:16,i32:16"
+
+
+@pytest.mark.parametrize("m,n,k,block,dtype,c_f32", [
+    (100, 70, 45, (64, 32, 32), torch.float16, False),
+    (257, 129, 200, (64, 64, 32), torch.float16, False),
+    (33, 129, 96, (32, 32, 32), torch.bfloat16, True),
+    (50, 40, 30, (32, 32, 32), torch.float8_e4m3fn, False),
+    (128, 64, 0, (64, 32, 32), torch.float16, False),
+])
+def test_split_program_matches_numpy_on_the_cpu(m: int, n: int, k: int, block: tuple[int, int, int],
+                                                 dtype: torch.dtype, c_f32: bool) -> None:
+    """Each CTA computes, loads and stores its half of the program's rows (A's
+    and C's blocks at row offset rank * BLOCK_M / 2): every element of C is
+    written once, by the right half, over ragged M, N, K (K = 0: the flattened
+    loop's zero tile), with fewer programs than tiles (the persistent walk)."""
+    g = torch.Generator().manual_seed(m * n + k)
+    a = torch.randn((m, k), generator=g).to(dtype)
+    b = torch.randn((n, k), generator=g).to(dtype)
+    c = torch.full((m, n), 7.0, dtype=torch.float32 if c_f32 else torch.float16)
+    bm, bn, bk = block
+    matmul_persistent[(3,)](a, b, c, m, n, k, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=2,
+                            NUM_SMS=3, C_F32=c_f32, num_ctas=2)
+    want = (a.double() @ b.double().T).numpy()
+    np.testing.assert_allclose(c.double().numpy(), want, rtol=2e-2, atol=2e-2 * np.sqrt(k + 1))
+    sig = F8 if dtype == torch.float8_e4m3fn else F16
+    if dtype == torch.bfloat16 or c_f32:
+        sig = ",".join(["*bf16:16"] * 2 + ["*fp32:16" if c_f32 else "*fp16:16"]) + \
+            ",i32:16,i32:16,i32:16"
+    meta = matmul_persistent.compile(signature=sig, target="cpu", num_ctas=2, constexprs=dict(
+        BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=2, NUM_SMS=3, C_F32=c_f32)).metadata
+    assert meta["cluster_ctas"] == 2
+
+
+@tilec.kernel
+def _scaled_bias_matmul(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, alpha, BM: tl.constexpr,
+                        BN: tl.constexpr, BK: tl.constexpr):
+    a_d = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    b_d = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BK, BN])
+    c_d = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        acc = tl.dot(a_d.load([pm * BM, k * BK]), b_d.load([k * BK, pn * BN]), acc)
+    offs_n = pn * BN + tl.arange(0, BN)
+    bias = tl.load(bias_ptr + offs_n, mask=offs_n < N, other=0.0)
+    c_d.store([pm * BM, pn * BN], (acc * alpha + bias[None, :]).to(tl.float16))
+
+
+def test_split_epilogue_with_a_scalar_and_a_broadcast_row() -> None:
+    """`acc * alpha + bias[None, :]`: the scalar's splat and the row's
+    broadcast take the CTA's half of the rows, the bias row stays whole; a
+    2-D grid (program_id(1) untouched by the cluster along x)."""
+    g = torch.Generator().manual_seed(5)
+    m, n, k = 150, 90, 70
+    a = torch.randn((m, k), generator=g).to(torch.float16)
+    b = torch.randn((k, n), generator=g).to(torch.float16)
+    bias = torch.randn(n, generator=g)
+    c = torch.full((m, n), 7.0, dtype=torch.float16)
+    grid = (tilec.cdiv(m, 64), tilec.cdiv(n, 32))
+    _scaled_bias_matmul[grid](a, b, bias, c, m, n, k, 0.5, BM=64, BN=32, BK=32, num_ctas=2)
+    want = 0.5 * (a.double() @ b.double()) + bias.double()[None, :]
+    np.testing.assert_allclose(c.double().numpy(), want.numpy(), rtol=2e-2, atol=5e-2)
+    meta = _scaled_bias_matmul.compile(
+        signature="*fp16:16,*fp16:16,*fp32:16,*fp16:16,i32:16,i32:16,i32:16,fp32",
+        target="cpu", num_ctas=2, constexprs=dict(BM=64, BN=32, BK=32)).metadata
+    assert meta["cluster_ctas"] == 2
+
+
+@tilec.kernel
+def _scaled_store(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(y_ptr + offs, x * 2, mask=offs < n)
+
+
+def test_a_kernel_that_cannot_split_runs_one_cta_per_program() -> None:
+    """Pointer stores (both CTAs would repeat them): the kernel stays whole, its
+    function says why, and the launch runs one program instance per program."""
+    x = torch.arange(100, dtype=torch.float32)
+    y = torch.zeros(100)
+    _scaled_store[(4,)](x, y, 100, BLOCK=32, num_ctas=2)
+    assert torch.equal(y, 2 * x)
+    from tilec.driver import compile_kernel
+    from tilec.options import CompileOptions
+    k = compile_kernel(_scaled_store, "sm90", "*fp32:16,*fp32:16,i32", {"BLOCK": 32},
+                       CompileOptions(num_ctas=2), keep_ir=True)
+    assert "cluster_ctas" not in k.metadata
+    assert "the kernel has `tile.store`, which both CTAs would execute" in str(k.ir_after)
+
+
+@pytest.mark.parametrize("target,num_ctas", [("sm80", 2), ("sm100", 2), ("gfx942", 2),
+                                             ("sm90", 3), ("cpu", 4)])
+def test_num_ctas_the_target_cannot_run_names_it(target: str, num_ctas: int) -> None:
+    with pytest.raises(tilec.TilecError, match=f"num_ctas={num_ctas}: target {target}"):
+        matmul_persistent.compile(signature=F16, target=target, num_ctas=num_ctas, constexprs=dict(
+            BLOCK_M=128, BLOCK_N=64, BLOCK_K=64, GROUP_M=8, NUM_SMS=66))
+
+
+@pytest.mark.parametrize("sig,block,stages", [(F8, (256, 256, 128), 4), (F8, (256, 256, 128), 3),
+                                              (F16, (256, 256, 64), 4), (F16, (256, 128, 64), 4)])
+def test_sm90_cluster_kernel_multicasts_b_without_spills(sig: str, block: tuple[int, int, int],
+                                                         stages: int) -> None:
+    """The fp8 / fp16 cluster configs the benchmark adds: 0 spills (ptxas),
+    `.reqnctapercluster 2`, B's box half its block's rows (each CTA copies
+    its half for both), one multicast copy per ring refill, the cluster-wide
+    release before each steady-state refill, and the metadata that makes the
+    runtime launch two CTAs per program."""
+    bm, bn, bk = block
+    k = matmul_persistent.compile(signature=sig, target="sm90", num_warps=8, num_stages=stages,
+                                  num_ctas=2, constexprs=dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+                                                              GROUP_M=8, NUM_SMS=66))
+    meta, ptx = k.metadata, k.asm["ptx"]
+    assert meta["cluster_ctas"] == 2 and meta["spill_stores"] == 0
+    assert ".reqnctapercluster 2, 1, 1" in ptx
+    a_map, b_map = meta["tensormaps"][:2]
+    assert a_map["block"] == [bm // 2, a_map["block"][1]] and a_map["box"][0] <= bm // 2
+    assert b_map["block"][0] == bn and b_map["box"][0] == bn // 2
+    # stages - 1 prologue refills + the steady state's one
+    assert ptx.count("bytes.multicast::cluster") == stages
+    assert ptx.count("mbarrier.try_wait.parity.acquire.cluster") == 1
+    assert ptx.count("mbarrier.arrive.release.cluster.shared::cluster") == 2
+    assert ptx.count("barrier.cluster.wait") == 2
+
+
+def test_cluster_kernels_launch_two_ctas_per_program() -> None:
+    """The runtime doubles the grid's x for a kernel with `cluster_ctas = 2`
+    (the Python path: the C launcher, which takes the grid as given, is not
+    used for it)."""
+    seen: list[tuple[int, ...]] = []
+
+    u = ctypes.c_uint
+    proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p,
+                             ctypes.c_void_p, ctypes.c_void_p)
+
+    @proto
+    def raw(fn: Any, gx: int, gy: int, gz: int, *rest: Any) -> int:
+        seen.append((gx, gy, gz))
+        return 0
+
+    k = object.__new__(CudaKernel)
+    k.cluster_ctas, k.threads, k.shared = 2, 256, 0
+    k._slots, k._maps, k._raw_launch = [], None, raw
+    k._function_handle = 0x7000
+    k._stream_handle = lambda: None
+    k._c_function = ctypes.c_void_p(0x7000)
+    k._c_threads = ctypes.c_uint(256)
+    k._c_one = ctypes.c_uint(1)
+    k._c_shared = ctypes.c_uint(0)
+    k._c_params = ctypes.c_void_p(0)
+    import threading
+    k._lock = threading.Lock()
+    CudaKernel.launch(k, (66, 1, 1), [])
+    assert seen == [(132, 1, 1)]
+    assert native_target(k) is None
+    k.cluster_ctas = 1
+    assert native_target(k) is not None

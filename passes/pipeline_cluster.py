@@ -46,15 +46,16 @@ def barriers(loads: list[ir.Operation], kind: str, stages: int,
              loc: ir.Location) -> tuple[ir.Value, ir.Value | None]:
     """The rings' S transaction barriers, and for a wgmma loop whose B is
     multicast their "slot is free" barriers, then the cluster barrier that
-    makes every CTA's barriers initialized before any copy.  Elsewhere no
-    second array, and each CTA copies all of B itself (the loads lose
-    `tile.multicast`)."""
+    makes every CTA's barriers initialized before any copy; B's load is then
+    marked `tile.multicast_ring`, which `pipeline_tma.issue` reads.  Elsewhere
+    (and in the other pipeliners, which never mark a load) no second array,
+    and each CTA copies all of B itself."""
     full = tile_memory.mbarrier_alloc(stages, loc=loc)
     if kind != "wgmma" or ctas(loads) == 1:
-        for ld in loads:
-            if "tile.multicast" in ld.attributes:
-                del ld.attributes["tile.multicast"]
         return full, None
+    for ld in loads:
+        if "tile.multicast" in ld.attributes:
+            ld.attributes["tile.multicast_ring"] = ld.attributes["tile.multicast"]
     empty = tile_memory.mbarrier_alloc(stages, per_cta=True, loc=loc)
     tile_memory.cluster_barrier(loc=loc)
     return full, empty

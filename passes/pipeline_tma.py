@@ -123,11 +123,15 @@ def b_evict_first(flattened: bool) -> bool:
     return not flattened
 
 
+_RING = "tile.multicast_ring"   # B copied for a cluster (pipeline_cluster.barriers)
+
+
 def issue(loads: list[ir.Operation], rings: list[ir.Value], bars: ir.Value, slot: ir.Value,
           live: ir.Value, mapping: ps.Mapping, b_evict_first: bool = False) -> None:
     """At the current insertion point: expect the slot's bytes, then copy each
     load's block (its coordinates looked up in `mapping`) into its ring (the
-    second, B's, under an L2 evict-first policy where `b_evict_first`)."""
+    second, B's, under an L2 evict-first policy where `b_evict_first`; a load
+    marked `tile.multicast_ring` multicast to its cluster's CTAs)."""
     tile_memory.tma_expect(bars, slot, live, sum(tile_bytes(ld) for ld in loads),
                            loc=loads[0].location)
     for i, (load, ring) in enumerate(zip(loads, rings)):
@@ -136,8 +140,8 @@ def issue(loads: list[ir.Operation], rings: list[ir.Value], bars: ir.Value, slot
         coords = [mapping.get(v, v) for v in hint.operands]
         tile_memory.tma_copy(ring, slot, bars, live, coords, tma, loc=load.location,
                              evict_first=b_evict_first and i == 1,
-                             multicast=int(ir.IntegerAttr(load.attributes["tile.multicast"]).value)
-                             if "tile.multicast" in load.attributes else 1)
+                             multicast=int(ir.IntegerAttr(load.attributes[_RING]).value)
+                             if _RING in load.attributes else 1)
 
 
 def _slot_phase(index: ir.Value, stages: int) -> tuple[ir.Value, ir.Value]:

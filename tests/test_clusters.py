@@ -181,3 +181,43 @@ def test_cluster_kernels_launch_two_ctas_per_program() -> None:
     assert native_target(k) is None
     k.cluster_ctas = 1
     assert native_target(k) is not None
+
+
+@tilec.kernel
+def _chained_products(a_ptr, b_ptr, d_ptr, o_ptr, M, K, BM: tl.constexpr, BK: tl.constexpr,
+                      BN: tl.constexpr, BD: tl.constexpr):
+    a_d = tl.make_tensor_descriptor(a_ptr, shape=[M, BK], strides=[BK, 1], block_shape=[BM, BK])
+    b_d = tl.make_tensor_descriptor(b_ptr, shape=[K, BK], strides=[BK, 1], block_shape=[BN, BK])
+    d_d = tl.make_tensor_descriptor(d_ptr, shape=[K, BD], strides=[BD, 1], block_shape=[BN, BD])
+    o_d = tl.make_tensor_descriptor(o_ptr, shape=[M, BD], strides=[BD, 1], block_shape=[BM, BD])
+    pm = tl.program_id(0)
+    a = a_d.load([pm * BM, 0])
+    acc = tl.zeros((BM, BD), tl.float32)
+    for k in range(0, tl.cdiv(K, BN)):
+        s = tl.dot(a, b_d.load([k * BN, 0]).T)
+        acc = tl.dot(s.to(tl.float16), d_d.load([k * BN, 0]), acc)
+    o_d.store([pm * BM, 0], acc.to(tl.float16))
+
+
+def test_chained_products_split_and_copy_b_whole_outside_the_one_dot_rings() -> None:
+    """(A @ B_k.T) @ D_k summed over k, attention's two products without the
+    softmax: both dots' rows split (the first product is the second's A).  On
+    the CPU against NumPy; on sm90 the loop goes to the several-dot pipeliner,
+    which has no cluster release, so its B copies stay whole per CTA (no
+    multicast), and the kernel still runs as a cluster."""
+    g = torch.Generator().manual_seed(9)
+    m, k, bk, bd = 200, 160, 64, 64
+    a = (torch.randn((m, bk), generator=g) / 8).to(torch.float16)
+    b = (torch.randn((k, bk), generator=g) / 8).to(torch.float16)
+    d = (torch.randn((k, bd), generator=g) / 8).to(torch.float16)
+    o = torch.full((m, bd), 7.0, dtype=torch.float16)
+    meta = dict(BM=64, BK=bk, BN=64, BD=bd)
+    _chained_products[(tilec.cdiv(m, 64),)](a, b, d, o, m, k, **meta, num_ctas=2)
+    s = (a.double() @ b.double().T).half().double()
+    np.testing.assert_allclose(o.double().numpy(), (s @ d.double()).numpy(), rtol=2e-2, atol=2e-2)
+    sig = "*fp16:16,*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16"
+    k90 = _chained_products.compile(signature=sig, target="sm90", num_warps=4, num_ctas=2,
+                                    constexprs=dict(BM=128, BK=64, BN=64, BD=64))
+    assert k90.metadata["cluster_ctas"] == 2 and k90.metadata["spill_stores"] == 0
+    assert "multicast::cluster" not in k90.asm["ptx"]
+    assert "cp.async.bulk.tensor" in k90.asm["ptx"]

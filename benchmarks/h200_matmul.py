@@ -77,6 +77,14 @@ NUM_SMS = 132
 FP8_CONFIGS = [(128, 128, 128, 8, 4), (128, 256, 128, 8, 3), (128, 128, 128, 8, 3),
                (128, 256, 128, 8, 4)]
 FP8 = [(4096, 4096, 4096), (8192, 8192, 8192)]
+# tilec's 2-CTA cluster configs (num_ctas=2: a 256-row program split over two
+# CTAs of 128 rows, B multicast to both: passes/tile_split_ctas.py), a sixth
+# element; launched on NUM_SMS // 2 programs.  Prepared always, timed in
+# tilec's sweeps only with TILEC_BENCH_CLUSTERS=1 (Triton's configs never
+# change: its TMA kernel has no multicast).
+CLUSTER_PERSISTENT_CONFIGS = [(256, 256, 64, 8, 3, 2), (256, 256, 64, 8, 4, 2)]
+CLUSTER_FP8_CONFIGS = [(256, 256, 128, 8, 3, 2), (256, 256, 128, 8, 4, 2)]
+CLUSTERS = os.environ.get("TILEC_BENCH_CLUSTERS") == "1"
 PREPARED = os.path.join(os.environ.get("TILEC_CACHE_DIR", "."), "..", "matmul-prepare.json")
 
 
@@ -110,9 +118,22 @@ def _persistent_args(torch: Any, dev: str, m: int, n: int, k: int, dt: str,
 
 
 def _pmeta(cfg: tuple[int, ...]) -> dict[str, int]:
-    bm, bn, bk, w, s = cfg
-    return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=GROUP_M, NUM_SMS=NUM_SMS,
-                num_warps=w, num_stages=s)
+    bm, bn, bk, w, s, *ctas = cfg
+    meta = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=GROUP_M,
+                NUM_SMS=NUM_SMS // (ctas[0] if ctas else 1), num_warps=w, num_stages=s)
+    return {**meta, "num_ctas": ctas[0]} if ctas else meta
+
+
+def _pgrid(cfg: tuple[int, ...]) -> tuple[int]:
+    """A persistent config's programs: one per SM, per 2 SMs at num_ctas=2."""
+    return (NUM_SMS // (cfg[5] if len(cfg) > 5 else 1),)
+
+
+def _tilec_persistent(fp8: bool) -> list[tuple[int, ...]]:
+    """tilec's persistent configs: Triton's, and the cluster ones when asked."""
+    base = FP8_CONFIGS if fp8 else PERSISTENT_CONFIGS
+    extra = CLUSTER_FP8_CONFIGS if fp8 else CLUSTER_PERSISTENT_CONFIGS
+    return base + extra if CLUSTERS else base
 
 
 def _grid(m: int, n: int, cfg: tuple[int, ...]) -> tuple[int]:
@@ -126,13 +147,23 @@ def prepare() -> None:
             mm_tutorial.warmup(*_args(torch, "cpu", m, n, k, dt, False), target="sm90",
                                **_meta(cfg))
     for m, n, k, dt in PERSISTENT:
-        for cfg in PERSISTENT_CONFIGS:
+        for cfg in PERSISTENT_CONFIGS + CLUSTER_PERSISTENT_CONFIGS:
             matmul_persistent.warmup(*_persistent_args(torch, "cpu", m, n, k, dt, False),
                                      target="sm90", **_pmeta(cfg))
     for m, n, k in FP8:
-        for cfg in FP8_CONFIGS:
+        for cfg in FP8_CONFIGS + CLUSTER_FP8_CONFIGS:
             matmul_persistent.warmup(*_persistent_args(torch, "cpu", m, n, k, "float8_e4m3fn",
                                                        False), target="sm90", **_pmeta(cfg))
+    persistent_ptxas = {}   # the persistent example's configs (shapes all multiples of 16)
+    for dt, cfgs in (("fp16", PERSISTENT_CONFIGS + CLUSTER_PERSISTENT_CONFIGS),
+                     ("bf16", PERSISTENT_CONFIGS + CLUSTER_PERSISTENT_CONFIGS),
+                     ("fp8e4nv", FP8_CONFIGS + CLUSTER_FP8_CONFIGS)):
+        for cfg in cfgs:
+            meta = _pmeta(cfg)
+            opts = {o: meta.pop(o) for o in ("num_warps", "num_stages", "num_ctas") if o in meta}
+            persistent_ptxas[f"{dt} {cfg}"] = _ptxas(matmul_persistent.compile(
+                target="sm90", signature=f"*{dt}:16,*{dt}:16,*fp16:16,i32:16,i32:16,i32:16",
+                constexprs=meta, **opts))
     sig = "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32=1,i32:16,i32=1,i32:16,i32=1"
     ptxas = {}
     for cfg in CONFIGS:
@@ -140,10 +171,7 @@ def prepare() -> None:
         ck: Any = mm_tutorial.compile(target="sm90", signature=sig, num_warps=w, num_stages=s,
                                       constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
                                                   "GROUP_M": GROUP_M})
-        md = ck.metadata
-        ptxas[str(cfg)] = {key: md.get(key) for key in
-                           ("registers", "spill_stores", "spill_loads", "stack_bytes")}
-        ptxas[str(cfg)]["dynamic_shared"] = md.get("dynamic_shared")
+        ptxas[str(cfg)] = _ptxas(ck)
     # Cold compile of one config: `tilec compile` in a fresh process, empty cache.
     import subprocess
     tmp = tempfile.mkdtemp()
@@ -157,12 +185,20 @@ def prepare() -> None:
     cold = time.perf_counter() - t0
     shutil.rmtree(tmp, ignore_errors=True)
     with open(PREPARED, "w") as f:
-        json.dump({"ptxas": ptxas, "tilec_cold_compile_s_128x256x64_w8_s3": round(cold, 3),
+        json.dump({"ptxas": ptxas, "ptxas_persistent": persistent_ptxas,
+                   "tilec_cold_compile_s_128x256x64_w8_s3": round(cold, 3),
                    "cold_compile_note": "`tilec compile` in a fresh process with an empty "
                    "cache on the 2-core dev machine (includes Python start and imports)"},
                   f, indent=1)
     print(f"prepared {len(CONFIGS) * len(MAIN + RAGGED)} specializations; cold compile "
           f"{cold:.2f} s")
+
+
+def _ptxas(ck: Any) -> dict[str, Any]:
+    """ptxas's report of one compiled config (and its workgroup memory, CTAs per program)."""
+    md = ck.metadata
+    return {key: md.get(key) for key in ("registers", "spill_stores", "spill_loads",
+                                         "stack_bytes", "dynamic_shared", "cluster_ctas")}
 
 
 def _check(torch: Any, c: Any, a: Any, b: Any) -> float:
@@ -259,9 +295,9 @@ def run(json_path: str | None, peer_first: bool = False) -> None:
         a, b, c = pargs[:3]
         per: dict[str, float] = {}
         best = (0.0, "", float("nan"))
-        for cfg in PERSISTENT_CONFIGS:
+        for cfg in _tilec_persistent(fp8=False):
             def go(cfg: tuple[int, ...] = cfg) -> None:
-                matmul_persistent[(NUM_SMS,)](*pargs, **_pmeta(cfg))
+                matmul_persistent[_pgrid(cfg)](*pargs, **_pmeta(cfg))
             c.fill_(float("nan"))
             go()
             torch.cuda.synchronize()
@@ -354,7 +390,7 @@ def _alternate(torch: Any, do_bench: Any, rows: list[dict[str, Any]], clock: Any
                 if row.get(ckey):
                     cfg = ast.literal_eval(row[ckey])
                     fns[name] = (lambda kern=kern, cfg=cfg:
-                                 kern[(NUM_SMS,)](*pargs, **_pmeta(cfg)))
+                                 kern[_pgrid(cfg)](*pargs, **_pmeta(cfg)))
             if dt.startswith("float8"):
                 one = torch.tensor(1.0, device="cuda")
                 fns["cublas"] = lambda: torch._scaled_mm(a, b.T, scale_a=one, scale_b=one,
@@ -453,13 +489,13 @@ def _fp8_rows(torch: Any, do_bench: Any) -> list[dict[str, Any]]:
         a, b, c = pargs[:3]
         ref = a.float() @ b.float().T
         res: dict[str, Any] = {}
-        for name, cfgs in (("tilec", FP8_CONFIGS), ("triton", FP8_CONFIGS)):
+        for name, cfgs in (("tilec", _tilec_persistent(fp8=True)), ("triton", FP8_CONFIGS)):
             best = (0.0, "", float("nan"))
             per: dict[str, float] = {}
             for cfg in cfgs:
                 if name == "tilec":
                     def go(cfg: tuple[int, ...] = cfg) -> None:
-                        matmul_persistent[(NUM_SMS,)](*pargs, **_pmeta(cfg))
+                        matmul_persistent[_pgrid(cfg)](*pargs, **_pmeta(cfg))
                 else:
                     bt = b.T   # [K, N] view, K contiguous
                     targs = (a, bt, c, m, n, k, a.stride(0), a.stride(1), bt.stride(0),

@@ -221,3 +221,91 @@ def test_chained_products_split_and_copy_b_whole_outside_the_one_dot_rings() -> 
     assert k90.metadata["cluster_ctas"] == 2 and k90.metadata["spill_stores"] == 0
     assert "multicast::cluster" not in k90.asm["ptx"]
     assert "cp.async.bulk.tensor" in k90.asm["ptx"]
+
+
+@tilec.kernel
+def _epilogues(a_ptr, b_ptr, bias_ptr, rs_ptr, c_ptr, M, N, K, alpha, BM: tl.constexpr,
+               BN: tl.constexpr, BK: tl.constexpr, EPI: tl.constexpr, B_KMAJOR: tl.constexpr):
+    a_d = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    c_d = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = a_d.load([pm * BM, k * BK])
+        if B_KMAJOR:
+            b_d = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1],
+                                            block_shape=[BN, BK])
+            acc = tl.dot(a, b_d.load([pn * BN, k * BK]).T, acc)
+        else:
+            b_d = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1],
+                                            block_shape=[BK, BN])
+            acc = tl.dot(a, b_d.load([k * BK, pn * BN]), acc)
+    offs_n = pn * BN + tl.arange(0, BN)
+    bias = tl.load(bias_ptr + offs_n, mask=offs_n < N, other=0.0)
+    if EPI == 1:
+        acc = acc * alpha
+    elif EPI == 2:
+        acc = acc + bias[None, :]
+    elif EPI == 3:
+        acc = tl.maximum(acc, 0.0)
+    elif EPI == 4:
+        acc = tl.where(acc > 0, acc, acc * 0.125) - bias[None, :] * alpha
+    elif EPI == 5:
+        acc = 1.0 / (1.0 + tl.exp(-(acc * alpha + bias[None, :])))
+    elif EPI == 6:   # a per-row vector: rank-1 rows, which the split does not take
+        offs_m = pm * BM + tl.arange(0, BM)
+        acc = acc * tl.load(rs_ptr + offs_m, mask=offs_m < M, other=0.0)[:, None]
+    c_d.store([pm * BM, pn * BN], acc.to(tl.float16))
+
+
+@pytest.mark.parametrize("epi", range(7))
+@pytest.mark.parametrize("kmajor", [False, True])
+def test_split_kernels_compute_what_whole_programs_do(epi: int, kmajor: bool) -> None:
+    """The same kernel at num_ctas=1 and 2 on the CPU gives the same bits
+    (the split changes which instance computes a row, not how), over ragged
+    M, N, K and epilogues with scalars, broadcast rows, selects and exp; a
+    per-row vector (EPI 6) keeps the program whole (no cluster_ctas)."""
+    g = torch.Generator().manual_seed(epi * 2 + kmajor)
+    m, n, k = 100 + 13 * epi, 72 + 8 * epi, 40 + 24 * epi
+    a = (torch.randn((m, k), generator=g) / 4).to(torch.float16)
+    b = (torch.randn((n, k) if kmajor else (k, n), generator=g) / 4).to(torch.float16)
+    bias, rs = torch.randn(n, generator=g), torch.randn(m, generator=g)
+    outs = []
+    for ctas in (1, 2):
+        c = torch.full((m, n), 7.0, dtype=torch.float16)
+        _epilogues[(tilec.cdiv(m, 64), tilec.cdiv(n, 32))](
+            a, b, bias, rs, c, m, n, k, 0.75, BM=64, BN=32, BK=32, EPI=epi, B_KMAJOR=kmajor,
+            num_ctas=ctas)
+        outs.append(c)
+    assert torch.equal(outs[0], outs[1])
+    prod = a.double() @ (b.double().T if kmajor else b.double())
+    want = {0: prod, 1: prod * 0.75, 2: prod + bias.double()[None, :],
+            3: prod.clamp(min=0),
+            4: torch.where(prod > 0, prod, prod * 0.125) - bias.double()[None, :] * 0.75,
+            5: torch.sigmoid(prod * 0.75 + bias.double()[None, :]),
+            6: prod * rs.double()[:, None]}[epi]
+    np.testing.assert_allclose(outs[1].double().numpy(), want.numpy(), rtol=2e-2, atol=2e-2)
+    sig = "*fp16:16,*fp16:16,*fp32:16,*fp32:16,*fp16:16,i32,i32,i32,fp32"
+    meta = _epilogues.compile(signature=sig, target="cpu", num_ctas=2, constexprs=dict(
+        BM=64, BN=32, BK=32, EPI=epi, B_KMAJOR=kmajor)).metadata
+    assert meta.get("cluster_ctas") == (None if epi == 6 else 2)
+
+
+def test_aot_build_with_two_ctas_launches_both(tmp_path: pathlib.Path) -> None:
+    """`tilec compile --num-ctas 2`: the manifest carries the CTAs per program,
+    and the MLIR-free loader launches both halves of each program."""
+    from tilec.cli import main
+    root = pathlib.Path(__file__).resolve().parent.parent
+    assert main(["compile", str(root / "examples" / "matmul_persistent.py"), "--target", "cpu",
+                 "--signature", F16, "--num-ctas", "2", "--constexpr", "BLOCK_M=64",
+                 "BLOCK_N=32", "BLOCK_K=32", "GROUP_M=2", "NUM_SMS=3",
+                 "-o", str(tmp_path)]) == 0
+    k = tilec.load(tmp_path / "matmul_persistent")
+    g = torch.Generator().manual_seed(3)
+    a = torch.randn((96, 64), generator=g).to(torch.float16)
+    b = torch.randn((80, 64), generator=g).to(torch.float16)
+    c = torch.full((96, 80), 7.0, dtype=torch.float16)
+    k[(3,)](a, b, c, 96, 80, 64)
+    np.testing.assert_allclose(c.double().numpy(), (a.double() @ b.double().T).numpy(),
+                               rtol=2e-2, atol=2e-2 * 8)

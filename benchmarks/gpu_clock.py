@@ -15,7 +15,7 @@ import os
 import subprocess
 import tempfile
 import time
-from typing import Any
+from typing import Any, Callable
 
 
 class ClockLog:
@@ -60,6 +60,25 @@ class ClockLog:
                              "watts": round(sum(s[2] for s in got) / len(got), 1),
                              "max_temp_c": max(s[3] for s in got), "samples": len(got)}
         return out
+
+
+def alternated(sides: dict[str, Callable[[], None]], rounds: int, flops: float,
+               do_bench: Callable[..., float]) -> dict[str, dict[str, Any]]:
+    """Time every side in alternated rounds (ABC CBA ...: a drifting clock
+    hits each alike) with do_bench's median; each side's rate (TFLOP/s of
+    `flops` per call, the median over rounds) with its mean SM clock and power."""
+    import statistics
+    times: dict[str, list[float]] = {s: [] for s in sides}
+    order = list(sides)
+    with ClockLog() as clock:
+        for rnd in range(rounds):
+            for s in (order if rnd % 2 == 0 else order[::-1]):
+                t0 = time.time()
+                times[s].append(do_bench(sides[s], warmup=10, rep=100, return_mode="median"))
+                clock.window(s, t0, time.time())
+    clocks = clock.summary()
+    return {s: {"tflops": round(flops / statistics.median(ts) / 1e9, 1), **clocks.get(s, {})}
+            for s, ts in times.items()}
 
 
 def _read(path: str) -> list[tuple[float, float, float, float]]:

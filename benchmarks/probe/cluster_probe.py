@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import sys
-import time
 from typing import Any, Callable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -93,7 +91,7 @@ def run(json_path: str | None) -> None:
     import torch
     import triton
     from triton.testing import do_bench
-    from gpu_clock import ClockLog
+    from gpu_clock import alternated
     from matmul_kernels import t_matmul_persistent
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
                                                                  device="cuda"))
@@ -120,23 +118,11 @@ def run(json_path: str | None) -> None:
                 err = ((c.float() - ref).norm() / ref.norm()).item()
                 assert err < 2e-2, (dt, name, err)
                 sides[name] = go
-            times: dict[str, list[float]] = {s: [] for s in sides}
-            order = list(sides)
-            with ClockLog() as clock:
-                for rnd in range(ROUNDS):
-                    for s in (order if rnd % 2 == 0 else order[::-1]):
-                        t0 = time.time()
-                        times[s].append(do_bench(sides[s], warmup=10, rep=100,
-                                                 return_mode="median"))
-                        clock.window(s, t0, time.time())
-            clocks = clock.summary()
-            row: dict[str, Any] = {"size": size, "dtype": dt, "sides": {}}
-            for s, ts in times.items():
-                row["sides"][s] = {"tflops": round(flops / statistics.median(ts) / 1e9, 1),
-                                   **clocks.get(s, {})}
-                print(f"{size} {dt:14} {s:16} {row['sides'][s]['tflops']:8.1f} TFLOP/s  "
-                      f"{clocks.get(s, {}).get('mhz', '?')} MHz  "
-                      f"{clocks.get(s, {}).get('watts', '?')} W", flush=True)
+            row: dict[str, Any] = {"size": size, "dtype": dt,
+                                   "sides": alternated(sides, ROUNDS, flops, do_bench)}
+            for s, r in row["sides"].items():
+                print(f"{size} {dt:14} {s:16} {r['tflops']:8.1f} TFLOP/s  {r.get('mhz', '?')} "
+                      f"MHz  {r.get('watts', '?')} W", flush=True)
             out["rows"].append(row)
     if json_path:
         with open(json_path, "w") as f:

@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import sys
-import time
 from typing import Any, Callable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -66,7 +64,7 @@ def run(json_path: str | None, once: bool = False) -> None:
     import torch
     import triton
     from triton.testing import do_bench
-    from gpu_clock import ClockLog
+    from gpu_clock import alternated
     from matmul_kernels import t_matmul_persistent
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
                                                                  device="cuda"))
@@ -95,22 +93,11 @@ def run(json_path: str | None, once: bool = False) -> None:
                 sides[s]()
             torch.cuda.synchronize()
             continue
-        times: dict[str, list[float]] = {s: [] for s in sides}
-        order = list(sides)
-        with ClockLog() as clock:
-            for rnd in range(ROUNDS):
-                for s in (order if rnd % 2 == 0 else order[::-1]):
-                    t0 = time.time()
-                    times[s].append(do_bench(sides[s], warmup=10, rep=100, return_mode="median"))
-                    clock.window(s, t0, time.time())
-        clocks = clock.summary()
-        row: dict[str, Any] = {"dtype": dt, "config": list(cfg), "sides": {}}
-        for s, ts in times.items():
-            row["sides"][s] = {"tflops": round(flops / statistics.median(ts) / 1e9, 1),
-                               **clocks.get(s, {})}
-            print(f"{dt:14} {s:14} {row['sides'][s]['tflops']:8.1f} TFLOP/s  "
-                  f"{clocks.get(s, {}).get('mhz', '?')} MHz  "
-                  f"{clocks.get(s, {}).get('watts', '?')} W", flush=True)
+        row: dict[str, Any] = {"dtype": dt, "config": list(cfg),
+                               "sides": alternated(sides, ROUNDS, flops, do_bench)}
+        for s, r in row["sides"].items():
+            print(f"{dt:14} {s:14} {r['tflops']:8.1f} TFLOP/s  {r.get('mhz', '?')} MHz  "
+                  f"{r.get('watts', '?')} W", flush=True)
         out["rows"].append(row)
     if json_path:
         with open(json_path, "w") as f:

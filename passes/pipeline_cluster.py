@@ -14,10 +14,11 @@ barriers the loop gets S "slot is free" barriers counting n arrivals
 CTA barrier that follows the product's wait (every warp of its CTA is done
 with slot (j - 1) % S), arrives on that slot's barrier in every CTA
 (`tile.cluster_release`; not at the loop's first iteration, which refills a
-slot never used), waits until its own has completed phase
-((j - 1) / S) & 1 (both CTAs released iteration j - 1), and only then
-expects and copies.  The first refill of each slot finds that "previous"
-phase complete (parity 1 of a fresh barrier).  A `tile.cluster_barrier`
+slot never used), its warp waits until its own has completed phase
+((j - 1) / S) & 1 (both CTAs released iteration j - 1), and only then it
+expects and copies.  The loop's first refill (slot S - 1, never used) finds
+its "previous" phase complete (parity 1 of a fresh barrier); the prologue's
+slots 0 .. S - 2 are filled without a wait.  A `tile.cluster_barrier`
 after the barriers' initialization (a CTA's copies complete on the other's
 barriers) and one after the loop (no CTA leaves while the other may still
 arrive on its barriers) close the protocol.

@@ -144,8 +144,8 @@ def test_sm90_cluster_kernel_multicasts_b_without_spills(sig: str, block: tuple[
     assert b_map["block"][0] == bn and b_map["box"][0] == bn // 2
     # stages - 1 prologue refills + the steady state's one
     assert ptx.count("bytes.multicast::cluster") == stages
-    assert ptx.count("mbarrier.try_wait.parity.acquire.cluster") == 1
-    assert ptx.count("mbarrier.arrive.release.cluster.shared::cluster") == 2
+    assert ptx.count("mbarrier.arrive.shared::cluster.b64") == 2   # both CTAs' barriers
+    assert ptx.count("mapa.shared::cluster") == 2
     assert ptx.count("barrier.cluster.wait") == 2
 
 

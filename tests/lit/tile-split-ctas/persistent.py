@@ -64,10 +64,11 @@
 # GPU: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster
 # GPU: wgmma.wait_group.sync.aligned 1;
 # GPU: bar.sync 0;
-# GPU: mapa.shared::cluster.u32 %remote, {{.*}}, 0;
-# GPU-NEXT: mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%remote];
-# GPU-NEXT: mapa.shared::cluster.u32 %remote, {{.*}}, 1;
-# GPU-NEXT: mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%remote];
-# GPU: mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64
+# GPU: elect.sync
+# GPU: mapa.shared::cluster.u32 %remote, [[FREE:%r[0-9]+]], 0;
+# GPU-NEXT: mbarrier.arrive.shared::cluster.b64 _, [%remote];
+# GPU-NEXT: mapa.shared::cluster.u32 %remote, [[FREE]], 1;
+# GPU-NEXT: mbarrier.arrive.shared::cluster.b64 _, [%remote];
+# GPU: mbarrier.try_wait.parity.shared::cta.b64 P1, [[[FREE]]],
 # GPU: mbarrier.arrive.expect_tx.shared.b64 _, [{{.*}}], 49152;
 # GPU: .multicast::cluster [{{.*}}], [{{.*}}], [{{.*}}], %rs{{[0-9]+}};

@@ -34,13 +34,24 @@ from mlir.dialects import arith
 
 from tilec.dialects import tile_memory
 from tilec.passes import pipeline_support as ps
+from tilec.passes import pipeline_tma
 
 
 def ctas(loads: list[ir.Operation]) -> int:
-    """The CTAs B's block is multicast to (1: none)."""
+    """The CTAs B's block is multicast to: 1 (none) unless every tagged load is
+    a 2-D map block whose rows split into parts of whole 8-row swizzle groups
+    that a TMA box can hold (at most 256 rows); else each CTA copies it all."""
     found = [int(ir.IntegerAttr(ld.attributes["tile.multicast"]).value)
              for ld in loads if "tile.multicast" in ld.attributes]
-    return max(found, default=1)
+    n = max(found, default=1)
+    for ld in loads:
+        if "tile.multicast" not in ld.attributes:
+            continue
+        rows = ir.RankedTensorType(ld.results[0].type).shape[0]
+        hint = pipeline_tma.coords_op(ld)
+        if rows % (8 * n) or rows // n > 256 or hint is None or len(hint.operands) != 2:
+            return 1
+    return n
 
 
 def barriers(loads: list[ir.Operation], kind: str, stages: int,

@@ -309,3 +309,16 @@ def test_aot_build_with_two_ctas_launches_both(tmp_path: pathlib.Path) -> None:
     k[(3,)](a, b, c, 96, 80, 64)
     np.testing.assert_allclose(c.double().numpy(), (a.double() @ b.double().T).numpy(),
                                rtol=2e-2, atol=2e-2 * 8)
+
+
+@pytest.mark.parametrize("bn,multicast", [(8, False), (16, True)])
+def test_b_blocks_too_small_to_halve_are_copied_whole(bn: int, multicast: bool) -> None:
+    """fp8 B blocks of 8 rows cannot be split into 8-row swizzle groups per CTA:
+    each CTA copies the whole block (before: a compiler bug in the copy's
+    lowering); 16 rows multicast 8 each."""
+    k = matmul_persistent.compile(signature=F8, target="sm90", num_warps=4, num_stages=3,
+                                  num_ctas=2, constexprs=dict(BLOCK_M=128, BLOCK_N=bn,
+                                                              BLOCK_K=128, GROUP_M=8, NUM_SMS=66))
+    assert k.metadata["cluster_ctas"] == 2 and k.metadata["spill_stores"] == 0
+    assert ("multicast::cluster" in k.asm["ptx"]) == multicast
+    assert ("mapa.shared::cluster" in k.asm["ptx"]) == multicast

@@ -27,7 +27,10 @@ yields) is
   * read by those, by a dot as A or accumulator, or stored by a
     `tile.descriptor_store`,
 and the kernel writes memory only through such stores (no pointer stores,
-atomics, prints or asserts, which both CTAs would repeat).
+atomics, prints or asserts, which both CTAs would repeat); on wgmma targets
+half of M must still fill the warps' warpgroups (16 rows a warp) wherever
+the whole M does, else the split dots would fall back to mma.sync (bf16
+128 x 256 x 128 on 8 warps: 0 -> 388 bytes of spills).
 Output: the split values have M / 2 rows; each split access reads or writes
 through a descriptor of M / 2-row blocks at row offset `+ rank * M / 2`;
 B loads (a dot's second operand, directly or through `tile.trans`, read
@@ -89,8 +92,10 @@ def _shape(v: ir.Value) -> list[int] | None:
 class _Split:
     """The split set of one kernel function, grown from its dots."""
 
-    def __init__(self, func: ir.Operation) -> None:
+    def __init__(self, func: ir.Operation, warpgroup_rows: int = 0) -> None:
         self.func = func
+        # wgmma targets: the rows a program's warps stack along M (16 per warp)
+        self.warpgroup_rows = warpgroup_rows
         self.values: list[ir.Value] = []
         self.loads: list[ir.Operation] = []
         self.stores: list[ir.Operation] = []
@@ -133,6 +138,12 @@ class _Split:
         self.rows = rows.pop()
         if rows or self.rows % (2 * 16):
             raise _Refused("the dots need one M, a multiple of 32, to split over 2 CTAs")
+        w = self.warpgroup_rows
+        if w and self.rows % w == 0 and (self.rows // CTAS) % w:
+            raise _Refused(f"half of the dots' {self.rows} rows would not fill the warps' "
+                           f"warpgroups (wgmma stacks {w} rows per CTA here), and the "
+                           "matrix units would fall back to mma.sync: give the program "
+                           f"{w * CTAS} rows or fewer warps")
         work: list[ir.Value] = []
         for d in self.dots:
             for v in (d.operands[0], d.operands[2], d.results[0]):
@@ -312,8 +323,9 @@ def _kernels(module: ir.Module) -> list[ir.Operation]:
 def run(module: ir.Module, target: Target, options: CompileOptions) -> None:
     if options.num_ctas != CTAS or not target.has(Feature.CLUSTER):
         return
+    rows = 16 * options.num_warps if target.has(Feature.WGMMA) else 0
     for func in _kernels(module):
-        s = _Split(func)
+        s = _Split(func, rows)
         try:
             s.grow()
         except _Refused as why:

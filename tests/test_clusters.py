@@ -112,7 +112,8 @@ def test_a_kernel_that_cannot_split_runs_one_cta_per_program() -> None:
     k = compile_kernel(_scaled_store, "sm90", "*fp32:16,*fp32:16,i32", {"BLOCK": 32},
                        CompileOptions(num_ctas=2), keep_ir=True)
     assert "cluster_ctas" not in k.metadata
-    assert "the kernel has `tile.store`, which both CTAs would execute" in str(k.ir_after)
+    assert any("the kernel has `tile.store`, which both CTAs would execute" in text
+               for _, text in k.ir_after)
 
 
 @pytest.mark.parametrize("target,num_ctas", [("sm80", 2), ("sm100", 2), ("gfx942", 2),
@@ -322,3 +323,20 @@ def test_b_blocks_too_small_to_halve_are_copied_whole(bn: int, multicast: bool) 
     assert k.metadata["cluster_ctas"] == 2 and k.metadata["spill_stores"] == 0
     assert ("multicast::cluster" in k.asm["ptx"]) == multicast
     assert ("mapa.shared::cluster" in k.asm["ptx"]) == multicast
+
+
+def test_a_split_that_would_leave_the_warpgroups_unfilled_is_refused() -> None:
+    """128 rows on 8 warps fill two warpgroups (wgmma); 64 per CTA would not
+    (mma.sync, 388 bytes of spills): the program stays whole and says why."""
+    from tilec.driver import compile_kernel
+    from tilec.options import CompileOptions
+    k = compile_kernel(matmul_persistent, "sm90", F16, dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64,
+                                                            GROUP_M=8, NUM_SMS=66),
+                       CompileOptions(num_warps=8, num_stages=3, num_ctas=2), keep_ir=True)
+    assert "cluster_ctas" not in k.metadata and k.metadata["spill_stores"] == 0
+    assert "wgmma.mma_async" in k.asm["ptx"]
+    assert any("would not fill the warps' warpgroups" in text for _, text in k.ir_after)
+    k4 = matmul_persistent.compile(signature=F16, target="sm90", num_warps=4, num_stages=3,
+                                   num_ctas=2, constexprs=dict(BLOCK_M=128, BLOCK_N=256,
+                                                               BLOCK_K=64, GROUP_M=8, NUM_SMS=66))
+    assert k4.metadata["cluster_ctas"] == 2 and "wgmma.mma_async" in k4.asm["ptx"]

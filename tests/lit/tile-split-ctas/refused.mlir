@@ -23,11 +23,23 @@ func.func @pointer_store(%p: !tile.ptr<f16>, %x: tensor<64x64xf16>) attributes {
 
 // CHECK-LABEL: func.func @transposed_product
 // CHECK-SAME: tile.cluster_note = "num_ctas=2 runs one CTA per program: `tile.trans` reads a tile of the dots' rows"
-func.func @transposed_product(%x: tensor<64x64xf16>) -> tensor<64x64xf32> attributes {tile.kernel} {
+func.func @transposed_product(%x: tensor<128x128xf16>) -> tensor<128x128xf32> attributes {tile.kernel} {
+  %c = arith.constant dense<0.0> : tensor<128x128xf32>
+  %d = "tile.dot"(%x, %x, %c) : (tensor<128x128xf16>, tensor<128x128xf16>, tensor<128x128xf32>) -> tensor<128x128xf32>
+  %t = "tile.trans"(%d) : (tensor<128x128xf32>) -> tensor<128x128xf32>
+  return %t : tensor<128x128xf32>
+}
+
+// -----
+
+// 64 rows fill the one warpgroup of 4 warps (wgmma); 32 per CTA would not.
+
+// CHECK-LABEL: func.func @half_a_warpgroup
+// CHECK-SAME: tile.cluster_note = "num_ctas=2 runs one CTA per program: half of the dots' 64 rows would not fill the warps' warpgroups (wgmma stacks 64 rows per CTA here), and the matrix units would fall back to mma.sync: give the program 128 rows or fewer warps"
+func.func @half_a_warpgroup(%x: tensor<64x64xf16>) -> tensor<64x64xf32> attributes {tile.kernel} {
   %c = arith.constant dense<0.0> : tensor<64x64xf32>
   %d = "tile.dot"(%x, %x, %c) : (tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf32>) -> tensor<64x64xf32>
-  %t = "tile.trans"(%d) : (tensor<64x64xf32>) -> tensor<64x64xf32>
-  return %t : tensor<64x64xf32>
+  return %d : tensor<64x64xf32>
 }
 
 // -----

@@ -741,40 +741,41 @@ def _tma_store_matmul(torch: Any, device: str, launch: bool) -> None:
              (f16, 1000, 1040, 704, (128, 256, 64), 8, 4, 132),
              (f8, 300, 528, 384, (128, 256, 128), 8, 4, 4),
              (f8, 520, 784, 1024, (128, 256, 128), 8, 5, 3)]
-    for dt, m, n, k, (bm, bn, bk), warps, stages, programs in cases:
-        a = torch.randn(m, k, device=device).to(dt)
-        b = torch.randn(n, k, device=device).to(dt)
-        buf = torch.full((m * n + 8192,), float("nan"), device=device, dtype=torch.float16)
-        c = buf[:m * n].view(m, n)
-        cx = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=programs,
-                  num_warps=warps, num_stages=stages)
-        if not launch:
-            # (tests/test_tma_store.py checks that these specializations store with TMA.)
-            pm.matmul_persistent.warmup(a, b, c, m, n, k, **cx, target="sm90")
-            continue
-        tiles = tilec.cdiv(m, bm) * tilec.cdiv(n, bn)
-        pm.matmul_persistent[(min(programs, tiles),)](a, b, c, m, n, k, **cx)
-        want = a.double() @ b.double().t()
-        tol = 2e-2 if dt != f8 else 5e-2
-        torch.testing.assert_close(c.double(), want, rtol=tol, atol=tol * max(k, 1) ** 0.5)
-        assert torch.isnan(buf[m * n:]).all(), f"{(m, n, k)}: a write past C"
+    for dt, m, n, k, block, warps, stages, programs in cases:
+        # (tests/test_tma_store.py checks that these specializations store with TMA.)
+        _poisoned_persistent(torch, device, launch, pm, dt, m, n, k, block, warps, stages,
+                             programs, 2e-2 if dt != f8 else 5e-2)
     # C in f32 (C_F32=True): the 128 KiB tile in 2 column passes beside 3
     # slots, in 8 beside 4.
     for m, n, k, stages, programs in ((333, 400, 256, 3, 5), (520, 784, 640, 4, 132)):
-        a = torch.randn(m, k, device=device).to(f16)
-        b = torch.randn(n, k, device=device).to(f16)
-        buf = torch.full((m * n + 8192,), float("nan"), device=device)
-        c = buf[:m * n].view(m, n)
-        cx = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, NUM_SMS=programs,
-                  C_F32=True, num_warps=8, num_stages=stages)
-        if not launch:
-            pm.matmul_persistent.warmup(a, b, c, m, n, k, **cx, target="sm90")
-            continue
-        tiles = tilec.cdiv(m, 128) * tilec.cdiv(n, 256)
-        pm.matmul_persistent[(min(programs, tiles),)](a, b, c, m, n, k, **cx)
-        torch.testing.assert_close(c.double(), a.double() @ b.double().t(), rtol=1e-3,
-                                   atol=1e-3 * k ** 0.5, msg=f"persistent f32 {m}x{n}x{k}")
-        assert torch.isnan(buf[m * n:]).all(), f"{(m, n, k)}: a write past C (f32)"
+        _poisoned_persistent(torch, device, launch, pm, f16, m, n, k, (128, 256, 64), 8, stages,
+                             programs, 1e-3, C_F32=True)
+
+
+def _poisoned_persistent(torch: Any, device: str, launch: bool, pm: Any, dt: Any, m: int, n: int,
+                         k: int, block: tuple[int, int, int], warps: int, stages: int,
+                         programs: int, tol: float, **extra: Any) -> None:
+    """One launch of the persistent example on min(programs, tiles) programs
+    (`extra`: C_F32, num_ctas), C a view at the start of a NaN-poisoned buffer
+    whose tail must stay poisoned (no write past C), against float64; with
+    `launch` False, its specialization compiled for sm90."""
+    a = torch.randn(m, k, device=device).to(dt)
+    b = torch.randn(n, k, device=device).to(dt)
+    buf = torch.full((m * n + 8192,), float("nan"), device=device,
+                     dtype=torch.float32 if extra.get("C_F32") else torch.float16)
+    c = buf[:m * n].view(m, n)
+    bm, bn, bk = block
+    cx = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=programs,
+              num_warps=warps, num_stages=stages, **extra)
+    if not launch:
+        pm.matmul_persistent.warmup(a, b, c, m, n, k, **cx, target="sm90")
+        return
+    tiles = tilec.cdiv(m, bm) * tilec.cdiv(n, bn)
+    pm.matmul_persistent[(min(programs, tiles),)](a, b, c, m, n, k, **cx)
+    torch.testing.assert_close(c.double(), a.double() @ b.double().t(), rtol=tol,
+                               atol=tol * max(k, 1) ** 0.5,
+                               msg=f"persistent {dt} {m}x{n}x{k} {block} s{stages} {extra}")
+    assert torch.isnan(buf[m * n:]).all(), f"{(m, n, k)} {extra}: a write past C"
 
 
 def _cluster_matmul(torch: Any, device: str, launch: bool) -> None:
@@ -799,25 +800,11 @@ def _cluster_matmul(torch: Any, device: str, launch: bool) -> None:
              (f8, 64, 16, 128, (256, 256, 128), 8, 4, 1, False),
              (f16, 520, 784, 640, (256, 256, 64), 8, 3, 5, True),
              (f16, 257, 136, 200, (256, 128, 64), 8, 3, 3, False)]
-    for dt, m, n, k, (bm, bn, bk), warps, stages, programs, c_f32 in cases:
-        a = torch.randn(m, k, device=device).to(dt)
-        b = torch.randn(n, k, device=device).to(dt)
-        buf = torch.full((m * n + 8192,), float("nan"), device=device,
-                         dtype=torch.float32 if c_f32 else torch.float16)
-        c = buf[:m * n].view(m, n)
-        cx = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=programs, C_F32=c_f32,
-                  num_warps=warps, num_stages=stages, num_ctas=2)
-        if not launch:
-            # (tests/test_clusters.py checks that such specializations multicast.)
-            pm.matmul_persistent.warmup(a, b, c, m, n, k, **cx, target="sm90")
-            continue
-        tiles = tilec.cdiv(m, bm) * tilec.cdiv(n, bn)
-        pm.matmul_persistent[(min(programs, tiles),)](a, b, c, m, n, k, **cx)
-        want = a.double() @ b.double().t()
-        tol = 5e-2 if dt == f8 else 1e-3 if c_f32 else 2e-2
-        torch.testing.assert_close(c.double(), want, rtol=tol, atol=tol * max(k, 1) ** 0.5,
-                                   msg=f"cluster {dt} {m}x{n}x{k} {bm}x{bn}x{bk} s{stages}")
-        assert torch.isnan(buf[m * n:]).all(), f"{(m, n, k)}: a write past C"
+    for dt, m, n, k, block, warps, stages, programs, c_f32 in cases:
+        # (tests/test_clusters.py checks that such specializations multicast.)
+        _poisoned_persistent(torch, device, launch, pm, dt, m, n, k, block, warps, stages,
+                             programs, 5e-2 if dt == f8 else 1e-3 if c_f32 else 2e-2,
+                             C_F32=c_f32, num_ctas=2)
 
 
 _TUNED: Any = None

@@ -63,10 +63,11 @@ class ClockLog:
 
 
 def alternated(sides: dict[str, Callable[[], None]], rounds: int, flops: float,
-               do_bench: Callable[..., float]) -> dict[str, dict[str, Any]]:
+               do_bench: Callable[..., float], label: str = "") -> dict[str, dict[str, Any]]:
     """Time every side in alternated rounds (ABC CBA ...: a drifting clock
     hits each alike) with do_bench's median; each side's rate (TFLOP/s of
-    `flops` per call, the median over rounds) with its mean SM clock and power."""
+    `flops` per call, the median over rounds) with its mean SM clock and power,
+    each printed as a line after `label`."""
     import statistics
     times: dict[str, list[float]] = {s: [] for s in sides}
     order = list(sides)
@@ -77,8 +78,12 @@ def alternated(sides: dict[str, Callable[[], None]], rounds: int, flops: float,
                 times[s].append(do_bench(sides[s], warmup=10, rep=100, return_mode="median"))
                 clock.window(s, t0, time.time())
     clocks = clock.summary()
-    return {s: {"tflops": round(flops / statistics.median(ts) / 1e9, 1), **clocks.get(s, {})}
-            for s, ts in times.items()}
+    out = {s: {"tflops": round(flops / statistics.median(ts) / 1e9, 1), **clocks.get(s, {})}
+           for s, ts in times.items()}
+    for s, r in out.items():
+        print(f"{label}{s:16} {r['tflops']:8.1f} TFLOP/s  {r.get('mhz', '?')} MHz  "
+              f"{r.get('watts', '?')} W", flush=True)
+    return out
 
 
 def _read(path: str) -> list[tuple[float, float, float, float]]:

@@ -71,6 +71,23 @@ def ops(block: ir.Block) -> list[ir.Operation]:
     return [v.operation for v in block.operations]
 
 
+def defining_op(v: ir.Value) -> ir.Operation | None:
+    """The operation defining `v` (None for a block argument)."""
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return None
+    return owner.operation if isinstance(owner, ir.OpView) else owner
+
+
+def splat_constant(v: ir.Value) -> bool:
+    """Whether `v` is an `arith.constant` tile with one value in every element."""
+    op = defining_op(v)
+    if op is None or op.name != "arith.constant":
+        return False
+    attr = op.attributes["value"]
+    return isinstance(attr, ir.DenseElementsAttr) and attr.is_splat
+
+
 def const_int(v: ir.Value) -> int | None:
     owner = v.owner
     if isinstance(owner, ir.OpView) and owner.operation.name == "arith.constant":

@@ -64,14 +64,6 @@ def all_tagged(loads: list[ir.Operation]) -> bool:
     return all(tma_id(ld) is not None and coords_op(ld) is not None for ld in loads)
 
 
-def _splat(v: ir.Value) -> bool:
-    owner = v.owner
-    if not (isinstance(owner, ir.OpView) and owner.operation.name == "arith.constant"):
-        return False
-    attr = owner.operation.attributes["value"]
-    return isinstance(attr, ir.DenseElementsAttr) and attr.is_splat
-
-
 def rows_in_order_ok(for_op: ir.Operation, acc_index: int, dot: ir.Operation,
                      tail: ir.Operation | None = None) -> bool:
     """Whether the loop's accumulator may hold its rows permuted until the loop
@@ -80,7 +72,7 @@ def rows_in_order_ok(for_op: ir.Operation, acc_index: int, dot: ir.Operation,
     a flattened loop (`tail`: its epilogue branch) the product goes round the
     loop through the branch, whose epilogue reads it (after the exchange) and
     which resets it to a splat at a tile's end."""
-    if not _splat(list(for_op.operands)[3 + acc_index]):
+    if not ps.splat_constant(list(for_op.operands)[3 + acc_index]):
         return False
     body = for_op.regions[0].blocks[0]
     arg = body.arguments[1 + acc_index]
@@ -92,7 +84,7 @@ def rows_in_order_ok(for_op: ir.Operation, acc_index: int, dot: ir.Operation,
         inside = set(ps.region_ops(tail))
         return all((u.owner.operation if isinstance(u.owner, ir.OpView) else u.owner) in inside
                    for u in dot.results[0].uses) and \
-            _splat(ps.ops(tail.regions[0].blocks[0])[-1].operands[r])
+            ps.splat_constant(ps.ops(tail.regions[0].blocks[0])[-1].operands[r])
     # The product itself only goes round the loop (anything else in the body
     # would see its rows permuted).
     yld = ps.ops(body)[-1]

@@ -39,17 +39,11 @@ from mlir import ir
 
 from tilec.dialects import tile
 from tilec.options import CompileOptions
+from tilec.passes import pipeline_support as ps
 from tilec.targets import Target
 
 NAME = "tile-combine-dot"
 ADDS = ("arith.addf", "arith.addi")
-
-
-def _owner(v: ir.Value) -> ir.Operation | None:
-    """The operation defining `v` (None for a block argument)."""
-    if isinstance(v.owner, ir.Block):
-        return None
-    return v.owner.operation if hasattr(v.owner, "operation") else v.owner
 
 
 def _is_zero_scalar(attr: ir.Attribute) -> bool:
@@ -63,7 +57,7 @@ def _is_zero_scalar(attr: ir.Attribute) -> bool:
 
 def is_zero_splat(v: ir.Value) -> bool:
     """Whether `v` is a tile of +0.0 (or integer 0) written as a constant splat."""
-    op = _owner(v)
+    op = ps.defining_op(v)
     if op is None:
         return False
     if op.name == "arith.constant":
@@ -71,7 +65,7 @@ def is_zero_splat(v: ir.Value) -> bool:
         return (isinstance(attr, ir.DenseElementsAttr) and attr.is_splat
                 and _is_zero_scalar(attr.get_splat_value()))
     if op.name == "tensor.splat":
-        src = _owner(op.operands[0])
+        src = ps.defining_op(op.operands[0])
         return (src is not None and src.name == "arith.constant"
                 and _is_zero_scalar(src.attributes["value"]))
     return False
@@ -83,7 +77,7 @@ def _uses(v: ir.Value) -> int:
 
 def _foldable_dot(add: ir.Operation, dot_v: ir.Value, other: ir.Value) -> ir.Operation | None:
     """The dot defining `dot_v` when `add(dot_v, other)` may become `dot(a, b, other)`."""
-    dot = _owner(dot_v)
+    dot = ps.defining_op(dot_v)
     if dot is None or dot.name != "tile.dot" or dot.block != add.block:
         return None
     res_t = add.results[0].type

@@ -96,11 +96,6 @@ class _Plan:
     carried: list[int] = field(default_factory=list)
 
 
-def _owner_op(v: ir.Value) -> ir.Operation | None:
-    owner = v.owner
-    return owner.operation if isinstance(owner, ir.OpView) else None
-
-
 def _in(op: ir.Operation, block: ir.Block) -> bool:
     """Whether `op` is in `block` (directly)."""
     return op.block == block
@@ -145,7 +140,7 @@ def plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
 
     for d in dots:
         a, b = d.operands[0], d.operands[1]
-        a_op = _owner_op(a)
+        a_op = ps.defining_op(a)
         if a_op is not None and a_op.name == "tile.load":
             ai = tile_of(a_op, "a")
             if ai is None:
@@ -155,13 +150,13 @@ def plan(for_op: ir.Operation, info: axis_info.AxisInfoMap) -> _Plan | None:
         else:
             return None
         kmajor = False
-        b_op = _owner_op(b)
+        b_op = ps.defining_op(b)
         if b_op is not None and b_op.name == "tile.trans" and _in(b_op, body):
             if not _users_ok(b, body, dot_set):
                 return None
             p.trans.append(b_op)
             kmajor = True
-            b_op = _owner_op(b_op.operands[0])
+            b_op = ps.defining_op(b_op.operands[0])
         if b_op is None:
             return None
         bi = tile_of(b_op, "b")

@@ -53,6 +53,7 @@ from mlir.dialects import arith
 
 from tilec.dialects import tile_descriptors as desc
 from tilec.dialects import tile_memory
+from tilec.passes import pipeline_support as ps
 from tilec.options import CompileOptions
 from tilec.targets import Feature, Target
 
@@ -68,19 +69,6 @@ class _Refused(Exception):
 
 def _op(x: ir.Operation | ir.OpView) -> ir.Operation:
     return x.operation if isinstance(x, ir.OpView) else x
-
-
-def _owner(v: ir.Value) -> ir.Operation | None:
-    o = v.owner
-    return None if isinstance(o, ir.Block) else _op(o)
-
-
-def _splat_constant(v: ir.Value) -> bool:
-    op = _owner(v)
-    if op is None or op.name != "arith.constant":
-        return False
-    attr = op.attributes["value"]
-    return isinstance(attr, ir.DenseElementsAttr) and attr.is_splat
 
 
 def _elementwise(op: ir.Operation) -> bool:
@@ -112,7 +100,7 @@ class _Split:
     def add(self, v: ir.Value, work: list[ir.Value]) -> None:
         if self.has(v) or any(v == c for c in self.constants):
             return
-        if _splat_constant(v):   # a half-row copy where split ops read it
+        if ps.splat_constant(v):   # a half-row copy where split ops read it
             self.constants.append(v)
             return
         shape = _shape(v)
@@ -166,9 +154,9 @@ class _Split:
         for d in self.dots:
             if self.has(d.operands[1]):
                 raise _Refused("a dot's B operand is made from its rows")
-            b = _owner(d.operands[1])
+            b = ps.defining_op(d.operands[1])
             if b is not None and b.name == "tile.trans" and len(list(b.results[0].uses)) == 1:
-                b = _owner(b.operands[0])
+                b = ps.defining_op(b.operands[0])
             if b is not None and b.name == "tile.descriptor_load" and \
                     len(list(b.results[0].uses)) == 1:
                 self.multicast.append(b)
@@ -183,7 +171,7 @@ class _Split:
             self.add(parent.results[i], work)
             self.add(v.owner.operations[len(v.owner.operations) - 1].operands[i], work)
             return
-        op = _owner(v)
+        op = ps.defining_op(v)
         assert op is not None
         if op.name == "tile.descriptor_load":
             if not _made_here(op.operands[0]):
@@ -259,7 +247,7 @@ def _half(t: ir.Type) -> ir.Type:
 
 
 def _made_here(d: ir.Value) -> bool:
-    make = _owner(d)
+    make = ps.defining_op(d)
     return make is not None and make.name == "tile.make_descriptor"
 
 
@@ -297,7 +285,7 @@ def _rewrite(s: _Split, rank: ir.Value) -> None:
         v.set_type(_half(v.type))
     for c in s.constants:
         uses = [(_op(u.owner), u.operand_number) for u in c.uses]
-        attr = ir.DenseElementsAttr(_owner(c).attributes["value"])  # type: ignore[union-attr]
+        attr = ir.DenseElementsAttr(ps.defining_op(c).attributes["value"])  # type: ignore[union-attr]
         t = _half(c.type)
         for user, i in uses:
             if _split_use(s, user, i):
@@ -306,7 +294,7 @@ def _rewrite(s: _Split, rank: ir.Value) -> None:
                         t, attr.get_splat_value())).result
     made: list[tuple[ir.Operation, ir.Value]] = []
     for op, row in [*((ld, 1) for ld in s.loads), *((st, 2) for st in s.stores)]:
-        make = _owner(op.operands[0])
+        make = ps.defining_op(op.operands[0])
         assert make is not None
         op.operands[0] = _half_descriptor(make, made)
         with op.location, ir.InsertionPoint(op):

@@ -105,11 +105,6 @@ _COMMON = ("tile.local_alloc", "tile.mbarrier_alloc", "tile.tma_coords") + _ISSU
 _SCALAR_PURE = ("tile.program_id", "tile.num_programs")
 
 
-def _owner(v: ir.Value) -> ir.Operation | None:
-    o = v.owner
-    return o.operation if isinstance(o, ir.OpView) else None
-
-
 def _scalar_pure(op: ir.Operation) -> bool:
     """Pure and scalar: safe for the producer's threads to compute."""
     if len(op.regions) or any(isinstance(r.type, ir.RankedTensorType) for r in op.results):
@@ -153,7 +148,7 @@ def _slice(roots: list[ir.Operation], body: ir.Block) -> list[ir.Operation] | No
         if not any(op == r for r in roots) and not _scalar_pure(op):
             return None
         for v in op.operands:
-            d = _owner(v)
+            d = ps.defining_op(v)
             if d is not None and d.block == body:
                 work.extend(j for j, o in enumerate(order) if o == d)
     return [o for i, o in enumerate(order) if keep[i]]
@@ -202,7 +197,7 @@ def _moving(entry: ir.Block, loop: ir.Operation, group: list[ir.Operation],
     effects = False
 
     def moved(v: ir.Value) -> bool:
-        d = _owner(v)
+        d = ps.defining_op(v)
         return d is not None and d.block == entry and any(d == m for m in move)
 
     for op in ps.ops(entry):

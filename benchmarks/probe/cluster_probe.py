@@ -119,10 +119,8 @@ def run(json_path: str | None) -> None:
                 assert err < 2e-2, (dt, name, err)
                 sides[name] = go
             row: dict[str, Any] = {"size": size, "dtype": dt,
-                                   "sides": alternated(sides, ROUNDS, flops, do_bench)}
-            for s, r in row["sides"].items():
-                print(f"{size} {dt:14} {s:16} {r['tflops']:8.1f} TFLOP/s  {r.get('mhz', '?')} "
-                      f"MHz  {r.get('watts', '?')} W", flush=True)
+                                   "sides": alternated(sides, ROUNDS, flops, do_bench,
+                                                       f"{size} {dt:14} ")}
             out["rows"].append(row)
     if json_path:
         with open(json_path, "w") as f:

@@ -94,10 +94,7 @@ def run(json_path: str | None, once: bool = False) -> None:
             torch.cuda.synchronize()
             continue
         row: dict[str, Any] = {"dtype": dt, "config": list(cfg),
-                               "sides": alternated(sides, ROUNDS, flops, do_bench)}
-        for s, r in row["sides"].items():
-            print(f"{dt:14} {s:14} {r['tflops']:8.1f} TFLOP/s  {r.get('mhz', '?')} MHz  "
-                  f"{r.get('watts', '?')} W", flush=True)
+                               "sides": alternated(sides, ROUNDS, flops, do_bench, f"{dt:14} ")}
         out["rows"].append(row)
     if json_path:
         with open(json_path, "w") as f:
